@@ -1,0 +1,102 @@
+package sampling
+
+import "fmt"
+
+// Params are the per-request sampling parameters (vLLM SamplingParams).
+// The zero value is not valid: use Default() and override fields.
+type Params struct {
+	N                 int     // parallel samples (n); ≥ 1
+	Temperature       float32 // 0 means greedy
+	TopP              float32 // (0, 1]; 1 disables
+	TopK              int     // 0 or -1 disables
+	MinP              float32 // [0, 1]; 0 disables
+	PresencePenalty   float32 // [-2, 2]
+	FrequencyPenalty  float32 // [-2, 2]
+	RepetitionPenalty float32 // > 0; 1 disables
+	Seed              *int64  // per-request seed; nil means unseeded
+
+	MaxTokens              int // ≥ 1 (the front end fills a default from max-model-len)
+	MinTokens              int // ≥ 0, ≤ MaxTokens
+	StopTokenIDs           []int32
+	Stop                   []string // stop strings, matched by the output processor
+	IncludeStopStrInOutput bool
+	IgnoreEOS              bool
+	Logprobs               *int // top-N logprobs of each sampled position; nil = none
+}
+
+// Default returns greedy-free defaults matching vLLM's SamplingParams().
+func Default() Params {
+	return Params{N: 1, Temperature: 1, TopP: 1, TopK: 0, RepetitionPenalty: 1, MaxTokens: 16}
+}
+
+// Greedy reports whether sampling is deterministic argmax.
+func (p *Params) Greedy() bool { return p.Temperature == 0 }
+
+// MaxLogprobs caps Params.Logprobs (vLLM's max_logprobs default).
+const MaxLogprobs = 20
+
+// ValidationError is returned by Validate; Param names the offending field in
+// its OpenAI spelling (e.g. "top_p").
+type ValidationError struct {
+	Param string
+	Msg   string
+}
+
+func (e *ValidationError) Error() string { return fmt.Sprintf("invalid %s: %s", e.Param, e.Msg) }
+
+// Validate checks the ranges vLLM checks and returns a *ValidationError.
+func (p *Params) Validate() error {
+	bad := func(param, format string, a ...any) error {
+		return &ValidationError{Param: param, Msg: fmt.Sprintf(format, a...)}
+	}
+	switch {
+	case p.N < 1:
+		return bad("n", "must be at least 1, got %d", p.N)
+	case p.Temperature < 0 || p.Temperature != p.Temperature:
+		return bad("temperature", "must be non-negative, got %g", p.Temperature)
+	case !(p.TopP > 0 && p.TopP <= 1):
+		return bad("top_p", "must be in (0, 1], got %g", p.TopP)
+	case p.TopK < -1:
+		return bad("top_k", "must be -1 (disable), 0 (disable), or at least 1, got %d", p.TopK)
+	case !(p.MinP >= 0 && p.MinP <= 1):
+		return bad("min_p", "must be in [0, 1], got %g", p.MinP)
+	case !(p.PresencePenalty >= -2 && p.PresencePenalty <= 2):
+		return bad("presence_penalty", "must be in [-2, 2], got %g", p.PresencePenalty)
+	case !(p.FrequencyPenalty >= -2 && p.FrequencyPenalty <= 2):
+		return bad("frequency_penalty", "must be in [-2, 2], got %g", p.FrequencyPenalty)
+	case !(p.RepetitionPenalty > 0 && p.RepetitionPenalty <= 1e6):
+		return bad("repetition_penalty", "must be greater than zero, got %g", p.RepetitionPenalty)
+	case p.MaxTokens < 1:
+		return bad("max_tokens", "must be at least 1, got %d", p.MaxTokens)
+	case p.MinTokens < 0:
+		return bad("min_tokens", "must be greater than or equal to 0, got %d", p.MinTokens)
+	case p.MinTokens > p.MaxTokens:
+		return bad("min_tokens", "must be less than or equal to max_tokens=%d, got %d", p.MaxTokens, p.MinTokens)
+	case p.Logprobs != nil && (*p.Logprobs < 0 || *p.Logprobs > MaxLogprobs):
+		return bad("logprobs", "must be in [0, %d], got %d", MaxLogprobs, *p.Logprobs)
+	}
+	for _, s := range p.Stop {
+		if s == "" {
+			return bad("stop", "stop strings must not be empty")
+		}
+	}
+	for _, id := range p.StopTokenIDs {
+		if id < 0 {
+			return bad("stop_token_ids", "token ids must be non-negative, got %d", id)
+		}
+	}
+	return nil
+}
+
+// TokenLogprob is one token with its log-probability.
+type TokenLogprob struct {
+	Token   int32
+	Logprob float32
+}
+
+// Logprobs of one sampled position: the sampled token and the top-N.
+type Logprobs struct {
+	Sampled TokenLogprob
+	Rank    int // rank of the sampled token among all (1 = most likely)
+	Top     []TokenLogprob
+}

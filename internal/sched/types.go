@@ -1,0 +1,86 @@
+package sched
+
+import (
+	"time"
+
+	"govllm/internal/kvcache"
+	"govllm/internal/sampling"
+	"govllm/internal/stats"
+)
+
+// RequestID identifies one engine request (one sequence; a parallel-sampling
+// parent with n > 1 is n engine requests).
+type RequestID string
+
+// EngineRequest is what a front end hands the engine core: token ids only.
+type EngineRequest struct {
+	ID             RequestID
+	PromptTokenIDs []int32
+	Params         sampling.Params
+	EOSTokenID     int32 // -1 when the model has none
+	Priority       int   // lower runs first under the priority policy
+	ArrivalTime    time.Time
+}
+
+// ScheduledRequest is one request's share of a step, in the flattened batch
+// order. Slices alias scheduler-owned state and are valid only during Execute.
+type ScheduledRequest struct {
+	ID RequestID
+	// TokenIDs are the tokens fed this step: all tokens [Start, Start+len).
+	TokenIDs []int32
+	// Start is the position of TokenIDs[0] (= num computed tokens before the step).
+	Start int
+	// BlockTable maps the request's logical blocks to physical blocks; it
+	// covers at least Start+len(TokenIDs) tokens.
+	BlockTable []kvcache.BlockID
+	// Sample is true when this step reaches the end of the known tokens, so a
+	// new token is sampled after the last fed token (false for a partial
+	// prefill chunk).
+	Sample bool
+	Params *sampling.Params
+	// PromptTokenIDs and OutputTokenIDs feed penalties and seeded sampling.
+	PromptTokenIDs []int32
+	OutputTokenIDs []int32
+}
+
+// SchedulerOutput is one step's plan (vLLM SchedulerOutput).
+type SchedulerOutput struct {
+	Requests                []ScheduledRequest
+	TotalNumScheduledTokens int
+	// FinishedReqIDs finished or were aborted since the last step: the
+	// executor drops any per-request state it keeps.
+	FinishedReqIDs []RequestID
+}
+
+// RunnerOutput is the executor's result, aligned with SchedulerOutput.Requests.
+type RunnerOutput struct {
+	// SampledTokenIDs[i] is the token sampled for Requests[i], or -1 when
+	// Requests[i].Sample was false.
+	SampledTokenIDs []int32
+	// Logprobs[i] is non-nil when Requests[i] asked for logprobs and sampled.
+	Logprobs []*sampling.Logprobs
+}
+
+// CoreOutput is one request's news from one step (vLLM EngineCoreOutput).
+// An output exists only when there are new tokens or the request finished.
+type CoreOutput struct {
+	ReqID        RequestID
+	NewTokenIDs  []int32
+	NewLogprobs  []*sampling.Logprobs // aligned with NewTokenIDs when requested
+	FinishReason stats.FinishReason
+	StopReason   int32 // the stop token id that finished it, or -1
+	// Events are the QUEUED / SCHEDULED / PREEMPTED events recorded since
+	// this request's previous output.
+	Events []stats.Event
+	// PrefillStats rides on the request's first output only.
+	PrefillStats *stats.PrefillStats
+}
+
+// CoreOutputs is everything one engine step produced (vLLM EngineCoreOutputs).
+type CoreOutputs struct {
+	Outputs        []CoreOutput
+	SchedulerStats *stats.SchedulerStats
+	// Timestamp is taken when the step's outputs are assembled (after the
+	// forward pass and sampling): the NEW_TOKENS time of every output.
+	Timestamp time.Time
+}

@@ -1,0 +1,156 @@
+package tensor
+
+import "math"
+
+// DType is the storage type of a weight matrix at rest in memory.
+type DType uint8
+
+const (
+	F32  DType = iota
+	Q8_0       // blocks of 32 weights: one float16 scale + 32 int8 (34 bytes)
+)
+
+// Q8_0 block layout (as in GGML).
+const (
+	Q8BlockSize  = 32
+	Q8BlockBytes = 34
+)
+
+// Mat is a row-major weight matrix of Rows output features × Cols inputs.
+// Exactly one of F32 or Q holds the data, per Type.
+type Mat struct {
+	Rows, Cols int
+	Type       DType
+	F32        []float32
+	Q          []byte
+}
+
+// MatMul computes out[i][r] = Σ_c x[i][c]·w[r][c] for n rows of x
+// (x is n×w.Cols, out is n×w.Rows), splitting work over the pool.
+func (p *Pool) MatMul(out, x []float32, n int, w *Mat) {
+	matMulRef(out, x, n, w)
+}
+
+func matMulRef(out, x []float32, n int, w *Mat) {
+	for i := 0; i < n; i++ {
+		xi := x[i*w.Cols : (i+1)*w.Cols]
+		oi := out[i*w.Rows : (i+1)*w.Rows]
+		for r := 0; r < w.Rows; r++ {
+			switch w.Type {
+			case F32:
+				oi[r] = Dot(xi, w.F32[r*w.Cols:(r+1)*w.Cols])
+			case Q8_0:
+				oi[r] = dotQ8Ref(xi, w.Q[r*(w.Cols/Q8BlockSize)*Q8BlockBytes:(r+1)*(w.Cols/Q8BlockSize)*Q8BlockBytes])
+			}
+		}
+	}
+}
+
+func dotQ8Ref(x []float32, q []byte) float32 {
+	var sum float32
+	for b := 0; b < len(x)/Q8BlockSize; b++ {
+		blk := q[b*Q8BlockBytes : (b+1)*Q8BlockBytes]
+		d := F16ToF32(uint16(blk[0]) | uint16(blk[1])<<8)
+		var s float32
+		for j := 0; j < Q8BlockSize; j++ {
+			s += x[b*Q8BlockSize+j] * float32(int8(blk[2+j]))
+		}
+		sum += d * s
+	}
+	return sum
+}
+
+// Dot returns Σ a[i]·b[i] over len(a) elements.
+func Dot(a, b []float32) float32 {
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// Axpy computes y += alpha·x.
+func Axpy(y []float32, alpha float32, x []float32) {
+	for i := range y {
+		y[i] += alpha * x[i]
+	}
+}
+
+// RMSNorm writes x normalised by its root mean square, times weight, to out.
+func RMSNorm(out, x, weight []float32, eps float32) {
+	var ss float64
+	for _, v := range x {
+		ss += float64(v) * float64(v)
+	}
+	scale := float32(1 / math.Sqrt(ss/float64(len(x))+float64(eps)))
+	for i, v := range x {
+		out[i] = v * scale * weight[i]
+	}
+}
+
+// Softmax normalises x in place.
+func Softmax(x []float32) {
+	m := float32(math.Inf(-1))
+	for _, v := range x {
+		m = max(m, v)
+	}
+	var s float32
+	for i, v := range x {
+		e := float32(math.Exp(float64(v - m)))
+		x[i] = e
+		s += e
+	}
+	inv := 1 / s
+	for i := range x {
+		x[i] *= inv
+	}
+}
+
+// SwiGLU computes gate[i] = silu(gate[i]) · up[i] in place.
+func SwiGLU(gate, up []float32) {
+	for i, g := range gate {
+		gate[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]
+	}
+}
+
+// F16ToF32 converts an IEEE half-precision bit pattern.
+func F16ToF32(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := uint32(h>>10) & 0x1f
+	mant := uint32(h) & 0x3ff
+	switch {
+	case exp == 0 && mant == 0:
+		return math.Float32frombits(sign)
+	case exp == 0: // subnormal
+		e := uint32(127 - 15 + 1)
+		for mant&0x400 == 0 {
+			mant <<= 1
+			e--
+		}
+		return math.Float32frombits(sign | e<<23 | (mant&0x3ff)<<13)
+	case exp == 0x1f:
+		return math.Float32frombits(sign | 0xff<<23 | mant<<13)
+	}
+	return math.Float32frombits(sign | (exp+127-15)<<23 | mant<<13)
+}
+
+// BF16ToF32 converts a bfloat16 bit pattern.
+func BF16ToF32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// Pool is a set of persistent workers. The zero value and nil run everything
+// on the calling goroutine.
+type Pool struct{ n int }
+
+// NewPool starts a pool of n workers (n ≤ 1 means the caller only).
+func NewPool(n int) *Pool { return &Pool{n: max(n, 1)} }
+
+// Threads reports the pool's parallelism.
+func (p *Pool) Threads() int {
+	if p == nil {
+		return 1
+	}
+	return p.n
+}
+
+// Close stops the workers.
+func (p *Pool) Close() {}
