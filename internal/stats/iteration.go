@@ -1,0 +1,77 @@
+package stats
+
+import "time"
+
+// PromptTokenStats splits one iteration's prompt tokens by source.
+// Invariants: Computed+LocalCacheHit+ExternalKVTransfer == Total and
+// LocalCacheHit+ExternalKVTransfer == CachedTokens.
+type PromptTokenStats struct {
+	Computed           int
+	LocalCacheHit      int
+	ExternalKVTransfer int // always 0 in govllm (no KV connector)
+	CachedTokens       int
+	Total              int
+}
+
+// PromptSources are the values of the prompt_tokens_by_source "source" label.
+var PromptSources = []string{"local_compute", "local_cache_hit", "external_kv_transfer"}
+
+// BySource returns the count for one of PromptSources.
+func (p *PromptTokenStats) BySource(source string) int {
+	switch source {
+	case "local_compute":
+		return p.Computed
+	case "local_cache_hit":
+		return p.LocalCacheHit
+	case "external_kv_transfer":
+		return p.ExternalKVTransfer
+	}
+	return 0
+}
+
+// RequestStateStats is the front end's per-request timing (vLLM RequestStateStats).
+type RequestStateStats struct {
+	ArrivalTime         time.Time // stamped by the caller before tokenization
+	QueuedTime          time.Time // last QUEUED event
+	ScheduledTime       time.Time // first SCHEDULED event
+	FirstTokenTime      time.Time // step timestamp of the first output
+	LastTokenTime       time.Time // step timestamp of the latest output
+	FirstTokenLatency   time.Duration
+	NumGenerationTokens int
+}
+
+// FinishedRequestStats describes one finished request (vLLM FinishedRequestStats).
+type FinishedRequestStats struct {
+	FinishReason           FinishReason
+	E2ELatency             time.Duration
+	NumPromptTokens        int
+	NumGenerationTokens    int
+	MaxTokensParam         int // 0 when unset
+	QueuedTime             time.Duration
+	PrefillTime            time.Duration
+	InferenceTime          time.Duration
+	DecodeTime             time.Duration
+	MeanTimePerOutputToken time.Duration
+	NumCachedTokens        int
+	// ClientAbort is true for a request the client cancelled: govllm counts
+	// it in request_success{abort} and the token histograms but not in the
+	// latency histograms (metrics.md Part A §6).
+	ClientAbort bool
+}
+
+// IterationStats accumulates what one engine step's outputs say
+// (vLLM IterationStats). One is filled per step by the output processor.
+type IterationStats struct {
+	IterationTimestamp         time.Time
+	NumGenerationTokens        int
+	PromptTokenStats           PromptTokenStats
+	NumPreemptedReqs           int
+	FinishedRequests           []FinishedRequestStats
+	MaxNumGenerationTokensIter []int
+	NParamsIter                []int
+	TimeToFirstTokensIter      []time.Duration
+	InterTokenLatenciesIter    []time.Duration
+}
+
+// NumPromptTokens is the prompt tokens first reported this iteration.
+func (it *IterationStats) NumPromptTokens() int { return it.PromptTokenStats.Total }
