@@ -15,7 +15,7 @@ type Config struct {
 	RMSNormEps float32
 	RopeTheta  float64
 	// RopeScaling is Llama-3 style frequency scaling; nil means none.
-	RopeScaling *RopeScaling
+	RopeScaling    *RopeScaling
 	TiedEmbeddings bool
 }
 
