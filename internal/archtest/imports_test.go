@@ -1,0 +1,142 @@
+package archtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const mod = "govllm/"
+
+type pkg struct {
+	ImportPath string
+	Dir        string
+	GoFiles    []string
+	Imports    []string
+	Deps       []string
+}
+
+// list runs `go list -deps=false -json` over the module's packages.
+func list(t *testing.T) map[string]pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", "govllm/...")
+	cmd.Dir = "../.."
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	pkgs := map[string]pkg{}
+	dec := json.NewDecoder(&out)
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs[strings.TrimPrefix(p.ImportPath, mod)] = p
+	}
+	return pkgs
+}
+
+var (
+	// engine packages see token ids only, and never serve, export metrics
+	// or read the environment.
+	engine = []string{"internal/kvcache", "internal/sched", "internal/runner", "internal/core", "internal/model"}
+	// leaves import nothing internal (format parsers are leaves too).
+	leaves = map[string][]string{
+		"internal/sampling":    nil,
+		"internal/stats":       nil,
+		"internal/tensor":      nil,
+		"internal/gguf":        nil,
+		"internal/safetensors": nil,
+		"internal/tokenizer":   {"internal/gguf"},
+	}
+	forbiddenForEngine = []string{"net/http", "github.com/prometheus/", mod + "internal/tokenizer", mod + "internal/metrics", mod + "internal/httpapi", mod + "internal/llm", mod + "internal/output"}
+	// only these may import the Prometheus client.
+	prometheusUsers = []string{"internal/metrics", "cmd/govllm"}
+)
+
+func TestEngineImports(t *testing.T) {
+	pkgs := list(t)
+	for _, name := range engine {
+		p, ok := pkgs[name]
+		if !ok {
+			continue // not written yet
+		}
+		for _, dep := range p.Deps {
+			for _, bad := range forbiddenForEngine {
+				if dep == bad || strings.HasPrefix(dep, bad) && strings.HasSuffix(bad, "/") {
+					t.Errorf("%s depends on %s (engine packages must not)", name, dep)
+				}
+			}
+		}
+	}
+	if p, ok := pkgs["internal/core"]; ok && slices.Contains(p.Deps, mod+"internal/runner") {
+		t.Errorf("internal/core depends on internal/runner: core defines the Executor interface and cmd passes the runner in")
+	}
+}
+
+func TestLeavesImportNothingInternal(t *testing.T) {
+	pkgs := list(t)
+	for name, allowed := range leaves {
+		p, ok := pkgs[name]
+		if !ok {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if !strings.HasPrefix(imp, mod) {
+				continue
+			}
+			if !slices.Contains(allowed, strings.TrimPrefix(imp, mod)) {
+				t.Errorf("leaf %s imports %s", name, imp)
+			}
+		}
+	}
+}
+
+func TestOnlyMetricsAndCmdImportPrometheus(t *testing.T) {
+	for name, p := range list(t) {
+		if slices.Contains(prometheusUsers, name) {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, "github.com/prometheus/") {
+				t.Errorf("%s imports %s; only %v may (others receive an http.Handler or a StatLogger)", name, imp, prometheusUsers)
+			}
+		}
+	}
+}
+
+// TestLibrariesDoNotReadEnvironment: flags and environment are read only in cmd.
+func TestLibrariesDoNotReadEnvironment(t *testing.T) {
+	envFuncs := []string{"Getenv", "LookupEnv", "Environ", "ExpandEnv"}
+	fset := token.NewFileSet()
+	for name, p := range list(t) {
+		if strings.HasPrefix(name, "cmd/") {
+			continue
+		}
+		for _, f := range p.GoFiles {
+			file, err := parser.ParseFile(fset, filepath.Join(p.Dir, f), nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(file, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				if id, ok := sel.X.(*ast.Ident); ok && id.Name == "os" && slices.Contains(envFuncs, sel.Sel.Name) {
+					t.Errorf("%s: os.%s in library code (read the environment only in cmd/govllm)", fset.Position(sel.Pos()), sel.Sel.Name)
+				}
+				return true
+			})
+		}
+	}
+}
