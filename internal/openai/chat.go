@@ -1,0 +1,219 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"govllm/internal/sampling"
+)
+
+// ChatCompletionRequest is the body of POST /v1/chat/completions.
+type ChatCompletionRequest struct {
+	Model                string            `json:"model"`
+	Messages             []ChatMessage     `json:"messages"`
+	Stream               bool              `json:"stream,omitempty"`
+	StreamOptions        *StreamOptions    `json:"stream_options,omitempty"`
+	Logprobs             bool              `json:"logprobs,omitempty"`
+	TopLogprobs          *int              `json:"top_logprobs,omitempty"`
+	MaxCompletionTokens  *int              `json:"max_completion_tokens,omitempty"`
+	Echo                 bool              `json:"echo,omitempty"`
+	AddGenerationPrompt  *bool             `json:"add_generation_prompt,omitempty"`
+	ContinueFinalMessage bool              `json:"continue_final_message,omitempty"`
+	AddSpecialTokens     bool              `json:"add_special_tokens,omitempty"`
+	ChatTemplate         *string           `json:"chat_template,omitempty"`
+	ChatTemplateKwargs   map[string]any    `json:"chat_template_kwargs,omitempty"`
+	Tools                []json.RawMessage `json:"tools,omitempty"`
+	ToolChoice           json.RawMessage   `json:"tool_choice,omitempty"`
+	ResponseFormat       *ResponseFormat   `json:"response_format,omitempty"`
+	SamplingFields
+}
+
+// ResponseFormat is "response_format"; only {"type": "text"} is supported.
+type ResponseFormat struct {
+	Type string `json:"type"`
+}
+
+// ChatMessage is one message. Content may be a string, null, or an array of
+// {"type": "text", "text": ...} parts (joined with "\n", as vLLM does).
+type ChatMessage struct {
+	Role    string      `json:"role"`
+	Content ChatContent `json:"content"`
+	Name    string      `json:"name,omitempty"`
+}
+
+// ChatContent is the text of a message.
+type ChatContent string
+
+// UnmarshalJSON accepts a string, null, or an array of text parts.
+func (c *ChatContent) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if bytes.Equal(b, []byte("null")) {
+		*c = ""
+		return nil
+	}
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return paramErr("messages", "content must be a string or an array of text parts")
+		}
+		*c = ChatContent(s)
+		return nil
+	}
+	var parts []struct {
+		Type string  `json:"type"`
+		Text *string `json:"text"`
+	}
+	if err := json.Unmarshal(b, &parts); err != nil {
+		return paramErr("messages", "content must be a string or an array of text parts")
+	}
+	texts := make([]string, 0, len(parts))
+	for _, p := range parts {
+		if p.Type != "text" || p.Text == nil {
+			return paramErr("messages", "content part type %q is not supported (only \"text\")", p.Type)
+		}
+		texts = append(texts, *p.Text)
+	}
+	*c = ChatContent(strings.Join(texts, "\n"))
+	return nil
+}
+
+var chatRoles = map[string]bool{"system": true, "developer": true, "user": true, "assistant": true, "tool": true}
+
+// SamplingParams converts the request over the server defaults base.
+// max_completion_tokens wins over max_tokens; when both are absent MaxTokens
+// is 0 and FinishParams fills max-model-len − prompt length.
+func (r *ChatCompletionRequest) SamplingParams(base sampling.Params) (sampling.Params, error) {
+	if err := r.check(); err != nil {
+		return base, err
+	}
+	mt := r.MaxTokens
+	if r.MaxCompletionTokens != nil {
+		mt = r.MaxCompletionTokens
+	}
+	var lp *int
+	switch {
+	case r.Logprobs:
+		n := 0
+		if r.TopLogprobs != nil {
+			n = *r.TopLogprobs
+		}
+		if n < 0 || n > sampling.MaxLogprobs {
+			return base, paramErr("top_logprobs", "must be in [0, %d], got %d", sampling.MaxLogprobs, n)
+		}
+		lp = &n
+	case r.TopLogprobs != nil && *r.TopLogprobs != 0:
+		return base, paramErr("top_logprobs", "top_logprobs requires logprobs to be true")
+	}
+	return r.toParams(base, mt, lp)
+}
+
+func (r *ChatCompletionRequest) check() error {
+	if len(r.Messages) == 0 {
+		return paramErr("messages", "must contain at least one message")
+	}
+	for i, m := range r.Messages {
+		if !chatRoles[m.Role] {
+			return paramErr("messages", "messages[%d].role %q is not one of system, developer, user, assistant, tool", i, m.Role)
+		}
+	}
+	switch {
+	case r.Echo:
+		return paramErr("echo", "echo is not supported")
+	case len(r.Tools) > 0:
+		return paramErr("tools", "tool calling is not supported")
+	case len(r.ToolChoice) > 0 && !bytes.Equal(r.ToolChoice, []byte(`"none"`)) && !bytes.Equal(r.ToolChoice, []byte("null")):
+		return paramErr("tool_choice", "tool calling is not supported")
+	case r.ResponseFormat != nil && r.ResponseFormat.Type != "text":
+		return paramErr("response_format", "response_format %q is not supported (only \"text\")", r.ResponseFormat.Type)
+	case r.ChatTemplate != nil:
+		return paramErr("chat_template", "a per-request chat template is not supported; start the server with --chat-template")
+	case r.StreamOptions != nil && !r.Stream:
+		return paramErr("stream_options", "stream_options is only allowed when stream is true")
+	case r.ContinueFinalMessage && r.AddGenerationPrompt != nil && *r.AddGenerationPrompt:
+		return paramErr("continue_final_message", "continue_final_message and add_generation_prompt cannot both be true")
+	case r.ContinueFinalMessage && r.Messages[len(r.Messages)-1].Role != "assistant":
+		return paramErr("continue_final_message", "the final message must have role assistant")
+	}
+	return nil
+}
+
+// GenerationPrompt reports whether the template should add the assistant
+// header (default true; false when continuing the final message).
+func (r *ChatCompletionRequest) GenerationPrompt() bool {
+	if r.AddGenerationPrompt != nil {
+		return *r.AddGenerationPrompt
+	}
+	return !r.ContinueFinalMessage
+}
+
+// ChatCompletionResponse is a non-streaming chat completion.
+type ChatCompletionResponse struct {
+	ID      string       `json:"id"`
+	Object  string       `json:"object"` // "chat.completion"
+	Created int64        `json:"created"`
+	Model   string       `json:"model"`
+	Choices []ChatChoice `json:"choices"`
+	Usage   *Usage       `json:"usage,omitempty"`
+}
+
+// ChatChoice is one of the n answers.
+type ChatChoice struct {
+	Index        int             `json:"index"`
+	Message      ResponseMessage `json:"message"`
+	Logprobs     *ChatLogprobs   `json:"logprobs"`
+	FinishReason *string         `json:"finish_reason"`
+	StopReason   any             `json:"stop_reason,omitempty"`
+}
+
+// ResponseMessage is the assistant's message in a response.
+type ResponseMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// ChatCompletionChunk is one SSE event of a streaming chat completion.
+type ChatCompletionChunk struct {
+	ID      string            `json:"id"`
+	Object  string            `json:"object"` // "chat.completion.chunk"
+	Created int64             `json:"created"`
+	Model   string            `json:"model"`
+	Choices []ChatChunkChoice `json:"choices"`
+	Usage   *Usage            `json:"usage,omitempty"`
+}
+
+// ChatChunkChoice is one choice's delta.
+type ChatChunkChoice struct {
+	Index        int           `json:"index"`
+	Delta        ChatDelta     `json:"delta"`
+	Logprobs     *ChatLogprobs `json:"logprobs"`
+	FinishReason *string       `json:"finish_reason"`
+	StopReason   any           `json:"stop_reason,omitempty"`
+}
+
+// ChatDelta is the new part of the message: the role on a choice's first
+// chunk, then content.
+type ChatDelta struct {
+	Role    string  `json:"role,omitempty"`
+	Content *string `json:"content,omitempty"`
+}
+
+// ChatLogprobs is the chat logprobs format.
+type ChatLogprobs struct {
+	Content []ChatTokenLogprob `json:"content"`
+}
+
+// ChatTokenLogprob is one sampled token with its top alternatives.
+type ChatTokenLogprob struct {
+	Token       string           `json:"token"`
+	Logprob     float64          `json:"logprob"`
+	Bytes       []int            `json:"bytes"`
+	TopLogprobs []ChatTopLogprob `json:"top_logprobs"`
+}
+
+// ChatTopLogprob is one alternative at a position.
+type ChatTopLogprob struct {
+	Token   string  `json:"token"`
+	Logprob float64 `json:"logprob"`
+	Bytes   []int   `json:"bytes"`
+}

@@ -1,0 +1,77 @@
+package openai
+
+import "govllm/internal/sampling"
+
+// CompletionRequest is the body of POST /v1/completions.
+type CompletionRequest struct {
+	Model         string         `json:"model"`
+	Prompt        Prompt         `json:"prompt"`
+	Stream        bool           `json:"stream,omitempty"`
+	StreamOptions *StreamOptions `json:"stream_options,omitempty"`
+	Logprobs      *int           `json:"logprobs,omitempty"`
+	Echo          bool           `json:"echo,omitempty"`
+	Suffix        *string        `json:"suffix,omitempty"`
+	SamplingFields
+}
+
+// DefaultCompletionMaxTokens is the max_tokens of a completion request that
+// omits it (OpenAI's and vLLM's default for the legacy endpoint).
+const DefaultCompletionMaxTokens = 16
+
+// SamplingParams converts the request over the server defaults base.
+// MaxTokens defaults to 16; call FinishParams once the prompt length is known.
+func (r *CompletionRequest) SamplingParams(base sampling.Params) (sampling.Params, error) {
+	if err := r.check(); err != nil {
+		return base, err
+	}
+	mt := r.MaxTokens
+	if mt == nil {
+		d := DefaultCompletionMaxTokens
+		mt = &d
+	}
+	return r.toParams(base, mt, r.Logprobs)
+}
+
+func (r *CompletionRequest) check() error {
+	if err := r.Prompt.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case r.Echo:
+		return paramErr("echo", "echo is not supported")
+	case r.Suffix != nil && *r.Suffix != "":
+		return paramErr("suffix", "suffix is not supported")
+	case r.StreamOptions != nil && !r.Stream:
+		return paramErr("stream_options", "stream_options is only allowed when stream is true")
+	}
+	return nil
+}
+
+// CompletionResponse is a non-streaming completion, and (with Object
+// "text_completion" too, as OpenAI does) one SSE chunk of a streaming one.
+type CompletionResponse struct {
+	ID      string             `json:"id"`
+	Object  string             `json:"object"`
+	Created int64              `json:"created"`
+	Model   string             `json:"model"`
+	Choices []CompletionChoice `json:"choices"`
+	Usage   *Usage             `json:"usage,omitempty"`
+}
+
+// CompletionChoice is one of the n completions. FinishReason is null until
+// the choice finished; StopReason is the matched stop string or token id.
+type CompletionChoice struct {
+	Index        int                 `json:"index"`
+	Text         string              `json:"text"`
+	Logprobs     *CompletionLogprobs `json:"logprobs"`
+	FinishReason *string             `json:"finish_reason"`
+	StopReason   any                 `json:"stop_reason,omitempty"`
+}
+
+// CompletionLogprobs is the legacy logprobs format: parallel arrays.
+type CompletionLogprobs struct {
+	Tokens        []string             `json:"tokens"`
+	TokenLogprobs []float64            `json:"token_logprobs"`
+	TopLogprobs   []map[string]float64 `json:"top_logprobs"`
+	TextOffset    []int                `json:"text_offset"`
+}

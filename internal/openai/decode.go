@@ -1,0 +1,86 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Decode reads one JSON object from r into v. Malformed JSON, a value of the
+// wrong type, an empty body or trailing data give a *ParamError (Param is
+// the JSON path of the field for type errors). Read errors other than
+// syntax, such as *http.MaxBytesError, are returned wrapped so the caller
+// can still branch on them with errors.As.
+func Decode(r io.Reader, v any) error {
+	body, err := io.ReadAll(r)
+	if err != nil {
+		return fmt.Errorf("openai: reading body: %w", err)
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return &ParamError{Msg: "request body is empty; expected a JSON object"}
+	}
+	if body[0] != '{' {
+		return &ParamError{Msg: "request body must be a JSON object"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(v); err != nil {
+		return decodeError(err)
+	}
+	if dec.More() {
+		return &ParamError{Msg: "malformed JSON: unexpected data after the top-level object"}
+	}
+	return nil
+}
+
+func decodeError(err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	var pe *ParamError
+	switch {
+	case errors.As(err, &pe):
+		return pe
+	case errors.As(err, &se):
+		return &ParamError{Msg: fmt.Sprintf("malformed JSON at offset %d: %v", se.Offset, se)}
+	case errors.As(err, &te):
+		field := topField(te.Field)
+		return &ParamError{Param: field, Msg: fmt.Sprintf("expected %s, got JSON %s", goTypeName(te.Type.String()), te.Value)}
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return &ParamError{Msg: "malformed JSON: unexpected end of body"}
+	}
+	return &ParamError{Msg: "malformed JSON: " + err.Error()}
+}
+
+func goTypeName(t string) string {
+	t = strings.TrimLeft(t, "*")
+	switch {
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+		return "an integer"
+	case strings.HasPrefix(t, "float"):
+		return "a number"
+	case t == "string":
+		return "a string"
+	case t == "bool":
+		return "a boolean"
+	case strings.HasPrefix(t, "[]"):
+		return "an array"
+	case strings.HasPrefix(t, "map"), strings.Contains(t, "."):
+		return "an object"
+	}
+	return t
+}
+
+// topField turns encoding/json's field path ("SamplingFields.temperature",
+// "messages.content") into the top-level JSON field name; Go names of
+// embedded structs start with an upper-case letter and are dropped.
+func topField(path string) string {
+	for _, seg := range strings.Split(path, ".") {
+		if seg != "" && !(seg[0] >= 'A' && seg[0] <= 'Z') {
+			return seg
+		}
+	}
+	return ""
+}

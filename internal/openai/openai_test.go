@@ -1,0 +1,254 @@
+package openai
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"govllm/internal/sampling"
+	"govllm/internal/stats"
+)
+
+func TestDecodeCompletionErrors(t *testing.T) {
+	tests := []struct {
+		name, body, param, msg string
+	}{
+		{"empty", ``, "", "empty"},
+		{"not object", `[1,2]`, "", "JSON object"},
+		{"syntax", `{"prompt": "a",}`, "", "malformed JSON"},
+		{"truncated", `{"prompt": "a"`, "", "malformed JSON"},
+		{"trailing", `{"prompt": "a"} {}`, "", "after the top-level"},
+		{"temperature string", `{"prompt":"a","temperature":"hot"}`, "temperature", "number"},
+		{"n float", `{"prompt":"a","n":1.5}`, "n", "integer"},
+		{"max_tokens string", `{"prompt":"a","max_tokens":"10"}`, "max_tokens", "integer"},
+		{"stream string", `{"prompt":"a","stream":"yes"}`, "stream", "boolean"},
+		{"stop number", `{"prompt":"a","stop":5}`, "stop", "string"},
+		{"prompt object", `{"prompt":{"a":1}}`, "prompt", "string"},
+		{"prompt float ids", `{"prompt":[1.5,2]}`, "prompt", "int32"},
+		{"prompt huge id", `{"prompt":[99999999999]}`, "prompt", "int32"},
+		{"stop_token_ids strings", `{"prompt":"a","stop_token_ids":["x"]}`, "stop_token_ids", "integer"},
+		{"seed string", `{"prompt":"a","seed":"x"}`, "seed", "integer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var r CompletionRequest
+			err := Decode(strings.NewReader(tt.body), &r)
+			var pe *ParamError
+			if !errors.As(err, &pe) {
+				t.Fatalf("err = %v (%T), want *ParamError", err, err)
+			}
+			if pe.Param != tt.param || !strings.Contains(pe.Error(), tt.msg) {
+				t.Fatalf("got param %q msg %q, want param %q containing %q", pe.Param, pe.Error(), tt.param, tt.msg)
+			}
+		})
+	}
+}
+
+func TestPromptShapes(t *testing.T) {
+	tests := []struct {
+		body    string
+		want    Prompt
+		wantErr string
+	}{
+		{`"hi"`, Prompt{Text: "hi", Batch: 1}, ""},
+		{`["hi"]`, Prompt{Text: "hi", Batch: 1}, ""},
+		{`[1,2,3]`, Prompt{TokenIDs: []int32{1, 2, 3}, IsTokens: true, Batch: 1}, ""},
+		{`[[1,2]]`, Prompt{TokenIDs: []int32{1, 2}, IsTokens: true, Batch: 1}, ""},
+		{`["a","b"]`, Prompt{Text: "a", Batch: 2}, "one prompt per request"},
+		{`[[1],[2]]`, Prompt{TokenIDs: []int32{1}, IsTokens: true, Batch: 2}, "one prompt per request"},
+		{`""`, Prompt{Batch: 1}, "must not be empty"},
+		{`null`, Prompt{}, "required"},
+		{`[-1]`, Prompt{TokenIDs: []int32{-1}, IsTokens: true, Batch: 1}, "non-negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.body, func(t *testing.T) {
+			var p Prompt
+			if err := json.Unmarshal([]byte(tt.body), &p); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(p, tt.want) {
+				t.Fatalf("got %+v, want %+v", p, tt.want)
+			}
+			err := p.Validate()
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("Validate = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestCompletionSamplingParams(t *testing.T) {
+	body := `{"model":"m","prompt":"x","n":2,"max_tokens":7,"temperature":0.5,"top_p":0.9,"top_k":5,"min_p":0.1,
+	"presence_penalty":0.5,"frequency_penalty":-0.5,"repetition_penalty":1.2,"seed":42,"stop":"END",
+	"stop_token_ids":[9],"min_tokens":2,"ignore_eos":true,"include_stop_str_in_output":true,"logprobs":3}`
+	var r CompletionRequest
+	if err := Decode(strings.NewReader(body), &r); err != nil {
+		t.Fatal(err)
+	}
+	base := sampling.Default()
+	base.StopTokenIDs = []int32{100}
+	p, err := r.SamplingParams(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, lp := int64(42), 3
+	want := sampling.Params{N: 2, Temperature: 0.5, TopP: 0.9, TopK: 5, MinP: 0.1, PresencePenalty: 0.5, FrequencyPenalty: -0.5,
+		RepetitionPenalty: 1.2, Seed: &seed, MaxTokens: 7, MinTokens: 2, StopTokenIDs: []int32{100, 9}, Stop: []string{"END"},
+		IncludeStopStrInOutput: true, IgnoreEOS: true, Logprobs: &lp}
+	if !reflect.DeepEqual(p, want) {
+		t.Fatalf("got %+v\nwant %+v", p, want)
+	}
+	if !reflect.DeepEqual(base.StopTokenIDs, []int32{100}) {
+		t.Fatalf("base mutated: %v", base.StopTokenIDs)
+	}
+	// Defaults: max_tokens 16, base temperature.
+	r = CompletionRequest{}
+	_ = Decode(strings.NewReader(`{"prompt":"x"}`), &r)
+	p, err = r.SamplingParams(sampling.Default())
+	if err != nil || p.MaxTokens != 16 || p.Temperature != 1 || p.Logprobs != nil {
+		t.Fatalf("defaults: %+v, %v", p, err)
+	}
+}
+
+func TestChatSamplingParams(t *testing.T) {
+	tests := []struct {
+		name, body, param string
+		maxTokens         int
+		logprobs          *int
+	}{
+		{"defaults", `{"messages":[{"role":"user","content":"hi"}]}`, "", 0, nil},
+		{"max_completion_tokens wins", `{"messages":[{"role":"user","content":"hi"}],"max_tokens":3,"max_completion_tokens":5}`, "", 5, nil},
+		{"logprobs", `{"messages":[{"role":"user","content":"hi"}],"logprobs":true,"top_logprobs":2}`, "", 0, ptr(2)},
+		{"logprobs no top", `{"messages":[{"role":"user","content":"hi"}],"logprobs":true}`, "", 0, ptr(0)},
+		{"top without logprobs", `{"messages":[{"role":"user","content":"hi"}],"top_logprobs":2}`, "top_logprobs", 0, nil},
+		{"top too big", `{"messages":[{"role":"user","content":"hi"}],"logprobs":true,"top_logprobs":21}`, "top_logprobs", 0, nil},
+		{"no messages", `{"messages":[]}`, "messages", 0, nil},
+		{"bad role", `{"messages":[{"role":"robot","content":"hi"}]}`, "messages", 0, nil},
+		{"tools", `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function"}]}`, "tools", 0, nil},
+		{"json mode", `{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_object"}}`, "response_format", 0, nil},
+		{"max_tokens zero", `{"messages":[{"role":"user","content":"hi"}],"max_tokens":0}`, "max_tokens", 0, nil},
+		{"logit_bias", `{"messages":[{"role":"user","content":"hi"}],"logit_bias":{"5":1}}`, "logit_bias", 0, nil},
+		{"nan-free", `{"messages":[{"role":"user","content":"hi"}],"temperature":1e300}`, "temperature", 0, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var r ChatCompletionRequest
+			if err := Decode(strings.NewReader(tt.body), &r); err != nil {
+				t.Fatal(err)
+			}
+			p, err := r.SamplingParams(sampling.Default())
+			if tt.param != "" {
+				var pe *ParamError
+				if !errors.As(err, &pe) || pe.Param != tt.param {
+					t.Fatalf("err = %v, want param %q", err, tt.param)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.MaxTokens != tt.maxTokens || !reflect.DeepEqual(p.Logprobs, tt.logprobs) {
+				t.Fatalf("got max_tokens %d logprobs %v", p.MaxTokens, p.Logprobs)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestChatContentParts(t *testing.T) {
+	var r ChatCompletionRequest
+	body := `{"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},{"role":"assistant","content":null}]}`
+	if err := Decode(strings.NewReader(body), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Messages[0].Content != "a\nb" || r.Messages[1].Content != "" {
+		t.Fatalf("got %+v", r.Messages)
+	}
+	err := Decode(strings.NewReader(`{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{}}]}]}`), &r)
+	var pe *ParamError
+	if !errors.As(err, &pe) || pe.Param != "messages" {
+		t.Fatalf("image part: %v", err)
+	}
+}
+
+func TestFinishParams(t *testing.T) {
+	tests := []struct {
+		name                   string
+		maxTokens, prompt, mml int
+		want                   int
+		param                  string
+	}{
+		{"fill", 0, 10, 100, 90, ""},
+		{"fits", 20, 10, 100, 20, ""},
+		{"too long prompt", 0, 100, 100, 0, "prompt"},
+		{"too many tokens", 95, 10, 100, 0, "max_tokens"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := sampling.Default()
+			p.MaxTokens = tt.maxTokens
+			err := FinishParams(&p, tt.prompt, tt.mml)
+			if tt.param != "" {
+				var pe *ParamError
+				if !errors.As(err, &pe) || pe.Param != tt.param {
+					t.Fatalf("err = %v, want param %q", err, tt.param)
+				}
+				return
+			}
+			if err != nil || p.MaxTokens != tt.want {
+				t.Fatalf("max_tokens %d err %v, want %d", p.MaxTokens, err, tt.want)
+			}
+		})
+	}
+	p := sampling.Default()
+	p.TopP = 2
+	var ve *sampling.ValidationError
+	if err := FinishParams(&p, 1, 100); !errors.As(err, &ve) || ve.Param != "top_p" {
+		t.Fatalf("validation passes through: %v", err)
+	}
+}
+
+func TestLogprobsConversion(t *testing.T) {
+	pieces := map[int32]string{1: "a", 2: " bc", 3: "é"}
+	piece := func(id int32) string { return pieces[id] }
+	lps := []sampling.Logprobs{
+		{Sampled: sampling.TokenLogprob{Token: 1, Logprob: -0.5}, Rank: 1, Top: []sampling.TokenLogprob{{Token: 1, Logprob: -0.5}, {Token: 2, Logprob: -1}}},
+		{Sampled: sampling.TokenLogprob{Token: 3, Logprob: float32(math.Inf(-1))}, Rank: 3, Top: []sampling.TokenLogprob{{Token: 2, Logprob: -0.1}}},
+	}
+	c, off := CompletionLogprobsFrom(lps, piece, 5)
+	want := &CompletionLogprobs{
+		Tokens:        []string{"a", "é"},
+		TokenLogprobs: []float64{-0.5, MinLogprob},
+		TopLogprobs:   []map[string]float64{{"a": -0.5, " bc": -1}, {" bc": -0.10000000149011612, "é": MinLogprob}},
+		TextOffset:    []int{5, 6},
+	}
+	if !reflect.DeepEqual(c, want) || off != 8 {
+		t.Fatalf("got %+v off %d", c, off)
+	}
+	if _, err := json.Marshal(c); err != nil {
+		t.Fatal(err)
+	}
+	ch := ChatLogprobsFrom(lps, piece)
+	if len(ch.Content) != 2 || ch.Content[1].Token != "é" || !reflect.DeepEqual(ch.Content[1].Bytes, []int{0xc3, 0xa9}) ||
+		len(ch.Content[0].TopLogprobs) != 2 || ch.Content[1].Logprob != MinLogprob {
+		t.Fatalf("chat logprobs %+v", ch)
+	}
+}
+
+func TestFinishReasonAndErrors(t *testing.T) {
+	if FinishReason(stats.FinishNone) != nil || *FinishReason(stats.FinishLength) != "length" || *FinishReason(stats.FinishAbort) != "abort" {
+		t.Fatal("finish reasons")
+	}
+	b, _ := json.Marshal(NewError(400, "", "bad"))
+	if string(b) != `{"error":{"message":"bad","type":"BadRequestError","param":null,"code":400}}` {
+		t.Fatalf("envelope %s", b)
+	}
+	b, _ = json.Marshal(NewError(404, "model", "no such model"))
+	if string(b) != `{"error":{"message":"no such model","type":"NotFoundError","param":"model","code":404}}` {
+		t.Fatalf("envelope %s", b)
+	}
+}

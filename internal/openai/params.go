@@ -1,0 +1,119 @@
+package openai
+
+import (
+	"math"
+
+	"govllm/internal/sampling"
+)
+
+// SamplingFields are the sampling fields shared by completions and chat:
+// OpenAI's plus vLLM's extras. Absent (nil) fields take the server default.
+type SamplingFields struct {
+	N                      *int               `json:"n,omitempty"`
+	MaxTokens              *int               `json:"max_tokens,omitempty"`
+	Temperature            *float64           `json:"temperature,omitempty"`
+	TopP                   *float64           `json:"top_p,omitempty"`
+	TopK                   *int               `json:"top_k,omitempty"`
+	MinP                   *float64           `json:"min_p,omitempty"`
+	PresencePenalty        *float64           `json:"presence_penalty,omitempty"`
+	FrequencyPenalty       *float64           `json:"frequency_penalty,omitempty"`
+	RepetitionPenalty      *float64           `json:"repetition_penalty,omitempty"`
+	Seed                   *int64             `json:"seed,omitempty"`
+	Stop                   Stop               `json:"stop,omitempty"`
+	StopTokenIDs           []int32            `json:"stop_token_ids,omitempty"`
+	MinTokens              *int               `json:"min_tokens,omitempty"`
+	IgnoreEOS              bool               `json:"ignore_eos,omitempty"`
+	IncludeStopStrInOutput bool               `json:"include_stop_str_in_output,omitempty"`
+	Priority               int                `json:"priority,omitempty"`
+	BestOf                 *int               `json:"best_of,omitempty"`
+	LogitBias              map[string]float64 `json:"logit_bias,omitempty"`
+	User                   string             `json:"user,omitempty"`
+}
+
+// toParams overlays the request's fields on base (the server defaults,
+// e.g. from generation_config.json). maxTokens is the already-resolved
+// max_tokens field (nil = absent; the caller then decides the default) and
+// logprobs the already-resolved logprobs count. The result is not yet
+// validated: MaxTokens may be 0, meaning "fill from max-model-len".
+func (f *SamplingFields) toParams(base sampling.Params, maxTokens *int, logprobs *int) (sampling.Params, error) {
+	p := base
+	p.Stop = append([]string(nil), base.Stop...)
+	p.StopTokenIDs = append([]int32(nil), base.StopTokenIDs...)
+	if f.N != nil {
+		p.N = *f.N
+	}
+	if f.BestOf != nil && *f.BestOf != p.N {
+		return p, paramErr("best_of", "best_of is not supported (it must equal n)")
+	}
+	if len(f.LogitBias) > 0 {
+		return p, paramErr("logit_bias", "logit_bias is not supported")
+	}
+	p.MaxTokens = 0
+	if maxTokens != nil {
+		if *maxTokens < 1 {
+			return p, paramErr("max_tokens", "must be at least 1, got %d", *maxTokens)
+		}
+		p.MaxTokens = *maxTokens
+	}
+	fl := []struct {
+		name string
+		src  *float64
+		dst  *float32
+	}{
+		{"temperature", f.Temperature, &p.Temperature},
+		{"top_p", f.TopP, &p.TopP},
+		{"min_p", f.MinP, &p.MinP},
+		{"presence_penalty", f.PresencePenalty, &p.PresencePenalty},
+		{"frequency_penalty", f.FrequencyPenalty, &p.FrequencyPenalty},
+		{"repetition_penalty", f.RepetitionPenalty, &p.RepetitionPenalty},
+	}
+	for _, x := range fl {
+		if x.src == nil {
+			continue
+		}
+		if math.IsNaN(*x.src) || math.IsInf(*x.src, 0) || math.Abs(*x.src) > math.MaxFloat32 {
+			return p, paramErr(x.name, "must be a finite number")
+		}
+		*x.dst = float32(*x.src)
+	}
+	if f.TopK != nil {
+		p.TopK = *f.TopK
+	}
+	if f.Seed != nil {
+		s := *f.Seed
+		p.Seed = &s
+	}
+	if f.Stop != nil {
+		p.Stop = append(p.Stop[:0], f.Stop...)
+	}
+	if f.StopTokenIDs != nil {
+		p.StopTokenIDs = append(p.StopTokenIDs, f.StopTokenIDs...)
+	}
+	if f.MinTokens != nil {
+		p.MinTokens = *f.MinTokens
+	}
+	p.IgnoreEOS = p.IgnoreEOS || f.IgnoreEOS
+	p.IncludeStopStrInOutput = f.IncludeStopStrInOutput
+	p.Logprobs = nil
+	if logprobs != nil {
+		n := *logprobs
+		p.Logprobs = &n
+	}
+	return p, nil
+}
+
+// FinishParams fills MaxTokens when the request left it open (0) with
+// maxModelLen − promptLen, checks that the prompt plus max_tokens fit, and
+// runs sampling.Validate. It is the last check before the engine.
+func FinishParams(p *sampling.Params, promptLen, maxModelLen int) error {
+	if promptLen >= maxModelLen {
+		return paramErr("prompt", "this model's maximum context length is %d tokens, but the prompt has %d tokens", maxModelLen, promptLen)
+	}
+	if p.MaxTokens == 0 {
+		p.MaxTokens = maxModelLen - promptLen
+	}
+	if promptLen+p.MaxTokens > maxModelLen {
+		return paramErr("max_tokens", "this model's maximum context length is %d tokens; the prompt has %d tokens and %d were requested (max_tokens); lower max_tokens to at most %d", maxModelLen, promptLen, p.MaxTokens, maxModelLen-promptLen)
+	}
+	return p.Validate()
+}
