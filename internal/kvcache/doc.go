@@ -6,6 +6,38 @@
 // vLLM counterpart: vllm/v1/core/kv_cache_manager.py, block_pool.py,
 // kv_cache_utils.py. Imports: stats only. Never net/http, Prometheus, the
 // tokenizer or the environment.
+//
+// # Design
+//
+// Every one of Config.NumBlocks blocks is usable: unlike vLLM there is no
+// reserved null block (govllm has no sliding-window or padding use for it), so
+// block ids run 0..NumBlocks-1 and Usage is 1 − free/NumBlocks.
+//
+// The free queue is an intrusive doubly-linked list over block indices (no
+// per-node allocation). Freed blocks are appended at the tail, allocation
+// pops from the head, so among free blocks the least recently freed one is
+// evicted first. A request frees its blocks in reverse order, so its tail
+// blocks (the least shareable) are evicted before its head blocks.
+//
+// A block is registered in the prefix cache once it is full and its tokens
+// have been computed (CacheFullBlocks is called after the forward pass), so a
+// cache hit never points at KV that is still being written. The key of a full
+// block is a 128-bit non-cryptographic hash of (parent key, block tokens); the
+// block also keeps a copy of its tokens, and a lookup verifies them, so a hash
+// collision can never make a request reuse the wrong KV.
+//
+// # Invariants
+//
+//   - refcount(b) == number of live request block tables holding b;
+//   - b is in the free queue iff refcount(b) == 0; numFree == len(free queue);
+//   - the hash map holds (key → b) iff b is registered with key; a registered
+//     block is full and its stored tokens hash to key.
+//
+// Manager.CheckInvariants verifies them all (O(blocks)). Built with the
+// `invariants` tag, every mutating Manager method calls it and panics on a
+// violation; without the tag that call compiles to nothing.
+//
+// A Manager is not safe for concurrent use.
 package kvcache
 
 // BlockID names one physical KV block (index into the runner's KV storage).
