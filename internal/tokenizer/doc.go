@@ -1,0 +1,33 @@
+// Package tokenizer turns text into token ids and back for the Llama family:
+//
+//   - SentencePiece-style BPE with byte fallback (Llama 1/2, TinyStories):
+//     from a llama2.c tokenizer file (tok512.bin), a GGUF vocabulary
+//     (tokenizer.ggml.model = "llama") or a Hugging Face tokenizer.json with
+//     a BPE model, byte_fallback and the Prepend("▁")+Replace(" ","▁")
+//     normalizer;
+//   - byte-level BPE (GPT-2, Llama 3): from GGUF (tokenizer.ggml.model =
+//     "gpt2", tokenizer.ggml.merges, tokenizer.ggml.pre) or a tokenizer.json
+//     with a ByteLevel / Split pre-tokenizer. The pre-tokenizer regexes are
+//     hand-written state machines (Go's regexp has no lookahead);
+//   - a byte-level dummy vocabulary for the built-in random-weight model
+//     (NewDummy).
+//
+// It also owns the incremental detokenizer (Decoder): vLLM's detokenizer
+// semantics, never emitting an incomplete UTF-8 sequence.
+//
+// vLLM counterpart: the Hugging Face tokenizers used through transformers,
+// and vllm/v1/engine/detokenizer.py.
+//
+// Imports: the standard library and internal/gguf (a format leaf) only. It
+// never imports engine packages; engine packages never import it.
+//
+// Invariants:
+//   - a *Tokenizer is immutable after Load/NewDummy and safe for concurrent
+//     use; a *Decoder belongs to one goroutine;
+//   - Encode merges with a priority queue over a linked list of symbols
+//     (O(n log n)), so long inputs stay cheap;
+//   - for every id sequence, the concatenated Decoder deltas equal the
+//     decoded text, and every delta is valid UTF-8 (bytes that can never
+//     become valid UTF-8 are replaced by U+FFFD, one per byte, exactly as in
+//     Decode).
+package tokenizer

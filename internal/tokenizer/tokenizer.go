@@ -1,0 +1,234 @@
+package tokenizer
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// Errors callers may branch on.
+var (
+	// ErrNoTokenizer: no tokenizer could be found for the model path.
+	ErrNoTokenizer = errors.New("tokenizer: no tokenizer found")
+	// ErrFormat: a tokenizer file is malformed.
+	ErrFormat = errors.New("tokenizer: malformed tokenizer file")
+	// ErrUnsupported: the tokenizer file describes a model, normalizer or
+	// pre-tokenizer this package does not implement.
+	ErrUnsupported = errors.New("tokenizer: unsupported tokenizer")
+)
+
+// kind is the tokenization algorithm.
+type kind uint8
+
+const (
+	// kindSPM: SentencePiece-style BPE over characters with byte fallback;
+	// spaces are '▁' in the vocabulary, a '▁' is prepended to every text
+	// segment.
+	kindSPM kind = iota
+	// kindByteLevel: GPT-2 byte-level BPE over pre-tokenized words.
+	kindByteLevel
+)
+
+// Token attributes.
+const (
+	attrSpecial uint8 = 1 << iota // control/special: skipped when skipSpecial
+	attrByte                      // byte-fallback token <0xXX>
+	attrMatch                     // recognised when written in input text
+)
+
+// merge is one BPE merge: the pair (left, right) becomes id; lower rank
+// merges first.
+type merge struct {
+	rank int32
+	id   int32
+}
+
+func pairKey(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
+
+// Tokenizer encodes text to token ids and decodes ids to text. It is
+// immutable and safe for concurrent use.
+type Tokenizer struct {
+	kind kind
+
+	pieces []string // vocabulary strings as stored (SPM: '▁' for space; byte-level: mapped bytes)
+	text   []string // the bytes each id decodes to (special tokens: their content)
+	attrs  []uint8
+	vocab  map[string]int32
+	merges map[uint64]merge
+
+	// byteTok: SPM: the byte-fallback token of each byte (-1: none);
+	// byte-level: the token of each single byte.
+	byteTok [256]int32
+	spaceID int32 // SPM: the id of "▁" (-1: none)
+	unk     int32
+
+	special specialMatcher
+
+	bos, eos     int32
+	eosIDs       []int32
+	addBOS       bool
+	addEOS       bool
+	prefixSpace  bool // SPM: prepend '▁' to each text segment
+	stripLeading bool // Decode drops one leading space of the whole text
+	pretok       pretokKind
+	ignoreMerges bool // byte-level: a word found whole in the vocabulary is one token
+
+	chatTemplate string
+	bosToken     string
+	eosToken     string
+
+	scratch sync.Pool // *workspace
+}
+
+// LoadOptions tunes Load.
+type LoadOptions struct {
+	// TokenizerPath names the tokenizer explicitly: a llama2.c tokenizer
+	// file (tok512.bin-style), a tokenizer.json, a .gguf file or a Hugging
+	// Face directory. Empty: derived from the model path.
+	TokenizerPath string
+}
+
+// BOS returns the beginning-of-sequence id, -1 when none.
+func (t *Tokenizer) BOS() int32 { return t.bos }
+
+// EOS returns the end-of-sequence id, -1 when none.
+func (t *Tokenizer) EOS() int32 { return t.eos }
+
+// EOSIDs returns every id that ends generation (EOS, end-of-turn, ...).
+// The caller must not modify the slice.
+func (t *Tokenizer) EOSIDs() []int32 { return t.eosIDs }
+
+// VocabSize is the number of token ids (the largest id + 1).
+func (t *Tokenizer) VocabSize() int { return len(t.text) }
+
+// ChatTemplate returns the Jinja chat template, "" when the model has none.
+func (t *Tokenizer) ChatTemplate() string { return t.chatTemplate }
+
+// BOSToken returns the text of the BOS token for chat templates ("" when none).
+func (t *Tokenizer) BOSToken() string { return t.bosToken }
+
+// EOSToken returns the text of the EOS token for chat templates ("" when none).
+func (t *Tokenizer) EOSToken() string { return t.eosToken }
+
+// AddsBOS reports whether Encode(text, true) prepends BOS.
+func (t *Tokenizer) AddsBOS() bool { return t.addBOS && t.bos >= 0 }
+
+// IsSpecial reports whether id is a special (control) token, which
+// Decode(ids, true) skips.
+func (t *Tokenizer) IsSpecial(id int32) bool {
+	return id >= 0 && int(id) < len(t.attrs) && t.attrs[id]&attrSpecial != 0
+}
+
+// TokenID returns the id of a vocabulary entry or special token written as
+// stored (e.g. "<|eot_id|>", "▁the"); ok is false when absent.
+func (t *Tokenizer) TokenID(piece string) (id int32, ok bool) {
+	id, ok = t.vocab[piece]
+	return id, ok
+}
+
+// Piece returns the decoded text of one token, e.g. " the" (the leading
+// space is kept). A byte-fallback or partial byte-level token returns its raw
+// bytes, which may be an incomplete UTF-8 sequence; a special token returns
+// its content. Out-of-range ids return "".
+func (t *Tokenizer) Piece(id int32) string {
+	if id < 0 || int(id) >= len(t.text) {
+		return ""
+	}
+	return t.text[id]
+}
+
+// Decode returns the text of ids. Special tokens are skipped when
+// skipSpecial, else written as their content. For SentencePiece models one
+// leading space of the whole text is dropped (the dummy-prefix rule).
+// Bytes that do not form valid UTF-8 become U+FFFD, one per byte.
+func (t *Tokenizer) Decode(ids []int32, skipSpecial bool) string {
+	var sb strings.Builder
+	first := true
+	var pending []byte
+	for _, id := range ids {
+		p := t.pieceFor(id, skipSpecial)
+		if p == "" {
+			continue
+		}
+		if first {
+			first = false
+			if t.stripLeading && p[0] == ' ' {
+				p = p[1:]
+			}
+		}
+		pending = append(pending, p...)
+	}
+	writeValid(&sb, pending)
+	return sb.String()
+}
+
+// pieceFor is the text an id contributes to decoded output.
+func (t *Tokenizer) pieceFor(id int32, skipSpecial bool) string {
+	if id < 0 || int(id) >= len(t.text) {
+		return ""
+	}
+	if skipSpecial && t.attrs[id]&attrSpecial != 0 {
+		return ""
+	}
+	return t.text[id]
+}
+
+// writeValid writes b as UTF-8, every invalid byte replaced by U+FFFD.
+func writeValid(sb *strings.Builder, b []byte) {
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n == 1 {
+			sb.WriteString("\uFFFD")
+		} else {
+			sb.Write(b[:n])
+		}
+		b = b[n:]
+	}
+}
+
+// Encode returns the token ids of text. With addSpecial, BOS is prepended
+// (and EOS appended) when the model's configuration says so. Special tokens
+// written in text (e.g. "<|eot_id|>", "<s>") are recognised as such.
+func (t *Tokenizer) Encode(text string, addSpecial bool) []int32 {
+	out := make([]int32, 0, len(text)/3+4)
+	if addSpecial && t.addBOS && t.bos >= 0 {
+		out = append(out, t.bos)
+	}
+	w := t.getWorkspace()
+	for len(text) > 0 {
+		start, end, id := t.special.find(text)
+		if start < 0 {
+			out = t.encodeSegment(w, out, text)
+			break
+		}
+		out = t.encodeSegment(w, out, text[:start])
+		out = append(out, id)
+		text = text[end:]
+	}
+	t.scratch.Put(w)
+	if addSpecial && t.addEOS && t.eos >= 0 {
+		out = append(out, t.eos)
+	}
+	return out
+}
+
+// encodeSegment appends the ids of text that holds no special token.
+func (t *Tokenizer) encodeSegment(w *workspace, out []int32, text string) []int32 {
+	if text == "" {
+		return out
+	}
+	switch t.kind {
+	case kindSPM:
+		return t.encodeSPM(w, out, text)
+	default:
+		return t.encodeByteLevel(w, out, text)
+	}
+}
+
+func (t *Tokenizer) getWorkspace() *workspace {
+	if w, ok := t.scratch.Get().(*workspace); ok {
+		return w
+	}
+	return &workspace{}
+}
