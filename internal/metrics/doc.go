@@ -1,0 +1,41 @@
+// Package metrics turns the engine's statistics into observable figures: the
+// Prometheus families of vLLM's PrometheusStatLogger, vLLM's periodic log
+// line, an in-process snapshot of the registry, and HTTP request metrics.
+//
+// What it owns:
+//   - Prometheus: every core family of vLLM V1 (vllm:num_requests_running …
+//     vllm:cache_config_info), registered on an injected prometheus.Registerer.
+//     Record applies one engine step's (SchedulerStats, IterationStats).
+//   - Logging: the "Engine 000: Avg prompt throughput: …" line every interval.
+//   - Snapshot: the registry read back as plain values (vLLM LLM.get_metrics()).
+//   - HTTP: http_requests_total and http_request_duration_seconds middleware,
+//     and the /metrics handler.
+//   - NewRegistry: a registry with the Go runtime and process collectors.
+//
+// vLLM counterparts: vllm/v1/metrics/loggers.py (PrometheusStatLogger,
+// LoggingStatLogger, build_1_2_5_buckets), vllm/v1/metrics/stats.py
+// (CachingMetrics), vllm/v1/metrics/reader.py (get_metrics_snapshot), and
+// prometheus-fastapi-instrumentator's default metrics. Contract:
+// shared/spec/metrics.md (Part A wins over Part B).
+//
+// Imports: internal/stats only (never internal/llm: llm consumes these types
+// through its StatLogger interface), client_golang, and the standard library.
+//
+// Invariants:
+//   - No package-level metric state and no init(): every metric lives in the
+//     registry passed to a constructor, so tests build a fresh one each time.
+//   - Every label child exists at construction (all finished_reason, reason,
+//     source and sleep_state values), so /metrics lists them at 0 before the
+//     first request; engine_sleep_state{sleep_state="awake"} is 1 and
+//     cache_config_info is 1.
+//   - Record accepts nil SchedulerStats and/or nil IterationStats, takes no
+//     lock of its own and performs no label lookups or allocations: the child
+//     handles are resolved once at construction.
+//   - A request the client cancelled (FinishedRequestStats.ClientAbort) counts
+//     in request_success{finished_reason="abort"} and the token histograms,
+//     never in the latency histograms (e2e, queue, prefill, decode, inference,
+//     time per output token) — a deliberate divergence from vLLM, which does
+//     not count such requests at all.
+//   - Counters are declared with their exposed "_total" name; intervals are
+//     never observed negative.
+package metrics
