@@ -1,0 +1,399 @@
+package sampling
+
+import (
+	"math"
+	"slices"
+)
+
+// samplingEps is vLLM's _SAMPLING_EPS: a temperature below it means greedy.
+const samplingEps = 1e-5
+
+// Sampler turns one row of logits into a token (vLLM's Sampler for one
+// request). It holds scratch buffers sized to the vocabulary and reuses them,
+// so sampling allocates nothing in steady state (only the returned *Logprobs
+// when a request asks for logprobs). A Sampler is not safe for concurrent
+// use; the zero value is ready to use.
+type Sampler struct {
+	raw   []float32 // copy of the raw logits, when logprobs are requested
+	w     []float32 // unnormalised probabilities of the unfiltered path
+	cands []cand    // candidates of the filtered path
+	sub   []cand    // the top-p cut of cands
+	count []int32   // output token counts; all zero between calls
+	seen  []uint32  // repetition-penalty stamps; seen[t] == gen marks t done
+	gen   uint32
+	touch []int32 // ids with count[t] != 0 during a call
+}
+
+// cand is one candidate token: its id, its temperature-scaled logit shifted
+// so the maximum is 0, and exp of that.
+type cand struct {
+	id int32
+	z  float32
+	w  float32
+}
+
+// before is the candidate order: higher logit first, ties to the lower id.
+// It is a strict total order, so every selection and sort is deterministic.
+func before(a, b *cand) bool {
+	return a.z > b.z || (a.z == b.z && a.id < b.id)
+}
+
+func candCmp(a, b cand) int {
+	switch {
+	case before(&a, &b):
+		return -1
+	case before(&b, &a):
+		return 1
+	}
+	return 0
+}
+
+// Sample picks the next token of one sequence from logits, the model's
+// scores over the vocabulary for the position after the last token.
+//
+// p holds the request's parameters; prompt and output are its prompt and
+// generated tokens so far (they feed the penalties and min_tokens); eos is
+// the model's end-of-sequence id (-1 when none), masked together with
+// p.StopTokenIDs while len(output) < p.MinTokens unless p.IgnoreEOS. rng
+// supplies the one uniform number a random draw consumes (greedy requests do
+// not touch it): pass SeededRNG(*p.Seed, len(output)) for a seeded request,
+// or a long-lived generator otherwise.
+//
+// Sample overwrites logits (penalties, masking). It returns the token and,
+// when p.Logprobs is non-nil, the logprobs of the position (see Logprobs and
+// the package documentation for their definition).
+func (s *Sampler) Sample(logits []float32, p *Params, prompt, output []int32, eos int32, rng *RNG) (int32, *Logprobs) {
+	var raw []float32
+	if p.Logprobs != nil {
+		s.raw = grow(s.raw, len(logits))
+		raw = s.raw[:len(logits)]
+		copy(raw, logits)
+	}
+	s.applyPenalties(logits, p, prompt, output)
+	if len(output) < p.MinTokens {
+		maskStops(logits, p, eos)
+	}
+	var tok int32
+	if p.Temperature < samplingEps {
+		tok = Argmax(logits)
+	} else {
+		tok = s.sampleRandom(logits, p, rng)
+	}
+	if raw == nil {
+		return tok, nil
+	}
+	return tok, computeLogprobs(raw, tok, *p.Logprobs)
+}
+
+// Argmax returns the index of the largest value, the lowest index among
+// ties; NaN never wins. It returns 0 when nothing is larger than -Inf.
+func Argmax(x []float32) int32 {
+	best, bi := float32(math.Inf(-1)), 0
+	for i, v := range x {
+		if v > best {
+			best, bi = v, i
+		}
+	}
+	return int32(bi)
+}
+
+// applyPenalties applies, in vLLM's order, the repetition penalty over the
+// distinct tokens of prompt and output (positive logits divided by it,
+// others multiplied), then the frequency penalty (times the token's count in
+// output) and the presence penalty (once per token present in output).
+func (s *Sampler) applyPenalties(logits []float32, p *Params, prompt, output []int32) {
+	v := int32(len(logits))
+	if rp := p.RepetitionPenalty; rp != 1 && rp > 0 {
+		s.seen = grow(s.seen, len(logits))
+		s.gen++
+		if s.gen == 0 { // wrapped: old stamps could collide
+			clear(s.seen)
+			s.gen = 1
+		}
+		for _, ids := range [2][]int32{prompt, output} {
+			for _, t := range ids {
+				if t < 0 || t >= v || s.seen[t] == s.gen {
+					continue
+				}
+				s.seen[t] = s.gen
+				if l := logits[t]; l > 0 {
+					logits[t] = l / rp
+				} else {
+					logits[t] = l * rp
+				}
+			}
+		}
+	}
+	fp, pp := p.FrequencyPenalty, p.PresencePenalty
+	if fp == 0 && pp == 0 {
+		return
+	}
+	s.count = grow(s.count, len(logits))
+	for _, t := range output {
+		if t < 0 || t >= v {
+			continue
+		}
+		if s.count[t] == 0 {
+			s.touch = append(s.touch, t)
+		}
+		s.count[t]++
+	}
+	for _, t := range s.touch {
+		logits[t] -= fp * float32(s.count[t])
+		logits[t] -= pp
+		s.count[t] = 0
+	}
+	s.touch = s.touch[:0]
+}
+
+// maskStops sets the logits of the stop token ids, and of eos unless the
+// request ignores it, to -Inf (vLLM's min_tokens logits processor).
+func maskStops(logits []float32, p *Params, eos int32) {
+	ninf := float32(math.Inf(-1))
+	v := int32(len(logits))
+	for _, t := range p.StopTokenIDs {
+		if t >= 0 && t < v {
+			logits[t] = ninf
+		}
+	}
+	if eos >= 0 && eos < v && !p.IgnoreEOS {
+		logits[eos] = ninf
+	}
+}
+
+// sampleRandom draws from softmax(logits/T) restricted, in vLLM v1's order,
+// by min_p, then top_k, then top_p (each renormalising what it keeps).
+func (s *Sampler) sampleRandom(logits []float32, p *Params, rng *RNG) int32 {
+	m := float32(math.Inf(-1))
+	for _, l := range logits {
+		m = max(m, l)
+	}
+	if math.IsInf(float64(m), -1) {
+		return 0 // everything masked
+	}
+	if _, _, filtered := filters(p, len(logits)); !filtered {
+		// Unfiltered: one pass of exp, then an inverse-CDF draw in id order.
+		invT := 1 / p.Temperature
+		s.w = grow(s.w, len(logits))
+		w := s.w[:len(logits)]
+		var total float64
+		for i, l := range logits {
+			e := float32(math.Exp(float64((l - m) * invT)))
+			w[i] = e
+			total += float64(e)
+		}
+		u := rng.Float64() * total
+		var acc float64
+		last := int32(0)
+		for i, e := range w {
+			if e == 0 {
+				continue
+			}
+			acc += float64(e)
+			last = int32(i)
+			if u < acc {
+				return last
+			}
+		}
+		return last
+	}
+	c, total := s.filter(logits, m, p)
+	u := rng.Float64() * total
+	var acc float64
+	for i := range c {
+		acc += float64(c[i].w)
+		if u < acc {
+			return c[i].id
+		}
+	}
+	return c[len(c)-1].id
+}
+
+// filters normalises the filter parameters for a vocabulary of n tokens:
+// topK 0 and topP 1 mean off; filtered reports whether any filter is on.
+func filters(p *Params, n int) (topK int, topP float32, filtered bool) {
+	topK, topP = p.TopK, p.TopP
+	if topK <= 0 || topK >= n {
+		topK = 0
+	}
+	if topP <= 0 || topP >= 1 {
+		topP = 1
+	}
+	return topK, topP, p.MinP > 0 || topK > 0 || topP < 1
+}
+
+// filter returns the candidates that survive min_p, top_k and top_p, with
+// their weights exp((l-m)/T) and the total weight; m is the maximum logit.
+// The result aliases the Sampler's scratch.
+func (s *Sampler) filter(logits []float32, m float32, p *Params) ([]cand, float64) {
+	topK, topP, _ := filters(p, len(logits))
+	invT := 1 / p.Temperature
+	// min_p keeps z ≥ log(min_p), i.e. prob ≥ min_p·max prob.
+	cut := float32(math.Inf(-1))
+	if p.MinP > 0 {
+		cut = float32(math.Log(float64(p.MinP)))
+	}
+	s.cands = grow(s.cands, len(logits))
+	c := s.cands[:0]
+	for i, l := range logits {
+		if z := (l - m) * invT; z >= cut && !math.IsInf(float64(z), -1) {
+			c = append(c, cand{id: int32(i), z: z})
+		}
+	}
+	if topK > 0 && len(c) > topK {
+		selectTop(c, topK)
+		c = c[:topK]
+	}
+	var total float64
+	for i := range c {
+		c[i].w = float32(math.Exp(float64(c[i].z)))
+		total += float64(c[i].w)
+	}
+	if topP < 1 {
+		c = s.nucleus(c, total, float64(topP))
+		total = 0
+		for i := range c {
+			total += float64(c[i].w)
+		}
+	}
+	return c, total
+}
+
+// nucleus returns the smallest prefix, in candidate order, of c whose mass
+// reaches topP·total (vLLM's top_p: a token is kept when the mass of the
+// tokens before it is below top_p). It sorts only the candidates that can be
+// in the nucleus: those with weight ≥ a cut that starts at 1e-3 of the
+// maximum (weights are ≤ 1, the maximum is exp(0) = 1) and shrinks until the
+// candidates above it hold at least topP of the mass; everything below the
+// cut weighs less than everything above, so the result is exact.
+func (s *Sampler) nucleus(c []cand, total, topP float64) []cand {
+	target := topP * total
+	var sub []cand
+	if len(c) <= 256 {
+		sub = c
+	} else {
+		s.sub = grow(s.sub, len(c))
+		for cutW := float32(1e-3); ; cutW *= 1e-3 {
+			sub = s.sub[:0]
+			var mass float64
+			for i := range c {
+				if c[i].w >= cutW {
+					sub = append(sub, c[i])
+					mass += float64(c[i].w)
+				}
+			}
+			if mass >= target || cutW == 0 || len(sub) == len(c) {
+				break
+			}
+		}
+	}
+	slices.SortFunc(sub, candCmp)
+	var acc float64
+	k := 0
+	for k < len(sub) && (k == 0 || acc < target) {
+		acc += float64(sub[k].w)
+		k++
+	}
+	return sub[:k]
+}
+
+// selectTop reorders c so that c[:k] holds its k first candidates in the
+// candidate order (in no particular order among themselves), 0 < k < len(c).
+// Quickselect with a median-of-three pivot, falling back to a full sort if
+// partitioning degenerates.
+func selectTop(c []cand, k int) {
+	lo, hi := 0, len(c) // the k-th boundary lies in [lo, hi)
+	for budget := 64; hi-lo > 16; budget-- {
+		if budget == 0 {
+			slices.SortFunc(c[lo:hi], candCmp)
+			return
+		}
+		mid := lo + (hi-lo)/2
+		// median of three to c[hi-1] as pivot
+		if before(&c[mid], &c[lo]) {
+			c[mid], c[lo] = c[lo], c[mid]
+		}
+		if before(&c[hi-1], &c[lo]) {
+			c[hi-1], c[lo] = c[lo], c[hi-1]
+		}
+		if before(&c[mid], &c[hi-1]) {
+			c[mid], c[hi-1] = c[hi-1], c[mid]
+		}
+		pv := c[hi-1]
+		store := lo
+		for i := lo; i < hi-1; i++ {
+			if before(&c[i], &pv) {
+				c[i], c[store] = c[store], c[i]
+				store++
+			}
+		}
+		c[store], c[hi-1] = c[hi-1], c[store]
+		switch {
+		case store == k || store == k-1:
+			return
+		case store > k:
+			hi = store
+		default:
+			lo = store + 1
+		}
+	}
+	slices.SortFunc(c[lo:hi], candCmp)
+}
+
+// computeLogprobs returns the logprobs of a position from its raw logits:
+// log_softmax over the whole vocabulary, the sampled token's value and rank,
+// and the top n tokens (ties to the lower id).
+func computeLogprobs(raw []float32, tok int32, n int) *Logprobs {
+	m := float32(math.Inf(-1))
+	for _, l := range raw {
+		m = max(m, l)
+	}
+	var sum float64
+	for _, l := range raw {
+		sum += math.Exp(float64(l - m))
+	}
+	lse := float64(m) + math.Log(sum)
+	lp := &Logprobs{Top: make([]TokenLogprob, 0, n)}
+	st := raw[tok]
+	lp.Sampled = TokenLogprob{Token: tok, Logprob: float32(float64(st) - lse)}
+	// Rank as vLLM computes it: the number of tokens scoring ≥ the sampled one.
+	for _, l := range raw {
+		if l >= st {
+			lp.Rank++
+		}
+	}
+	if n == 0 {
+		return lp
+	}
+	// Insertion into a sorted array of the best n raw logits seen so far.
+	top := lp.Top[:0]
+	for i, l := range raw {
+		if len(top) == n && !(l > top[n-1].Logprob) {
+			continue // ties keep the lower id already held
+		}
+		j := len(top)
+		if j < n {
+			top = append(top, TokenLogprob{})
+		} else {
+			j = n - 1
+		}
+		for j > 0 && l > top[j-1].Logprob {
+			top[j] = top[j-1]
+			j--
+		}
+		top[j] = TokenLogprob{Token: int32(i), Logprob: l}
+	}
+	for i := range top {
+		top[i].Logprob = float32(float64(top[i].Logprob) - lse)
+	}
+	lp.Top = top
+	return lp
+}
+
+// grow returns b with length ≥ n, reallocating only when too short.
+func grow[T any](b []T, n int) []T {
+	if len(b) >= n {
+		return b
+	}
+	return make([]T, n)
+}
