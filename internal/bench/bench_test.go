@@ -1,0 +1,188 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestPercentileLinearInterpolation(t *testing.T) {
+	// numpy.percentile([1,2,3,4], p) with the default linear method.
+	xs := []float64{1, 2, 3, 4}
+	for _, tc := range []struct{ p, want float64 }{
+		{0, 1}, {50, 2.5}, {90, 3.7}, {99, 3.97}, {100, 4}, {25, 1.75},
+	} {
+		if got := percentile(xs, tc.p); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("percentile(%v, %g) = %g, want %g", xs, tc.p, got, tc.want)
+		}
+	}
+	s := summarize([]float64{4, 1, 3, 2}, []float64{50, 99})
+	if s.Mean != 2.5 || s.Median != 2.5 || math.Abs(s.Std-math.Sqrt(1.25)) > 1e-12 {
+		t.Errorf("summarize = %+v", s)
+	}
+	if got := pLabel(99.9); got != "99.9" {
+		t.Errorf("pLabel(99.9) = %q", got)
+	}
+}
+
+func TestGammaIntervalsHaveTheRequestedRate(t *testing.T) {
+	for _, burst := range []float64{0.5, 1, 4} {
+		rng := rand.New(rand.NewPCG(1, 2))
+		const n, rate = 20000, 8.0
+		var sum float64
+		for range n {
+			sum += gammaInterval(rng, rate, burst).Seconds()
+		}
+		if mean := sum / n; math.Abs(mean-1/rate) > 0.05/rate {
+			t.Errorf("burstiness %g: mean interval %.4fs, want %.4fs", burst, mean, 1/rate)
+		}
+	}
+}
+
+// fakeServer speaks just enough of the OpenAI streaming API and vLLM's
+// /metrics; lie adds to the reported generation tokens.
+type fakeServer struct {
+	mu                      sync.Mutex
+	requests, prompt, gen   int
+	lie                     int
+	sawIgnoreEOS, sawTokens bool
+}
+
+func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/v1/models":
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"object":"list","data":[{"id":"fake","object":"model"}]}`)
+	case "/tokenize":
+		var req struct{ Prompt string }
+		json.NewDecoder(r.Body).Decode(&req)
+		ids := make([]int, len(strings.Fields(req.Prompt))+1)
+		b, _ := json.Marshal(map[string]any{"tokens": ids, "count": len(ids)})
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(b)
+	case "/v1/completions":
+		var req struct {
+			Prompt    []int `json:"prompt"`
+			MaxTokens int   `json:"max_tokens"`
+			IgnoreEOS bool  `json:"ignore_eos"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := 0; i < req.MaxTokens; i++ {
+			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"text\":\"t%d \"}]}\n\n", i)
+			w.(http.Flusher).Flush()
+		}
+		fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":%d}}\n\ndata: [DONE]\n\n", len(req.Prompt), req.MaxTokens)
+		f.mu.Lock()
+		f.requests++
+		f.prompt += len(req.Prompt)
+		f.gen += req.MaxTokens
+		f.sawIgnoreEOS = f.sawIgnoreEOS || req.IgnoreEOS
+		f.sawTokens = f.sawTokens || len(req.Prompt) > 0
+		f.mu.Unlock()
+	case "/metrics":
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		fmt.Fprintf(w, "# TYPE vllm:request_success_total counter\nvllm:request_success_total{model_name=\"fake\",engine=\"0\",finished_reason=\"length\"} %d\n", f.requests)
+		fmt.Fprintf(w, "# TYPE vllm:prompt_tokens_total counter\nvllm:prompt_tokens_total{model_name=\"fake\",engine=\"0\"} %d\n", f.prompt)
+		fmt.Fprintf(w, "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{model_name=\"fake\",engine=\"0\"} %d\n", f.gen+f.lie*f.requests)
+		for _, h := range []string{"vllm:time_to_first_token_seconds", "vllm:e2e_request_latency_seconds"} {
+			fmt.Fprintf(w, "# TYPE %s histogram\n%s_bucket{model_name=\"fake\",engine=\"0\",le=\"+Inf\"} %d\n%s_sum{model_name=\"fake\",engine=\"0\"} %g\n%s_count{model_name=\"fake\",engine=\"0\"} %d\n",
+				h, h, f.requests, h, 0.0000001*float64(f.requests), h, f.requests)
+		}
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func TestRunAgainstAFakeServer(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		lie    int
+		wantOK bool
+	}{
+		{"honest metrics", 0, true},
+		{"metrics that undercount", -1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := &fakeServer{lie: tc.lie}
+			srv := httptest.NewServer(fake)
+			defer srv.Close()
+			res, err := Run(context.Background(), Config{
+				BaseURL: srv.URL, Endpoint: "/v1/completions", NumPrompts: 12,
+				RandomInputLen: 16, RandomOutputLen: 8, RandomRangeRatio: 0.5,
+				RequestRate: math.Inf(1), Burstiness: 1, MaxConcurrency: 4, IgnoreEOS: true,
+				Seed: 7, Warmup: 1, Tokenize: true, CheckMetrics: true, Tolerance: 0.05,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Completed != 12 || res.Failed != 0 {
+				t.Fatalf("completed %d failed %d: %v", res.Completed, res.Failed, res.Errors)
+			}
+			if !fake.sawIgnoreEOS || !fake.sawTokens {
+				t.Errorf("requests did not carry ignore_eos and token-id prompts")
+			}
+			if res.MaxConcurrentRequests > 4 {
+				t.Errorf("peak concurrency %d exceeds --max-concurrency 4", res.MaxConcurrentRequests)
+			}
+			if res.TTFT.Mean <= 0 || res.E2EL.Mean < res.TTFT.Mean || res.TotalOutputTokens == 0 {
+				t.Errorf("implausible result: ttft %v e2el %v out %d", res.TTFT.Mean, res.E2EL.Mean, res.TotalOutputTokens)
+			}
+			if got := res.MetricsOK(); got != tc.wantOK {
+				t.Errorf("MetricsOK = %v, want %v; checks %+v", got, tc.wantOK, res.Checks)
+			}
+			b, err := json.Marshal(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			json.Unmarshal(b, &m)
+			for _, k := range []string{"completed", "total_input_tokens", "total_output_tokens", "request_throughput",
+				"output_throughput", "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "p90_itl_ms", "mean_e2el_ms", "ttfts", "itls"} {
+				if _, ok := m[k]; !ok {
+					t.Errorf("JSON result lacks vLLM field %q", k)
+				}
+			}
+			var table, svg strings.Builder
+			res.WriteTable(&table)
+			if !strings.Contains(table.String(), "Serving Benchmark Result") || !strings.Contains(table.String(), "Mean TTFT (ms):") {
+				t.Errorf("table:\n%s", table.String())
+			}
+			if err := res.WritePlotSVG(&svg); err != nil || !strings.Contains(svg.String(), "<circle") {
+				t.Errorf("plot: %v", err)
+			}
+		})
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	good := Config{BaseURL: "http://x", Endpoint: "/v1/completions", NumPrompts: 1, RandomInputLen: 1, RandomOutputLen: 1, RequestRate: 1, Burstiness: 1}
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, mut := range map[string]func(*Config){
+		"endpoint":    func(c *Config) { c.Endpoint = "/v1/embeddings" },
+		"prompts":     func(c *Config) { c.NumPrompts = 0 },
+		"range":       func(c *Config) { c.RandomRangeRatio = 1 },
+		"rate":        func(c *Config) { c.RequestRate = 0 },
+		"burstiness":  func(c *Config) { c.Burstiness = -1 },
+		"percentiles": func(c *Config) { c.Percentiles = []float64{100} },
+	} {
+		c := good
+		mut(&c)
+		if c.Validate() == nil {
+			t.Errorf("%s: Validate accepted a bad config", name)
+		}
+	}
+}

@@ -1,0 +1,208 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// client speaks the OpenAI streaming API of one server.
+type client struct {
+	http    *http.Client
+	baseURL string
+	apiKey  string
+}
+
+// requestResult is what one benchmark request measured.
+type requestResult struct {
+	Success      bool
+	Err          string
+	Start        time.Time     // when the request was sent
+	TTFT         time.Duration // to the first chunk with content
+	ITL          []time.Duration
+	Latency      time.Duration
+	PromptTokens int // from the server's usage
+	OutputTokens int // from the server's usage
+	Text         string
+}
+
+func (c *client) newRequest(ctx context.Context, method, path string, body any) (*http.Request, error) {
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.baseURL+path, r)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	return req, nil
+}
+
+// errorFrom turns a non-2xx response into an error carrying the OpenAI
+// error message when there is one.
+func errorFrom(resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	var env struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(b, &env) == nil && env.Error.Message != "" {
+		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, env.Error.Message)
+	}
+	return fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(b)))
+}
+
+// tokenize calls the server's POST /tokenize (vLLM's extension).
+func (c *client) tokenize(ctx context.Context, model, text string) ([]int32, error) {
+	req, err := c.newRequest(ctx, http.MethodPost, "/tokenize", map[string]any{"model": model, "prompt": text})
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, errorFrom(resp)
+	}
+	var out struct {
+		Tokens []int32 `json:"tokens"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, fmt.Errorf("decoding /tokenize reply: %w", err)
+	}
+	return out.Tokens, nil
+}
+
+// streamChunk covers both completions and chat-completions stream chunks.
+type streamChunk struct {
+	Choices []struct {
+		Text  string `json:"text"`
+		Delta struct {
+			Content string `json:"content"`
+		} `json:"delta"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+}
+
+// send runs one streaming request and measures it. Failures are recorded
+// in the result, not returned: a benchmark goes on.
+func (c *client) send(ctx context.Context, cfg *Config, p *Prompt) requestResult {
+	body := map[string]any{
+		"model":          cfg.Model,
+		"max_tokens":     p.OutputLen,
+		"stream":         true,
+		"stream_options": map[string]any{"include_usage": true},
+		"temperature":    0.0,
+	}
+	if cfg.IgnoreEOS {
+		body["ignore_eos"] = true
+	}
+	if cfg.Endpoint == "/v1/chat/completions" {
+		body["messages"] = []map[string]string{{"role": "user", "content": p.Text}}
+		delete(body, "max_tokens")
+		body["max_completion_tokens"] = p.OutputLen
+	} else if p.TokenIDs != nil {
+		body["prompt"] = p.TokenIDs
+	} else {
+		body["prompt"] = p.Text
+	}
+	res := requestResult{Start: time.Now()}
+	req, err := c.newRequest(ctx, http.MethodPost, cfg.Endpoint, body)
+	if err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		res.Err = errorFrom(resp).Error()
+		return res
+	}
+	var text strings.Builder
+	last := res.Start
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	done := false
+	for sc.Scan() {
+		line := sc.Text()
+		data, ok := strings.CutPrefix(line, "data:")
+		if !ok {
+			continue
+		}
+		data = strings.TrimSpace(data)
+		if data == "[DONE]" {
+			done = true
+			break
+		}
+		now := time.Now()
+		var ch streamChunk
+		if err := json.Unmarshal([]byte(data), &ch); err != nil {
+			res.Err = fmt.Sprintf("bad stream chunk %q: %v", data, err)
+			return res
+		}
+		if ch.Usage != nil {
+			res.PromptTokens = ch.Usage.PromptTokens
+			res.OutputTokens = ch.Usage.CompletionTokens
+		}
+		content := ""
+		for _, choice := range ch.Choices {
+			content += choice.Text + choice.Delta.Content
+		}
+		if content == "" {
+			continue
+		}
+		if text.Len() == 0 && res.TTFT == 0 {
+			res.TTFT = now.Sub(res.Start)
+		} else {
+			res.ITL = append(res.ITL, now.Sub(last))
+		}
+		last = now
+		text.WriteString(content)
+	}
+	res.Latency = time.Since(res.Start)
+	if err := sc.Err(); err != nil {
+		res.Err = err.Error()
+		return res
+	}
+	if !done {
+		res.Err = "stream ended without data: [DONE]"
+		return res
+	}
+	if res.TTFT == 0 && res.OutputTokens > 0 {
+		// Every token decoded to empty text: the first chunk time is unknown.
+		res.Err = "no content chunk in the stream"
+		return res
+	}
+	res.Text = text.String()
+	res.Success = true
+	return res
+}
+
+var errNoTokenizer = errors.New("server has no /tokenize")
