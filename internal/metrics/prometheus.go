@@ -269,7 +269,7 @@ func (p *Prometheus) Record(s *stats.SchedulerStats, it *stats.IterationStats) {
 	}
 	addCount(p.promptCached, pts.CachedTokens)
 	addCount(p.genTokens, it.NumGenerationTokens)
-	p.iterTokens.Observe(float64(pts.Total + it.NumGenerationTokens))
+	p.iterTokens.Observe(float64(max(pts.Total+it.NumGenerationTokens, 0)))
 	for _, v := range it.MaxNumGenerationTokensIter {
 		p.reqMaxGenTokens.Observe(float64(v))
 	}
