@@ -17,7 +17,6 @@ type Sampler struct {
 	raw   []float32 // copy of the raw logits, when logprobs are requested
 	w     []float32 // unnormalised probabilities of the unfiltered path
 	cands []cand    // candidates of the filtered path
-	sub   []cand    // the top-p cut of cands
 	count []int32   // output token counts; all zero between calls
 	seen  []uint32  // repetition-penalty stamps; seen[t] == gen marks t done
 	gen   uint32
@@ -178,7 +177,7 @@ func (s *Sampler) sampleRandom(logits []float32, p *Params, rng *RNG) int32 {
 		w := s.w[:len(logits)]
 		var total float64
 		for i, l := range logits {
-			e := float32(math.Exp(float64((l - m) * invT)))
+			e := expf((l - m) * invT)
 			w[i] = e
 			total += float64(e)
 		}
@@ -224,7 +223,8 @@ func filters(p *Params, n int) (topK int, topP float32, filtered bool) {
 
 // filter returns the candidates that survive min_p, top_k and top_p, with
 // their weights exp((l-m)/T) and the total weight; m is the maximum logit.
-// The result aliases the Sampler's scratch.
+// The result aliases the Sampler's scratch; its order is deterministic but
+// unspecified.
 func (s *Sampler) filter(logits []float32, m float32, p *Params) ([]cand, float64) {
 	topK, topP, _ := filters(p, len(logits))
 	invT := 1 / p.Temperature
@@ -234,23 +234,24 @@ func (s *Sampler) filter(logits []float32, m float32, p *Params) ([]cand, float6
 		cut = float32(math.Log(float64(p.MinP)))
 	}
 	s.cands = grow(s.cands, len(logits))
-	c := s.cands[:0]
-	for i, l := range logits {
-		if z := (l - m) * invT; z >= cut && !math.IsInf(float64(z), -1) {
-			c = append(c, cand{id: int32(i), z: z})
+	var c []cand
+	if topK > 0 {
+		c = topKHeap(s.cands[:0:topK], logits, m, invT, cut)
+	} else {
+		c = s.cands[:0]
+		for i, l := range logits {
+			if z := (l - m) * invT; z >= cut && z > minZ {
+				c = append(c, cand{id: int32(i), z: z})
+			}
 		}
-	}
-	if topK > 0 && len(c) > topK {
-		selectTop(c, topK)
-		c = c[:topK]
 	}
 	var total float64
 	for i := range c {
-		c[i].w = float32(math.Exp(float64(c[i].z)))
+		c[i].w = expf(c[i].z)
 		total += float64(c[i].w)
 	}
 	if topP < 1 {
-		c = s.nucleus(c, total, float64(topP))
+		c = c[:nucleus(c, float64(topP)*total)]
 		total = 0
 		for i := range c {
 			total += float64(c[i].w)
@@ -259,85 +260,140 @@ func (s *Sampler) filter(logits []float32, m float32, p *Params) ([]cand, float6
 	return c, total
 }
 
-// nucleus returns the smallest prefix, in candidate order, of c whose mass
-// reaches topP·total (vLLM's top_p: a token is kept when the mass of the
-// tokens before it is below top_p). It sorts only the candidates that can be
-// in the nucleus: those with weight ≥ a cut that starts at 1e-3 of the
-// maximum (weights are ≤ 1, the maximum is exp(0) = 1) and shrinks until the
-// candidates above it hold at least topP of the mass; everything below the
-// cut weighs less than everything above, so the result is exact.
-func (s *Sampler) nucleus(c []cand, total, topP float64) []cand {
-	target := topP * total
-	var sub []cand
-	if len(c) <= 256 {
-		sub = c
-	} else {
-		s.sub = grow(s.sub, len(c))
-		for cutW := float32(1e-3); ; cutW *= 1e-3 {
-			sub = s.sub[:0]
-			var mass float64
-			for i := range c {
-				if c[i].w >= cutW {
-					sub = append(sub, c[i])
-					mass += float64(c[i].w)
+// minZ excludes masked (-Inf) logits; anything this far below the maximum
+// has weight 0 anyway.
+const minZ = -1e30
+
+// topKHeap returns the first cap(h) candidates in candidate order among the
+// logits whose z = (l-m)·invT is ≥ cut, unordered. h is a heap whose root is
+// its last candidate in candidate order, so most logits are rejected by one
+// comparison with the root.
+func topKHeap(h []cand, logits []float32, m, invT, cut float32) []cand {
+	k := cap(h)
+	rootZ := float32(math.Inf(-1))
+	for i, l := range logits {
+		z := (l - m) * invT
+		if z < cut || z <= minZ {
+			continue
+		}
+		if len(h) < k {
+			h = append(h, cand{id: int32(i), z: z})
+			for j := len(h) - 1; j > 0; { // sift up: parents are later in order
+				parent := (j - 1) / 2
+				if !before(&h[parent], &h[j]) {
+					break
 				}
+				h[parent], h[j] = h[j], h[parent]
+				j = parent
 			}
-			if mass >= target || cutW == 0 || len(sub) == len(c) {
+			if len(h) == k {
+				rootZ = h[0].z
+			}
+			continue
+		}
+		// Ids increase along the scan, so an equal z loses the tie.
+		if z <= rootZ {
+			continue
+		}
+		h[0] = cand{id: int32(i), z: z}
+		for j := 0; ; { // sift down
+			worst, l, r := j, 2*j+1, 2*j+2
+			if l < k && before(&h[worst], &h[l]) {
+				worst = l
+			}
+			if r < k && before(&h[worst], &h[r]) {
+				worst = r
+			}
+			if worst == j {
 				break
 			}
+			h[j], h[worst] = h[worst], h[j]
+			j = worst
 		}
+		rootZ = h[0].z
 	}
-	slices.SortFunc(sub, candCmp)
-	var acc float64
-	k := 0
-	for k < len(sub) && (k == 0 || acc < target) {
-		acc += float64(sub[k].w)
-		k++
-	}
-	return sub[:k]
+	return h
 }
 
-// selectTop reorders c so that c[:k] holds its k first candidates in the
-// candidate order (in no particular order among themselves), 0 < k < len(c).
-// Quickselect with a median-of-three pivot, falling back to a full sort if
-// partitioning degenerates.
-func selectTop(c []cand, k int) {
-	lo, hi := 0, len(c) // the k-th boundary lies in [lo, hi)
-	for budget := 64; hi-lo > 16; budget-- {
-		if budget == 0 {
-			slices.SortFunc(c[lo:hi], candCmp)
-			return
-		}
-		mid := lo + (hi-lo)/2
-		// median of three to c[hi-1] as pivot
-		if before(&c[mid], &c[lo]) {
-			c[mid], c[lo] = c[lo], c[mid]
-		}
-		if before(&c[hi-1], &c[lo]) {
-			c[hi-1], c[lo] = c[lo], c[hi-1]
-		}
-		if before(&c[mid], &c[hi-1]) {
-			c[mid], c[hi-1] = c[hi-1], c[mid]
-		}
-		pv := c[hi-1]
+// nucleus reorders c so that c[:k] is the top_p nucleus and returns k: in
+// candidate order, a candidate is kept while the weight before it is below
+// target (vLLM's rule), and at least one is kept. It selects by partitioning
+// around pivots (expected linear time) and sorts only a small final range.
+func nucleus(c []cand, target float64) int {
+	lo, hi := 0, len(c)
+	var acc float64 // weight of c[:lo], all kept and before all of c[lo:]
+	for budget := 64; hi-lo > 32 && budget > 0; budget-- {
+		pv := pivot(c, lo, hi)
 		store := lo
+		var upper float64
 		for i := lo; i < hi-1; i++ {
 			if before(&c[i], &pv) {
+				upper += float64(c[i].w)
 				c[i], c[store] = c[store], c[i]
 				store++
 			}
 		}
 		c[store], c[hi-1] = c[hi-1], c[store]
-		switch {
-		case store == k || store == k-1:
-			return
-		case store > k:
-			hi = store
-		default:
-			lo = store + 1
+		if acc+upper >= target && store > 0 {
+			hi = store // the pivot and what follows it are out
+			continue
+		}
+		acc += upper + float64(c[store].w)
+		lo = store + 1
+		if acc >= target {
+			return lo
 		}
 	}
 	slices.SortFunc(c[lo:hi], candCmp)
+	for j := lo; j < hi; j++ {
+		if j > 0 && acc >= target {
+			return j
+		}
+		acc += float64(c[j].w)
+	}
+	return hi
+}
+
+// pivot moves the median of c[lo], c[mid], c[hi-1] (in candidate order) to
+// c[hi-1] and returns it.
+func pivot(c []cand, lo, hi int) cand {
+	mid := lo + (hi-lo)/2
+	if before(&c[mid], &c[lo]) {
+		c[mid], c[lo] = c[lo], c[mid]
+	}
+	if before(&c[hi-1], &c[lo]) {
+		c[hi-1], c[lo] = c[lo], c[hi-1]
+	}
+	if before(&c[mid], &c[hi-1]) {
+		c[mid], c[hi-1] = c[hi-1], c[mid]
+	}
+	return c[hi-1]
+}
+
+// expf returns e^x in float32 (Cephes expf: range reduction by ln 2 and a
+// degree-6 polynomial, within 2 ulp), 0 below -87.3 and for -Inf. It is
+// several times faster than math.Exp and the same on every platform.
+func expf(x float32) float32 {
+	if !(x >= -87.33654) { // also -Inf and NaN
+		if x != x {
+			return x
+		}
+		return 0
+	}
+	if x > 88 {
+		return float32(math.Exp(float64(x)))
+	}
+	fx := x*1.44269504088896341 + 0.5
+	n := int32(fx)
+	if float32(n) > fx {
+		n-- // floor
+	}
+	fn := float32(n)
+	x = x - fn*0.693359375 - fn*-2.12194440e-4
+	z := x * x
+	y := ((((1.9875691500e-4*x+1.3981999507e-3)*x+8.3334519073e-3)*x+4.1665795894e-2)*x+1.6666665459e-1)*x + 5.0000001201e-1
+	y = y*z + x + 1
+	return y * math.Float32frombits(uint32(n+127)<<23)
 }
 
 // computeLogprobs returns the logprobs of a position from its raw logits:
@@ -350,7 +406,7 @@ func computeLogprobs(raw []float32, tok int32, n int) *Logprobs {
 	}
 	var sum float64
 	for _, l := range raw {
-		sum += math.Exp(float64(l - m))
+		sum += float64(expf(l - m))
 	}
 	lse := float64(m) + math.Log(sum)
 	lp := &Logprobs{Top: make([]TokenLogprob, 0, n)}

@@ -519,3 +519,33 @@ func BenchmarkSample(b *testing.B) {
 		}
 	}
 }
+
+func TestExpf(t *testing.T) {
+	tests := []struct {
+		name   string
+		lo, hi float32
+	}{
+		{"softmax range", -87, 0},
+		{"near zero", -1e-3, 1e-3},
+		{"positive", 0, 88},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for i := 0; i <= 100000; i++ {
+				x := tt.lo + (tt.hi-tt.lo)*float32(i)/100000
+				got, want := float64(expf(x)), math.Exp(float64(x))
+				if math.Abs(got-want) > 3e-7*want {
+					t.Fatalf("expf(%g) = %g, want %g (rel err %.2g)", x, got, want, math.Abs(got-want)/want)
+				}
+			}
+		})
+	}
+	for _, c := range []struct{ x, want float32 }{{ninf(), 0}, {-100, 0}, {0, 1}} {
+		if got := expf(c.x); got != c.want {
+			t.Errorf("expf(%g) = %g, want %g", c.x, got, c.want)
+		}
+	}
+	if got := expf(float32(math.NaN())); got == got {
+		t.Errorf("expf(NaN) = %g, want NaN", got)
+	}
+}
