@@ -6,4 +6,45 @@
 // vLLM counterpart: vllm/v1/core/sched/scheduler.py, vllm/v1/request.py.
 // Imports: kvcache, sampling, stats. Never net/http, Prometheus, the
 // tokenizer or the environment. The scheduler sees token ids only.
+//
+// # A step
+//
+// Schedule takes one timestamp, then serves running requests first (decodes
+// and continuing prefill chunks) within MaxNumBatchedTokens; when the KV cache
+// cannot grow a running request it preempts by recompute (FCFS: the newest
+// running request; Priority: the highest Priority value, latest arrival):
+// blocks freed, NumComputedTokens reset to 0, back to the front of the
+// waiting queue, a PREEMPTED event. If nothing was preempted it then admits
+// waiting requests (prefix-cache lookup over prompt + generated tokens,
+// chunked prefill, MaxNumSeqs) with a SCHEDULED event; a request's
+// PrefillStats are set the first time it is scheduled. The executor runs the
+// SchedulerOutput; UpdateFromOutput advances computed tokens, registers newly
+// full blocks in the prefix cache (only now, after their KV was written),
+// appends sampled tokens and checks stops: EOS (unless IgnoreEOS) and stop
+// token ids once MinTokens are out, then MaxTokens, then MaxModelLen.
+//
+// # Outputs and events
+//
+// A request gets a CoreOutput only when it sampled a token or finished
+// (never for a partial prefill chunk). Its events since its previous output
+// (QUEUED, SCHEDULED, PREEMPTED) and, on its first output only, its
+// PrefillStats ride on that output. Abort finishes a request at once (blocks
+// freed immediately) and queues one CoreOutput{FinishReason: FinishAbort}
+// with its pending events for the next UpdateFromOutput; this is how client
+// cancellations reach the stats. Every UpdateFromOutput carries a
+// SchedulerStats snapshot taken after finished requests left the queues.
+// KV usage is 1 − free/NumBlocks (kvcache keeps no null block).
+//
+// SchedulerOutput.FinishedReqIDs are delivered with the next step that
+// schedules at least one request (an executor never sees an empty batch).
+//
+// # Invariants
+//
+// Every unfinished request is in exactly one of running or waiting; running
+// requests hold blocks covering their computed tokens; waiting (new or
+// preempted) requests hold no blocks and have 0 computed tokens; len(running)
+// ≤ MaxNumSeqs. CheckInvariants verifies this and the KV manager's
+// invariants; built with the `invariants` tag, each mutating method calls it.
+//
+// A Scheduler is not safe for concurrent use; core.Engine drives it.
 package sched

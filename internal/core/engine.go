@@ -1,0 +1,202 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"govllm/internal/kvcache"
+	"govllm/internal/sched"
+	"govllm/internal/stats"
+)
+
+// Executor runs one step's batch and samples (implemented by the runner).
+type Executor interface {
+	Execute(ctx context.Context, so *sched.SchedulerOutput) (*sched.RunnerOutput, error)
+}
+
+// ErrEngineDead is returned by Step after an executor failure.
+var ErrEngineDead = errors.New("core: engine is dead")
+
+// Config is the engine core's configuration.
+type Config struct {
+	Sched sched.Config
+	KV    kvcache.Config
+}
+
+// DefaultConfig combines the scheduler and KV-cache defaults.
+func DefaultConfig() Config {
+	return Config{Sched: sched.DefaultConfig(), KV: kvcache.DefaultConfig()}
+}
+
+// Validate checks both parts.
+func (c Config) Validate() error {
+	if err := c.Sched.Validate(); err != nil {
+		return err
+	}
+	return c.KV.Validate()
+}
+
+// Engine is the synchronous engine core. Not safe for concurrent use.
+type Engine struct {
+	s    *sched.Scheduler
+	exec Executor
+	err  error // sticky executor failure
+	// errOutputs report Commands whose AddRequest failed (Run only).
+	errOutputs []sched.CoreOutput
+}
+
+// New builds an Engine with a fresh KV-cache manager and scheduler.
+func New(cfg Config, exec Executor) (*Engine, error) {
+	if exec == nil {
+		return nil, fmt.Errorf("core: nil executor")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	kv, err := kvcache.NewManager(cfg.KV)
+	if err != nil {
+		return nil, err
+	}
+	s, err := sched.New(cfg.Sched, kv)
+	if err != nil {
+		return nil, err
+	}
+	return &Engine{s: s, exec: exec}, nil
+}
+
+// Scheduler exposes the scheduler for inspection between steps.
+func (e *Engine) Scheduler() *sched.Scheduler { return e.s }
+
+// AddRequest queues a request (errors wrap sched.ErrDuplicateRequest,
+// ErrEmptyPrompt, ErrPromptTooLong or ErrInvalidRequest).
+func (e *Engine) AddRequest(r sched.EngineRequest) error { return e.s.AddRequest(r) }
+
+// Abort finishes requests at once; each yields a FinishAbort output next step.
+func (e *Engine) Abort(ids ...sched.RequestID) { e.s.Abort(ids...) }
+
+// HasWork reports unfinished requests or undelivered outputs.
+func (e *Engine) HasWork() bool {
+	return e.s.HasRequests() || e.s.HasPendingOutputs() || len(e.errOutputs) > 0
+}
+
+// Step runs one step: schedule, execute (skipped when nothing is scheduled),
+// update. The result always carries SchedulerStats, and its Timestamp is
+// taken after execution. An executor error (or an output that does not
+// match the batch) kills the engine.
+func (e *Engine) Step(ctx context.Context) (sched.CoreOutputs, error) {
+	if e.err != nil {
+		return sched.CoreOutputs{}, fmt.Errorf("%w: %w", ErrEngineDead, e.err)
+	}
+	so := e.s.Schedule()
+	var ro *sched.RunnerOutput
+	if len(so.Requests) > 0 {
+		var err error
+		ro, err = e.exec.Execute(ctx, so)
+		if err == nil {
+			err = sched.CheckRunnerOutput(so, ro)
+		}
+		if err != nil {
+			e.err = fmt.Errorf("core: execute %d requests: %w", len(so.Requests), err)
+			return sched.CoreOutputs{}, e.err
+		}
+	}
+	outs := e.s.UpdateFromOutput(so, ro)
+	if len(e.errOutputs) > 0 {
+		outs.Outputs = append(e.errOutputs, outs.Outputs...)
+		e.errOutputs = nil
+	}
+	return outs, nil
+}
+
+// Command is one instruction to Run.
+type Command struct {
+	// Add queues a request.
+	Add *sched.EngineRequest
+	// Result, when non-nil, receives Add's error (nil on success); give it
+	// a buffer of 1: Run never blocks on it. When nil, a failed Add is
+	// reported as a CoreOutput{FinishReason: FinishError} for Add.ID in the
+	// next step.
+	Result chan<- error
+	// Abort finishes these requests (FinishAbort).
+	Abort []sched.RequestID
+}
+
+// Run owns the Engine on the calling goroutine: it applies pending
+// Commands, steps while there is work and sends every step's CoreOutputs
+// (stats-only ones too) to out, then one more stats-only CoreOutputs after
+// the last request leaves. When idle it blocks on in and ctx. It returns
+// ctx.Err() when ctx is done, nil when in is closed and the engine is idle,
+// and a wrapped error when the executor fails (the engine is then dead).
+func (e *Engine) Run(ctx context.Context, in <-chan Command, out chan<- sched.CoreOutputs) error {
+	owed := false // a stats-only snapshot after the last request left
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		in = e.drain(in)
+		if busy := e.HasWork(); busy || owed {
+			outs, err := e.Step(ctx)
+			if err != nil {
+				return err
+			}
+			select {
+			case out <- outs:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			owed = busy && !e.HasWork()
+			continue
+		}
+		if in == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case cmd, ok := <-in:
+			if !ok {
+				in = nil
+				continue
+			}
+			e.apply(cmd)
+		}
+	}
+}
+
+// drain applies every Command already waiting, without blocking. It returns
+// nil once in is closed.
+func (e *Engine) drain(in <-chan Command) <-chan Command {
+	for in != nil {
+		select {
+		case cmd, ok := <-in:
+			if !ok {
+				return nil
+			}
+			e.apply(cmd)
+		default:
+			return in
+		}
+	}
+	return nil
+}
+
+func (e *Engine) apply(cmd Command) {
+	if cmd.Add != nil {
+		err := e.AddRequest(*cmd.Add)
+		switch {
+		case cmd.Result != nil:
+			select {
+			case cmd.Result <- err:
+			default:
+			}
+		case err != nil:
+			e.errOutputs = append(e.errOutputs, sched.CoreOutput{
+				ReqID: cmd.Add.ID, FinishReason: stats.FinishError, StopReason: -1,
+			})
+		}
+	}
+	if len(cmd.Abort) > 0 {
+		e.Abort(cmd.Abort...)
+	}
+}

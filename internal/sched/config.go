@@ -1,0 +1,97 @@
+package sched
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Policy orders the waiting queue and picks preemption victims.
+type Policy uint8
+
+const (
+	// FCFS serves requests in arrival order and preempts the newest running one.
+	FCFS Policy = iota
+	// Priority serves the lowest Priority value first (ties by arrival) and
+	// preempts the highest value, latest arrival.
+	Priority
+)
+
+func (p Policy) String() string {
+	switch p {
+	case FCFS:
+		return "fcfs"
+	case Priority:
+		return "priority"
+	}
+	return fmt.Sprintf("Policy(%d)", uint8(p))
+}
+
+// ParsePolicy parses "fcfs" or "priority".
+func ParsePolicy(s string) (Policy, error) {
+	switch s {
+	case "fcfs":
+		return FCFS, nil
+	case "priority":
+		return Priority, nil
+	}
+	return 0, fmt.Errorf("%w: unknown scheduling policy %q (want fcfs or priority)", ErrInvalidConfig, s)
+}
+
+// ErrInvalidConfig is wrapped by every Config.Validate error.
+var ErrInvalidConfig = errors.New("sched: invalid config")
+
+// Config bounds what one step may schedule (vLLM SchedulerConfig).
+type Config struct {
+	// MaxNumSeqs caps the number of running requests.
+	MaxNumSeqs int
+	// MaxNumBatchedTokens is the per-step token budget.
+	MaxNumBatchedTokens int
+	// MaxModelLen caps prompt + output tokens of one request.
+	MaxModelLen int
+	Policy      Policy
+	// LongPrefillTokenThreshold, when > 0, caps the tokens one request may
+	// prefill in a single step.
+	LongPrefillTokenThreshold int
+	// EnableChunkedPrefill lets a prompt that does not fit the remaining
+	// budget be split across steps.
+	EnableChunkedPrefill bool
+}
+
+// DefaultConfig returns 128 sequences, a 2048-token budget, a 2048-token
+// model length, FCFS and chunked prefill on.
+func DefaultConfig() Config {
+	return Config{
+		MaxNumSeqs:           128,
+		MaxNumBatchedTokens:  2048,
+		MaxModelLen:          2048,
+		Policy:               FCFS,
+		EnableChunkedPrefill: true,
+	}
+}
+
+// Validate reports a configuration error wrapping ErrInvalidConfig.
+func (c Config) Validate() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, a...))
+	}
+	switch {
+	case c.MaxNumSeqs < 1:
+		return bad("max num seqs must be at least 1, got %d", c.MaxNumSeqs)
+	case c.MaxNumBatchedTokens < 1:
+		return bad("max num batched tokens must be at least 1, got %d", c.MaxNumBatchedTokens)
+	case c.MaxModelLen < 2:
+		return bad("max model len must be at least 2, got %d", c.MaxModelLen)
+	case c.Policy != FCFS && c.Policy != Priority:
+		return bad("unknown policy %d", c.Policy)
+	case c.LongPrefillTokenThreshold < 0:
+		return bad("long prefill token threshold must be ≥ 0, got %d", c.LongPrefillTokenThreshold)
+	case !c.EnableChunkedPrefill && c.MaxNumBatchedTokens < c.MaxModelLen:
+		return bad("max num batched tokens (%d) is smaller than max model len (%d) with chunked prefill off: long prompts could never be scheduled",
+			c.MaxNumBatchedTokens, c.MaxModelLen)
+	case !c.EnableChunkedPrefill && c.LongPrefillTokenThreshold > 0:
+		return bad("long prefill token threshold needs chunked prefill")
+	case c.MaxNumBatchedTokens < c.MaxNumSeqs:
+		return bad("max num batched tokens (%d) is smaller than max num seqs (%d)", c.MaxNumBatchedTokens, c.MaxNumSeqs)
+	}
+	return nil
+}

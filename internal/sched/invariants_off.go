@@ -1,0 +1,5 @@
+//go:build !invariants
+
+package sched
+
+const invariantsEnabled = false

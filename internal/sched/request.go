@@ -1,0 +1,108 @@
+package sched
+
+import (
+	"fmt"
+	"time"
+
+	"govllm/internal/sampling"
+	"govllm/internal/stats"
+)
+
+// Status is a request's place in the state machine:
+//
+//	Waiting ──schedule──► Running ──stop/length──► Finished
+//	   ▲                   │  ▲
+//	   │                   │  └──schedule── Preempted ◄─┐
+//	   │                   └──no KV blocks──────────────┘
+//	   └── abort from any non-finished state ──► Finished(abort)
+type Status uint8
+
+const (
+	StatusWaiting Status = iota
+	StatusRunning
+	StatusPreempted
+	StatusFinished
+)
+
+func (s Status) String() string {
+	switch s {
+	case StatusWaiting:
+		return "waiting"
+	case StatusRunning:
+		return "running"
+	case StatusPreempted:
+		return "preempted"
+	case StatusFinished:
+		return "finished"
+	}
+	return fmt.Sprintf("Status(%d)", uint8(s))
+}
+
+// Request is the scheduler's state of one engine request (vLLM Request).
+// The scheduler owns it; callers may read it between steps.
+type Request struct {
+	ID          RequestID
+	Params      sampling.Params
+	EOSTokenID  int32
+	Priority    int
+	ArrivalTime time.Time
+
+	Status       Status
+	FinishReason stats.FinishReason
+	StopReason   int32 // the stop token id that finished it, or -1
+
+	// NumComputedTokens tokens of AllTokenIDs have their KV in the cache.
+	NumComputedTokens int
+	NumPromptTokens   int
+	NumPreemptions    int
+
+	allTokens []int32 // prompt + output, append-only
+	seq       uint64  // arrival order, breaks ties
+
+	events       []stats.Event
+	prefillStats *stats.PrefillStats
+	prefillSet   bool
+	heapIndex    int
+}
+
+// AllTokenIDs is prompt + output (read-only).
+func (r *Request) AllTokenIDs() []int32 { return r.allTokens }
+
+// PromptTokenIDs is the prompt (read-only).
+func (r *Request) PromptTokenIDs() []int32 { return r.allTokens[:r.NumPromptTokens:r.NumPromptTokens] }
+
+// OutputTokenIDs is the generated tokens so far (read-only).
+func (r *Request) OutputTokenIDs() []int32 { return r.allTokens[r.NumPromptTokens:] }
+
+// NumTokens is prompt + output length.
+func (r *Request) NumTokens() int { return len(r.allTokens) }
+
+// NumOutputTokens is the number of generated tokens.
+func (r *Request) NumOutputTokens() int { return len(r.allTokens) - r.NumPromptTokens }
+
+func (r *Request) recordEvent(t stats.EventType, ts time.Time) {
+	r.events = append(r.events, stats.Event{Type: t, Time: ts})
+}
+
+func (r *Request) takeEvents() []stats.Event {
+	ev := r.events
+	r.events = nil
+	return ev
+}
+
+func (r *Request) takePrefillStats() *stats.PrefillStats {
+	ps := r.prefillStats
+	r.prefillStats = nil
+	return ps
+}
+
+// before is the priority order: lower Priority, then earlier arrival.
+func (r *Request) before(o *Request) bool {
+	if r.Priority != o.Priority {
+		return r.Priority < o.Priority
+	}
+	if !r.ArrivalTime.Equal(o.ArrivalTime) {
+		return r.ArrivalTime.Before(o.ArrivalTime)
+	}
+	return r.seq < o.seq
+}
