@@ -623,7 +623,8 @@ func parse(path string, r io.Reader, size int64) (*File, error) {
 		d.fail("data section starts at %d, past the end of the file (%d bytes)", f.DataOffset, size)
 		return nil, d.err
 	}
-	f.DataSize = max(size-f.DataOffset, 0)
+	f.DataOffset = min(f.DataOffset, size) // no tensors: nothing follows
+	f.DataSize = size - f.DataOffset
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
 		if t.Offset > uint64(f.DataSize) || t.Size > uint64(f.DataSize)-t.Offset {
