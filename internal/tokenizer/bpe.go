@@ -132,9 +132,9 @@ func (t *Tokenizer) bpe(w *workspace, out []int32) []int32 {
 
 // encodeSPM encodes one text segment SentencePiece-style: '▁' prepended,
 // spaces as '▁', characters missing from the vocabulary as byte tokens.
-func (t *Tokenizer) encodeSPM(w *workspace, out []int32, text string) []int32 {
+func (t *Tokenizer) encodeSPM(w *workspace, out []int32, text string, prefix bool) []int32 {
 	w.syms = w.syms[:0]
-	if t.prefixSpace {
+	if prefix {
 		t.addSPMChar(w, "▁", t.spaceID)
 	}
 	for i := 0; i < len(text); {

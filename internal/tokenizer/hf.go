@@ -1,7 +1,438 @@
 package tokenizer
 
-import "fmt"
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
 
+// hfFile is the part of a Hugging Face tokenizer.json this package reads.
+type hfFile struct {
+	AddedTokens []struct {
+		ID      int32  `json:"id"`
+		Content string `json:"content"`
+		LStrip  bool   `json:"lstrip"`
+		RStrip  bool   `json:"rstrip"`
+		Special bool   `json:"special"`
+	} `json:"added_tokens"`
+	Normalizer    *hfComponent `json:"normalizer"`
+	PreTokenizer  *hfComponent `json:"pre_tokenizer"`
+	PostProcessor *hfComponent `json:"post_processor"`
+	Decoder       *hfComponent `json:"decoder"`
+	Model         struct {
+		Type         string           `json:"type"`
+		Vocab        map[string]int32 `json:"vocab"`
+		Merges       json.RawMessage  `json:"merges"`
+		UnkToken     *string          `json:"unk_token"`
+		ByteFallback bool             `json:"byte_fallback"`
+		IgnoreMerges bool             `json:"ignore_merges"`
+		// Unsupported options, rejected when set.
+		ContinuingSubwordPrefix *string  `json:"continuing_subword_prefix"`
+		EndOfWordSuffix         *string  `json:"end_of_word_suffix"`
+		Dropout                 *float64 `json:"dropout"`
+	} `json:"model"`
+}
+
+// hfComponent is any normalizer, pre-tokenizer, post-processor or decoder.
+type hfComponent struct {
+	Type          string        `json:"type"`
+	Normalizers   []hfComponent `json:"normalizers"`
+	Pretokenizers []hfComponent `json:"pretokenizers"`
+	Processors    []hfComponent `json:"processors"`
+	Decoders      []hfComponent `json:"decoders"`
+	Prepend       string        `json:"prepend"`
+	Pattern       struct {
+		String *string `json:"String"`
+		Regex  *string `json:"Regex"`
+	} `json:"pattern"`
+	Content        string `json:"content"`
+	Start          int    `json:"start"`
+	Replacement    string `json:"replacement"`
+	AddPrefixSpace *bool  `json:"add_prefix_space"`
+	PrependScheme  string `json:"prepend_scheme"`
+	UseRegex       *bool  `json:"use_regex"`
+	Behavior       string `json:"behavior"`
+	Invert         bool   `json:"invert"`
+	Single         []struct {
+		SpecialToken *struct {
+			ID string `json:"id"`
+		} `json:"SpecialToken"`
+	} `json:"single"`
+	SpecialTokens map[string]struct {
+		IDs []int32 `json:"ids"`
+	} `json:"special_tokens"`
+}
+
+// walk visits c and every component nested in it.
+func (c *hfComponent) walk(fn func(*hfComponent)) {
+	if c == nil {
+		return
+	}
+	fn(c)
+	for _, l := range [][]hfComponent{c.Normalizers, c.Pretokenizers, c.Processors, c.Decoders} {
+		for i := range l {
+			l[i].walk(fn)
+		}
+	}
+}
+
+// hfConfig is the part of tokenizer_config.json this package reads.
+type hfConfig struct {
+	BOSToken     hfTokenString   `json:"bos_token"`
+	EOSToken     hfTokenString   `json:"eos_token"`
+	AddBOSToken  *bool           `json:"add_bos_token"`
+	AddEOSToken  *bool           `json:"add_eos_token"`
+	ChatTemplate json.RawMessage `json:"chat_template"`
+}
+
+// hfTokenString is a token given as a string or as {"content": ...}.
+type hfTokenString string
+
+func (s *hfTokenString) UnmarshalJSON(b []byte) error {
+	if bytes.Equal(b, []byte("null")) {
+		return nil
+	}
+	if len(b) > 0 && b[0] == '{' {
+		var v struct {
+			Content string `json:"content"`
+		}
+		if err := json.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		*s = hfTokenString(v.Content)
+		return nil
+	}
+	var v string
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*s = hfTokenString(v)
+	return nil
+}
+
+// hfGenerationConfig is the part of generation_config.json this package reads.
+type hfGenerationConfig struct {
+	BOSTokenID *int32          `json:"bos_token_id"`
+	EOSTokenID json.RawMessage `json:"eos_token_id"` // int or list
+}
+
+// loadHF reads a tokenizer.json, and tokenizer_config.json,
+// generation_config.json and chat_template.jinja from dir when present.
 func loadHF(path, dir string) (*Tokenizer, error) {
-	return nil, fmt.Errorf("%w: tokenizer.json not implemented yet (%s)", ErrUnsupported, path)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	var cfg hfConfig
+	if err := readOptionalJSON(filepath.Join(dir, "tokenizer_config.json"), &cfg); err != nil {
+		return nil, err
+	}
+	var gen hfGenerationConfig
+	if err := readOptionalJSON(filepath.Join(dir, "generation_config.json"), &gen); err != nil {
+		return nil, err
+	}
+	t, err := parseHF(path, b, &cfg, &gen)
+	if err != nil {
+		return nil, err
+	}
+	if t.chatTemplate == "" {
+		if tpl, err := os.ReadFile(filepath.Join(dir, "chat_template.jinja")); err == nil {
+			t.chatTemplate = string(tpl)
+		}
+	}
+	return t, nil
+}
+
+func readOptionalJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("tokenizer: %w", err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrFormat, path, err)
+	}
+	return nil
+}
+
+func parseHF(path string, b []byte, cfg *hfConfig, gen *hfGenerationConfig) (*Tokenizer, error) {
+	var f hfFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrFormat, path, err)
+	}
+	unsupported := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s: %s", ErrUnsupported, path, fmt.Sprintf(format, args...))
+	}
+	m := &f.Model
+	if m.Type != "BPE" && !(m.Type == "" && m.Merges != nil) {
+		return nil, unsupported("model type %q (supported: BPE)", m.Type)
+	}
+	if (m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "") || (m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "") || (m.Dropout != nil && *m.Dropout != 0) {
+		return nil, unsupported("BPE with continuing_subword_prefix, end_of_word_suffix or dropout")
+	}
+
+	// Which algorithm, from the normalizer / pre-tokenizer / decoder.
+	var (
+		byteLevel, metaspace, replaceSpace, prepend bool
+		firstOnly, stripLead                        bool
+		pre                                         = pretokNone
+		normErr, preErr                             error
+	)
+	f.Normalizer.walk(func(c *hfComponent) {
+		switch c.Type {
+		case "Sequence":
+		case "Prepend":
+			prepend = c.Prepend == "▁"
+		case "Replace":
+			if c.Pattern.String != nil && *c.Pattern.String == " " && c.Content == "▁" {
+				replaceSpace = true
+			} else {
+				normErr = unsupported("normalizer Replace %v", c.Pattern)
+			}
+		default:
+			normErr = unsupported("normalizer %q", c.Type)
+		}
+	})
+	f.PreTokenizer.walk(func(c *hfComponent) {
+		switch c.Type {
+		case "Sequence":
+		case "ByteLevel":
+			byteLevel = true
+			if c.AddPrefixSpace != nil && *c.AddPrefixSpace {
+				preErr = unsupported("ByteLevel pre-tokenizer with add_prefix_space")
+			}
+			if c.UseRegex == nil || *c.UseRegex {
+				pre = pretokGPT2
+			}
+		case "Split":
+			if c.Pattern.Regex == nil || c.Invert || c.Behavior != "Isolated" {
+				preErr = unsupported("Split pre-tokenizer %+v", c.Pattern)
+				return
+			}
+			switch *c.Pattern.Regex {
+			case gpt2Pattern:
+				pre = pretokGPT2
+			case llama3Pattern:
+				pre = pretokLlama3
+			case qwen2Pattern:
+				pre = pretokQwen2
+			default:
+				preErr = unsupported("Split pre-tokenizer regex %q", *c.Pattern.Regex)
+			}
+		case "Metaspace":
+			metaspace = true
+			prepend = c.PrependScheme != "never" && (c.AddPrefixSpace == nil || *c.AddPrefixSpace)
+			firstOnly = c.PrependScheme == "first"
+		default:
+			preErr = unsupported("pre-tokenizer %q", c.Type)
+		}
+	})
+	if normErr != nil {
+		return nil, normErr
+	}
+	if preErr != nil {
+		return nil, preErr
+	}
+	f.Decoder.walk(func(c *hfComponent) {
+		switch c.Type {
+		case "ByteLevel":
+			byteLevel = true
+		case "Strip":
+			stripLead = stripLead || (c.Content == " " && c.Start > 0)
+		case "Metaspace":
+			stripLead = stripLead || c.PrependScheme != "never" && (c.AddPrefixSpace == nil || *c.AddPrefixSpace)
+		}
+	})
+	k := kindSPM
+	switch {
+	case byteLevel && !metaspace && !replaceSpace:
+		k = kindByteLevel
+	case !byteLevel && (metaspace || replaceSpace):
+	default:
+		return nil, unsupported("neither a SentencePiece-style (▁) nor a byte-level BPE")
+	}
+
+	// Vocabulary: the model's, then the added tokens (which may extend it).
+	size := 0
+	for _, id := range m.Vocab {
+		if int(id) >= size {
+			size = int(id) + 1
+		}
+	}
+	for _, a := range f.AddedTokens {
+		if int(a.ID) >= size {
+			size = int(a.ID) + 1
+		}
+	}
+	if size == 0 || size > 1<<24 {
+		return nil, fmt.Errorf("%w: %s: vocabulary of %d ids", ErrFormat, path, size)
+	}
+	entries := make([]vocabEntry, size)
+	for s, id := range m.Vocab {
+		if id < 0 {
+			return nil, fmt.Errorf("%w: %s: negative id for %q", ErrFormat, path, s)
+		}
+		e := vocabEntry{piece: s}
+		if _, ok := parseByteToken(s); ok && k == kindSPM && m.ByteFallback {
+			e.attrs = attrByte
+		}
+		entries[id] = e
+	}
+	var added []specialTok
+	for _, a := range f.AddedTokens {
+		if a.ID < 0 {
+			return nil, fmt.Errorf("%w: %s: negative id for %q", ErrFormat, path, a.Content)
+		}
+		e := vocabEntry{piece: a.Content, text: a.Content}
+		if a.Special {
+			e.attrs = attrSpecial
+		}
+		entries[a.ID] = e
+		added = append(added, specialTok{s: a.Content, id: a.ID, lstrip: a.LStrip, rstrip: a.RStrip})
+	}
+	t := newTokenizer(k, entries)
+	for _, s := range added {
+		t.vocab[s.s] = s.id
+		t.special.add(s)
+	}
+	pairs, err := parseMerges(m.Merges)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: merges: %w", ErrFormat, path, err)
+	}
+	if err := t.setMerges(pairs); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	t.pretok = pre
+	t.ignoreMerges = m.IgnoreMerges
+	t.prefixSpace = prepend
+	t.prefixFirstOnly = firstOnly
+	t.stripLeading = stripLead && k == kindSPM
+	if m.UnkToken != nil {
+		if id, ok := t.vocab[*m.UnkToken]; ok {
+			t.unk = id
+		}
+	}
+
+	// Special ids: tokenizer_config.json, then the post-processor, then
+	// generation_config.json.
+	lookup := func(s hfTokenString) int32 {
+		if id, ok := t.vocab[string(s)]; ok && s != "" {
+			return id
+		}
+		return -1
+	}
+	t.bos, t.eos = lookup(cfg.BOSToken), lookup(cfg.EOSToken)
+	postBOS := int32(-1)
+	f.PostProcessor.walk(func(c *hfComponent) {
+		if c.Type == "TemplateProcessing" && len(c.Single) > 0 && c.Single[0].SpecialToken != nil {
+			if st, ok := c.SpecialTokens[c.Single[0].SpecialToken.ID]; ok && len(st.IDs) == 1 {
+				postBOS = st.IDs[0]
+			}
+		}
+	})
+	if t.bos < 0 {
+		t.bos = postBOS
+	}
+	if t.bos < 0 && gen.BOSTokenID != nil && int(*gen.BOSTokenID) < size {
+		t.bos = *gen.BOSTokenID
+	}
+	if cfg.AddBOSToken != nil {
+		t.addBOS = *cfg.AddBOSToken
+	} else {
+		t.addBOS = postBOS >= 0
+	}
+	if cfg.AddEOSToken != nil {
+		t.addEOS = *cfg.AddEOSToken
+	}
+	genEOS, err := parseIDList(gen.EOSTokenID)
+	if err != nil {
+		return nil, fmt.Errorf("%w: generation_config.json eos_token_id: %w", ErrFormat, err)
+	}
+	for _, id := range genEOS {
+		if id >= 0 && int(id) < size && !containsID(t.eosIDs, id) {
+			t.eosIDs = append(t.eosIDs, id)
+		}
+	}
+	if t.eos < 0 && len(t.eosIDs) > 0 {
+		t.eos = t.eosIDs[0]
+	}
+	t.bosToken, t.eosToken = string(cfg.BOSToken), string(cfg.EOSToken)
+	if t.chatTemplate, err = parseChatTemplate(cfg.ChatTemplate); err != nil {
+		return nil, fmt.Errorf("%w: tokenizer_config.json chat_template: %w", ErrFormat, err)
+	}
+	t.finish()
+	return t, nil
+}
+
+// parseMerges reads merges as ["a b", ...] or [["a", "b"], ...].
+func parseMerges(raw json.RawMessage) ([][2]string, error) {
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	var strs []string
+	if err := json.Unmarshal(raw, &strs); err == nil {
+		pairs := make([][2]string, len(strs))
+		for i, s := range strs {
+			a, b, ok := strings.Cut(s, " ")
+			if !ok {
+				return nil, fmt.Errorf("merge %d %q has no space", i, s)
+			}
+			pairs[i] = [2]string{a, b}
+		}
+		return pairs, nil
+	}
+	var pairs [][2]string
+	if err := json.Unmarshal(raw, &pairs); err != nil {
+		return nil, err
+	}
+	return pairs, nil
+}
+
+// parseIDList reads an id or a list of ids.
+func parseIDList(raw json.RawMessage) ([]int32, error) {
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	var one int32
+	if err := json.Unmarshal(raw, &one); err == nil {
+		return []int32{one}, nil
+	}
+	var list []int32
+	err := json.Unmarshal(raw, &list)
+	return list, err
+}
+
+// parseChatTemplate reads a template string or a list of {name, template}
+// (the one named "default", else the first).
+func parseChatTemplate(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var list []struct {
+		Name     string `json:"name"`
+		Template string `json:"template"`
+	}
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return "", err
+	}
+	for _, e := range list {
+		if e.Name == "default" {
+			return e.Template, nil
+		}
+	}
+	if len(list) > 0 {
+		return list[0].Template, nil
+	}
+	return "", nil
 }

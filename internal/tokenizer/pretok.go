@@ -82,7 +82,7 @@ func runOf(s string, i, cls int) int {
 }
 
 // contraction returns the length of a contraction ('s 't 're 've 'm 'll 'd)
-// at s[i] (which is '\''), 0 when none. foldCase: also upper case.
+// at s[i] (an apostrophe), 0 when none. foldCase: also upper case.
 func contraction(s string, i int, foldCase bool) int {
 	lower := func(c byte) byte {
 		if foldCase && c >= 'A' && c <= 'Z' {

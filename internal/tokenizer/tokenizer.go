@@ -65,14 +65,17 @@ type Tokenizer struct {
 
 	special specialMatcher
 
-	bos, eos     int32
-	eosIDs       []int32
-	addBOS       bool
-	addEOS       bool
-	prefixSpace  bool // SPM: prepend '▁' to each text segment
-	stripLeading bool // Decode drops one leading space of the whole text
-	pretok       pretokKind
-	ignoreMerges bool // byte-level: a word found whole in the vocabulary is one token
+	bos, eos    int32
+	eosIDs      []int32
+	addBOS      bool
+	addEOS      bool
+	prefixSpace bool // SPM: prepend '▁' to each text segment
+	// prefixFirstOnly: prepend only to a segment at the start of the text
+	// (Metaspace prepend_scheme "first").
+	prefixFirstOnly bool
+	stripLeading    bool // Decode drops one leading space of the whole text
+	pretok          pretokKind
+	ignoreMerges    bool // byte-level: a word found whole in the vocabulary is one token
 
 	chatTemplate string
 	bosToken     string
@@ -196,13 +199,13 @@ func (t *Tokenizer) Encode(text string, addSpecial bool) []int32 {
 		out = append(out, t.bos)
 	}
 	w := t.getWorkspace()
-	for len(text) > 0 {
+	for first := true; len(text) > 0; first = false {
 		start, end, id := t.special.find(text)
 		if start < 0 {
-			out = t.encodeSegment(w, out, text)
+			out = t.encodeSegment(w, out, text, first)
 			break
 		}
-		out = t.encodeSegment(w, out, text[:start])
+		out = t.encodeSegment(w, out, text[:start], first && start == 0)
 		out = append(out, id)
 		text = text[end:]
 	}
@@ -214,13 +217,14 @@ func (t *Tokenizer) Encode(text string, addSpecial bool) []int32 {
 }
 
 // encodeSegment appends the ids of text that holds no special token.
-func (t *Tokenizer) encodeSegment(w *workspace, out []int32, text string) []int32 {
+// atStart: the segment begins the input text.
+func (t *Tokenizer) encodeSegment(w *workspace, out []int32, text string, atStart bool) []int32 {
 	if text == "" {
 		return out
 	}
 	switch t.kind {
 	case kindSPM:
-		return t.encodeSPM(w, out, text)
+		return t.encodeSPM(w, out, text, t.prefixSpace && (atStart || !t.prefixFirstOnly))
 	default:
 		return t.encodeByteLevel(w, out, text)
 	}

