@@ -1,0 +1,145 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"govllm/internal/chattemplate"
+	"govllm/internal/openai"
+	"govllm/internal/output"
+)
+
+// chat serves POST /v1/chat/completions.
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	arrival := time.Now() // before decoding, template rendering and tokenization
+	var req openai.ChatCompletionRequest
+	if err := openai.Decode(r.Body, &req); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	g, err := s.prepareChat(&req, arrival)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	st, err := s.start(r, g)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if g.stream {
+		s.streamChat(w, r, g, st)
+		return
+	}
+	o, err := collect(r.Context(), st)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	resp := openai.ChatCompletionResponse{
+		ID: g.id, Object: "chat.completion", Created: s.cfg.Now().Unix(), Model: g.model,
+		Choices: make([]openai.ChatChoice, 0, len(o.Outputs)),
+		Usage:   openai.NewUsage(len(g.promptID), completionTokens(o), o.NumCachedTokens),
+	}
+	for _, c := range o.Outputs {
+		ch := openai.ChatChoice{Index: c.Index, Message: openai.ResponseMessage{Role: "assistant", Content: c.Text},
+			FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason}
+		if g.params.Logprobs != nil {
+			ch.Logprobs = openai.ChatLogprobsFrom(c.Logprobs, s.tok.Piece)
+		}
+		resp.Choices = append(resp.Choices, ch)
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) prepareChat(req *openai.ChatCompletionRequest, arrival time.Time) (*genRequest, error) {
+	model, err := s.modelName(req.Model)
+	if err != nil {
+		return nil, err
+	}
+	params, err := req.SamplingParams(s.defaults)
+	if err != nil {
+		return nil, err
+	}
+	text, err := s.renderChat(req.Messages, req.GenerationPrompt(), req.ContinueFinalMessage, req.ChatTemplateKwargs)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkTokenIDs("stop_token_ids", params.StopTokenIDs); err != nil {
+		return nil, err
+	}
+	return &genRequest{id: newID("chatcmpl-"), model: model, arrival: arrival, params: params,
+		promptID: s.tok.Encode(text, req.AddSpecialTokens), priority: req.Priority, stream: req.Stream, usage: req.StreamOptions}, nil
+}
+
+// renderChat applies the chat template. With continueFinal the text is cut
+// right after the final (assistant) message's content, so the model goes on
+// with it (vLLM continue_final_message).
+func (s *Server) renderChat(msgs []openai.ChatMessage, genPrompt, continueFinal bool, kwargs map[string]any) (string, error) {
+	cm := make([]chattemplate.Message, len(msgs))
+	for i, m := range msgs {
+		cm[i] = chattemplate.Message{Role: m.Role, Content: string(m.Content)}
+	}
+	text, err := s.tmpl.Render(cm, chattemplate.Options{AddGenerationPrompt: genPrompt, Kwargs: kwargs})
+	if err != nil {
+		return "", err
+	}
+	if continueFinal {
+		last := string(msgs[len(msgs)-1].Content)
+		if i := strings.LastIndex(text, last); i >= 0 && last != "" {
+			text = text[:i+len(last)]
+		}
+	}
+	return text, nil
+}
+
+func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, g *genRequest, st *output.Stream) {
+	sse := startSSE(w)
+	created := s.cfg.Now().Unix()
+	chunk := func(choices []openai.ChatChunkChoice, usage *openai.Usage) openai.ChatCompletionChunk {
+		return openai.ChatCompletionChunk{ID: g.id, Object: "chat.completion.chunk", Created: created, Model: g.model, Choices: choices, Usage: usage}
+	}
+	// The role goes first, for every choice (as OpenAI and vLLM do).
+	empty0 := ""
+	for i := range g.params.N {
+		if err := sse.send(chunk([]openai.ChatChunkChoice{{Index: i, Delta: openai.ChatDelta{Role: "assistant", Content: &empty0}}}, nil)); err != nil {
+			return
+		}
+	}
+	generated := 0
+	continuous := g.usage != nil && g.usage.IncludeUsage && g.usage.ContinuousUsageStats
+	err := streamLoop(r.Context(), st, func(o *output.RequestOutput) error {
+		for i := range o.Outputs {
+			c := &o.Outputs[i]
+			generated += len(c.TokenIDs)
+			if empty(c) {
+				continue
+			}
+			text := c.Text
+			ch := openai.ChatChunkChoice{Index: c.Index, Delta: openai.ChatDelta{Content: &text},
+				FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason}
+			if g.params.Logprobs != nil {
+				ch.Logprobs = openai.ChatLogprobsFrom(c.Logprobs, s.tok.Piece)
+			}
+			var u *openai.Usage
+			if continuous {
+				u = openai.NewUsage(len(g.promptID), generated, o.NumCachedTokens)
+			}
+			if err := sse.send(chunk([]openai.ChatChunkChoice{ch}, u)); err != nil {
+				return err
+			}
+		}
+		if o.Finished && g.usage != nil && g.usage.IncludeUsage {
+			return sse.send(chunk([]openai.ChatChunkChoice{}, openai.NewUsage(len(g.promptID), generated, o.NumCachedTokens)))
+		}
+		return nil
+	})
+	if err != nil {
+		if r.Context().Err() != nil {
+			return
+		}
+		sse.fail(err)
+	}
+	sse.done()
+}

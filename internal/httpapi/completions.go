@@ -1,0 +1,118 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"govllm/internal/openai"
+	"govllm/internal/output"
+)
+
+// completions serves POST /v1/completions.
+func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
+	arrival := time.Now() // before decoding and tokenization
+	var req openai.CompletionRequest
+	if err := openai.Decode(r.Body, &req); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	g, err := s.prepareCompletion(&req, arrival)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	st, err := s.start(r, g)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if g.stream {
+		s.streamCompletion(w, r, g, st)
+		return
+	}
+	o, err := collect(r.Context(), st)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	resp := openai.CompletionResponse{
+		ID: g.id, Object: "text_completion", Created: s.cfg.Now().Unix(), Model: g.model,
+		Choices: make([]openai.CompletionChoice, 0, len(o.Outputs)),
+		Usage:   openai.NewUsage(len(g.promptID), completionTokens(o), o.NumCachedTokens),
+	}
+	for _, c := range o.Outputs {
+		ch := openai.CompletionChoice{Index: c.Index, Text: c.Text, FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason}
+		if g.params.Logprobs != nil {
+			ch.Logprobs, _ = openai.CompletionLogprobsFrom(c.Logprobs, s.tok.Piece, 0)
+		}
+		resp.Choices = append(resp.Choices, ch)
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) prepareCompletion(req *openai.CompletionRequest, arrival time.Time) (*genRequest, error) {
+	model, err := s.modelName(req.Model)
+	if err != nil {
+		return nil, err
+	}
+	params, err := req.SamplingParams(s.defaults)
+	if err != nil {
+		return nil, err
+	}
+	g := &genRequest{id: newID("cmpl-"), model: model, arrival: arrival, params: params,
+		priority: req.Priority, stream: req.Stream, usage: req.StreamOptions}
+	if req.Prompt.IsTokens {
+		if err := s.checkTokenIDs("prompt", req.Prompt.TokenIDs); err != nil {
+			return nil, err
+		}
+		g.promptID = req.Prompt.TokenIDs
+	} else {
+		g.promptID = s.tok.Encode(req.Prompt.Text, true)
+	}
+	if err := s.checkTokenIDs("stop_token_ids", params.StopTokenIDs); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, g *genRequest, st *output.Stream) {
+	sse := startSSE(w)
+	created := s.cfg.Now().Unix()
+	offsets := make([]int, g.params.N)
+	generated := 0
+	chunk := func(choices []openai.CompletionChoice, usage *openai.Usage) openai.CompletionResponse {
+		return openai.CompletionResponse{ID: g.id, Object: "text_completion", Created: created, Model: g.model, Choices: choices, Usage: usage}
+	}
+	continuous := g.usage != nil && g.usage.IncludeUsage && g.usage.ContinuousUsageStats
+	err := streamLoop(r.Context(), st, func(o *output.RequestOutput) error {
+		for i := range o.Outputs {
+			c := &o.Outputs[i]
+			generated += len(c.TokenIDs)
+			if empty(c) {
+				continue
+			}
+			ch := openai.CompletionChoice{Index: c.Index, Text: c.Text, FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason}
+			if g.params.Logprobs != nil && c.Index < len(offsets) {
+				ch.Logprobs, offsets[c.Index] = openai.CompletionLogprobsFrom(c.Logprobs, s.tok.Piece, offsets[c.Index])
+			}
+			var u *openai.Usage
+			if continuous {
+				u = openai.NewUsage(len(g.promptID), generated, o.NumCachedTokens)
+			}
+			if err := sse.send(chunk([]openai.CompletionChoice{ch}, u)); err != nil {
+				return err
+			}
+		}
+		if o.Finished && g.usage != nil && g.usage.IncludeUsage {
+			return sse.send(chunk([]openai.CompletionChoice{}, openai.NewUsage(len(g.promptID), generated, o.NumCachedTokens)))
+		}
+		return nil
+	})
+	if err != nil {
+		if r.Context().Err() != nil {
+			return // the client left; the engine request is aborted with the context
+		}
+		sse.fail(err)
+	}
+	sse.done()
+}

@@ -1,0 +1,29 @@
+// Package httpapi is the OpenAI-compatible HTTP server: routes, JSON and
+// SSE encoding, the error envelope, API-key auth, health, and the mount point
+// of an injected /metrics handler.
+//
+// vLLM counterpart: vllm/entrypoints/openai/api_server.py with
+// serving_completion.py, serving_chat.py, serving_models.py and
+// serving_tokenization.py.
+//
+// Imports: internal/openai (wire types), internal/chattemplate, internal/llm
+// (Request and typed errors), internal/output (Stream), internal/tokenizer,
+// internal/sampling, internal/stats and net/http. Never Prometheus: /metrics
+// and the HTTP-metrics middleware are injected through Config. The engine is
+// consumed through the small Engine interface defined here, so the server is
+// tested with a fake engine as well as with the real llm.AsyncEngine.
+//
+// Invariants:
+//   - the arrival time of a generation request is taken on the handler's
+//     first line, before decoding, template rendering and tokenization;
+//   - a request is fully validated (JSON, model, sampling params, prompt
+//     length against max-model-len) before Engine.Generate is called, so a bad
+//     request never reaches the engine and never moves engine counters;
+//   - every failure is the OpenAI error envelope with Content-Type
+//     application/json; errors are mapped to statuses in one place
+//     (errors.go); a panic in a handler is a 500 envelope, never a crash;
+//   - the request context is the engine request's context: a client that goes
+//     away aborts its engine request;
+//   - SSE chunks are flushed as soon as they are written; a stream ends with
+//     "data: [DONE]".
+package httpapi

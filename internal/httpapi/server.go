@@ -1,0 +1,180 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"time"
+
+	"govllm/internal/chattemplate"
+	"govllm/internal/llm"
+	"govllm/internal/output"
+	"govllm/internal/sampling"
+	"govllm/internal/tokenizer"
+)
+
+// Engine is what the server needs from the engine front end
+// (*llm.AsyncEngine implements it).
+type Engine interface {
+	// Generate starts a request; cancelling ctx aborts it.
+	Generate(ctx context.Context, req llm.Request) (*output.Stream, error)
+	Tokenizer() *tokenizer.Tokenizer
+	MaxModelLen() int
+	// Err is non-nil once the engine has died.
+	Err() error
+}
+
+// DefaultMaxBodyBytes limits request bodies when Config.MaxBodyBytes is 0.
+const DefaultMaxBodyBytes = 32 << 20
+
+// Config configures the server. ServedModelNames must not be empty.
+type Config struct {
+	// ServedModelNames are the accepted "model" values; the first is the
+	// name reported in responses when a request omits "model".
+	ServedModelNames []string
+	// APIKey, when set, is required as "Authorization: Bearer <key>" on /v1/*.
+	APIKey string
+	// MaxBodyBytes limits request bodies (413 above); 0 = DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// ChatTemplate overrides the tokenizer's chat template (template text).
+	ChatTemplate string
+	// DefaultParams are the sampling defaults (e.g. from
+	// generation_config.json); nil means sampling.Default().
+	DefaultParams *sampling.Params
+	// Metrics serves GET /metrics; nil leaves /metrics unrouted (404).
+	Metrics http.Handler
+	// Instrument wraps each route's handler with HTTP metrics; handler is
+	// the route path ("/v1/completions", "none" for unmatched paths).
+	Instrument func(handler string, h http.Handler) http.Handler
+	// Logger receives request and error logs; nil discards them.
+	Logger *slog.Logger
+	// DisableLogRequests turns off the one-line log per generation request.
+	DisableLogRequests bool
+	// Version is reported by GET /version.
+	Version string
+	// Now is the clock of "created" timestamps; nil means time.Now.
+	Now func() time.Time
+}
+
+// Server is the HTTP handler. It is safe for concurrent use.
+type Server struct {
+	cfg      Config
+	eng      Engine
+	tok      *tokenizer.Tokenizer
+	tmpl     *chattemplate.Template
+	defaults sampling.Params
+	log      *slog.Logger
+	mux      *http.ServeMux
+	handler  http.Handler
+}
+
+// New builds the server. It fails when no model name is given or the chat
+// template does not compile.
+func New(cfg Config, eng Engine) (*Server, error) {
+	if len(cfg.ServedModelNames) == 0 || slices.Contains(cfg.ServedModelNames, "") {
+		return nil, errors.New("httpapi: ServedModelNames must hold at least one non-empty name")
+	}
+	if eng == nil || eng.Tokenizer() == nil {
+		return nil, errors.New("httpapi: an engine with a tokenizer is required")
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Server{cfg: cfg, eng: eng, tok: eng.Tokenizer(), log: cfg.Logger, defaults: sampling.Default()}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.DefaultParams != nil {
+		s.defaults = *cfg.DefaultParams
+	}
+	src := cfg.ChatTemplate
+	if src == "" {
+		src = s.tok.ChatTemplate()
+	}
+	tmpl, err := chattemplate.New(src, s.tok.BOSToken(), s.tok.EOSToken())
+	if err != nil {
+		return nil, fmt.Errorf("httpapi: chat template: %w", err)
+	}
+	s.tmpl = tmpl
+	s.routes()
+	return s, nil
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// route is one endpoint: a method, a path, and its handler.
+type route struct {
+	method, path string
+	h            http.HandlerFunc
+	v1           bool // under the API key
+}
+
+func (s *Server) routes() {
+	rs := []route{
+		{"POST", "/v1/completions", s.completions, true},
+		{"POST", "/v1/chat/completions", s.chat, true},
+		{"GET", "/v1/models", s.models, true},
+		{"POST", "/tokenize", s.tokenize, false},
+		{"POST", "/detokenize", s.detokenize, false},
+		{"GET", "/health", s.health, false},
+		{"GET", "/ping", s.ping, false},
+		{"POST", "/ping", s.ping, false},
+		{"GET", "/version", s.version, false},
+	}
+	if s.cfg.Metrics != nil {
+		rs = append(rs, route{"GET", "/metrics", s.cfg.Metrics.ServeHTTP, false})
+	}
+	mux := http.NewServeMux()
+	allowed := map[string][]string{}
+	var paths []string
+	for _, rt := range rs {
+		var h http.Handler = rt.h
+		if rt.v1 {
+			h = s.auth(h)
+		}
+		mux.Handle(rt.method+" "+rt.path, s.instrument(rt.path, h))
+		if _, seen := allowed[rt.path]; !seen {
+			paths = append(paths, rt.path)
+		}
+		allowed[rt.path] = append(allowed[rt.path], rt.method)
+	}
+	// The same paths without a method answer 405 with the envelope (the
+	// method-specific patterns above are more specific and win).
+	for _, p := range paths {
+		mux.Handle(p, s.instrument(p, methodNotAllowed(allowed[p])))
+	}
+	mux.Handle("/", s.instrument("none", http.HandlerFunc(notFound)))
+	s.mux = mux
+	s.handler = s.recoverPanics(s.limitBody(mux))
+}
+
+func (s *Server) instrument(path string, h http.Handler) http.Handler {
+	if s.cfg.Instrument == nil {
+		return h
+	}
+	return s.cfg.Instrument(path, h)
+}
+
+// modelName checks the request's "model" against the served names; "" means
+// the first served name.
+func (s *Server) modelName(m string) (string, error) {
+	if m == "" {
+		return s.cfg.ServedModelNames[0], nil
+	}
+	if slices.Contains(s.cfg.ServedModelNames, m) {
+		return m, nil
+	}
+	return "", &modelNotFoundError{model: m}
+}
+
+type modelNotFoundError struct{ model string }
+
+func (e *modelNotFoundError) Error() string {
+	return fmt.Sprintf("The model `%s` does not exist.", e.model)
+}
