@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -74,10 +75,10 @@ func writeError(w http.ResponseWriter, status int, param, msg string) {
 
 // writeJSON writes v as the JSON reply with status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError
-		b, _ = json.Marshal(openai.NewError(status, "", "encoding the response failed"))
+		b, _ = marshal(openai.NewError(status, "", "encoding the response failed"))
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -99,4 +100,15 @@ func methodNotAllowed(methods []string) http.Handler {
 func itoa(n int64) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// marshal encodes v without HTML escaping ("<s>" stays "<s>", as in vLLM).
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"govllm/internal/openai"
@@ -27,7 +26,7 @@ func startSSE(w http.ResponseWriter) *sseWriter {
 
 // send writes one event; an error means the client is gone.
 func (s *sseWriter) send(v any) error {
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
 		return err
 	}
