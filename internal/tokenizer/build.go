@@ -152,8 +152,14 @@ func (t *Tokenizer) finish() {
 	if t.eos >= 0 && t.eosToken == "" {
 		t.eosToken = t.pieces[t.eos]
 	}
-	if t.eos >= 0 && !containsID(t.eosIDs, t.eos) {
-		t.eosIDs = append([]int32{t.eos}, t.eosIDs...)
+	if t.eos >= 0 {
+		ids := []int32{t.eos}
+		for _, id := range t.eosIDs {
+			if id != t.eos {
+				ids = append(ids, id)
+			}
+		}
+		t.eosIDs = ids
 	}
 	if t.unk < 0 {
 		if id, ok := t.vocab["<unk>"]; ok {

@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -76,6 +77,12 @@ func TestDecoderProperty(t *testing.T) {
 			t.Fatal(err)
 		}
 		toks["tok512"] = tok
+	}
+	if _, err := os.Stat(filepath.Join(npmDir, "node_modules")); err == nil {
+		toks["llama3"] = refTokenizer(t, "llama3")
+		toks["llama2"] = refTokenizer(t, "llama2")
+	} else {
+		t.Logf("reference tokenizers not installed (npm ci --prefix internal/tokenizer/testdata/npm): testing the dummy and tok512 only")
 	}
 	texts := []string{"Tom said 你好 to the dog.", "emoji 😀👍🏽 ok", "é à ü ß", "plain words here", "¡Hola!"}
 	for name, tok := range toks {

