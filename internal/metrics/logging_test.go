@@ -315,3 +315,12 @@ func TestCachingMetricsMatchesDeque(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkLoggingRecord(b *testing.B) {
+	l := NewLogging(slog.New(&recorder{}), time.Second)
+	s, it := typicalStep()
+	b.ReportAllocs()
+	for b.Loop() {
+		l.Record(s, it)
+	}
+}

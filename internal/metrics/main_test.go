@@ -15,6 +15,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"go.uber.org/goleak"
+
+	"govllm/internal/stats"
 )
 
 func TestMain(m *testing.M) {
@@ -103,3 +105,14 @@ func formatLE(v float64) string {
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
+
+// Both stat loggers satisfy the front end's StatLogger interface (declared
+// here again: this package must not import internal/llm).
+var (
+	_ interface {
+		Record(*stats.SchedulerStats, *stats.IterationStats)
+	} = (*Prometheus)(nil)
+	_ interface {
+		Record(*stats.SchedulerStats, *stats.IterationStats)
+	} = (*Logging)(nil)
+)

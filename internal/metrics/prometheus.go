@@ -41,8 +41,8 @@ type PrometheusOptions struct {
 // Prometheus is vLLM's PrometheusStatLogger: it owns every core vllm:*
 // family and updates them from one engine step's stats per Record.
 //
-// Record may be called from one goroutine at a time per engine step; the
-// metric handles themselves are safe for concurrent scrapes.
+// Record is safe for concurrent use and concurrent scrapes: it only updates
+// the metric children's atomic values.
 type Prometheus struct {
 	// Scheduler state (gauges).
 	running         prometheus.Gauge

@@ -367,3 +367,30 @@ func BenchmarkRecord(b *testing.B) {
 		p.Record(s, it)
 	}
 }
+
+// TestRecordWhileScraping records on one goroutine while /metrics is
+// scraped on another (for the race detector); counters never decrease.
+func TestRecordWhileScraping(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	p := newTestPrometheus(t, reg)
+	s, it := typicalStep()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 2000 {
+			p.Record(s, it)
+		}
+	}()
+	last := -1.0
+	for range 20 {
+		g := flatten(t, scrape(t, reg))["vllm:generation_tokens_total"]
+		if g < last {
+			t.Errorf("generation_tokens_total went from %g to %g", last, g)
+		}
+		last = g
+	}
+	<-done
+	if g := flatten(t, scrape(t, reg))["vllm:generation_tokens_total"]; g != 2000*32 {
+		t.Errorf("generation_tokens_total = %g, want %d", g, 2000*32)
+	}
+}
