@@ -36,6 +36,12 @@
 //     never in the latency histograms (e2e, queue, prefill, decode, inference,
 //     time per output token) — a deliberate divergence from vLLM, which does
 //     not count such requests at all.
-//   - Counters are declared with their exposed "_total" name; intervals are
-//     never observed negative.
+//   - Counters are declared with their exposed "_total" name; intervals and
+//     counts are never observed negative.
+//   - Label names are declared model_name, engine, then the extra label
+//     (cache_config_info: its config keys sorted, then engine, no
+//     model_name); client_golang writes the labels of a sample sorted by
+//     name, which Prometheus parsers treat the same.
+//   - A step without outputs is recorded with a nil IterationStats, so
+//     iteration_tokens_total counts only steps with outputs (vLLM AsyncLLM).
 package metrics
