@@ -11,10 +11,12 @@ import (
 )
 
 // Decoder is an incremental detokenizer for one sequence: Add returns the
-// text that became final with id (never a broken UTF-8 sequence).
+// text that became final with id (never a broken UTF-8 sequence); Flush
+// returns what is still held back, once the sequence finished.
 // *tokenizer.Decoder satisfies it.
 type Decoder interface {
 	Add(id int32) string
+	Flush() string
 }
 
 // NewDecoderFunc builds the Decoder of one sequence with the given prompt.
@@ -137,6 +139,19 @@ func (p *Processor) Abort(id string) []sched.RequestID {
 	return ids
 }
 
+// Drop forgets a user request without statistics or output (its sequences
+// never reached the core).
+func (p *Processor) Drop(id string) {
+	g, ok := p.groups[id]
+	if !ok {
+		return
+	}
+	for _, s := range g.seqs {
+		delete(p.seqs, s.id)
+	}
+	delete(p.groups, id)
+}
+
 // AbortAll drops every request without statistics (the engine is shutting
 // down or died) and returns a final abort output for each.
 func (p *Processor) AbortAll() []*RequestOutput {
@@ -235,6 +250,9 @@ func (p *Processor) update(s *seqState, o *sched.CoreOutput) (abortInCore bool) 
 	before := len(s.text)
 	for _, id := range ids {
 		s.text = append(s.text, s.dec.Add(id)...)
+	}
+	if o.FinishReason != stats.FinishNone {
+		s.text = append(s.text, s.dec.Flush()...)
 	}
 	if len(params.Stop) == 0 || len(s.tokenIDs) <= params.MinTokens {
 		return false

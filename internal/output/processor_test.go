@@ -23,6 +23,8 @@ const (
 
 type fakeDecoder struct{}
 
+func (fakeDecoder) Flush() string { return "" }
+
 func (fakeDecoder) Add(id int32) string {
 	switch {
 	case id < 26:

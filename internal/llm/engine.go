@@ -1,0 +1,143 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"govllm/internal/core"
+	"govllm/internal/output"
+	"govllm/internal/sched"
+	"govllm/internal/tokenizer"
+)
+
+// Engine is the synchronous front end (vLLM LLMEngine): the caller adds
+// requests and calls Step until HasUnfinished is false. It is not safe for
+// concurrent use; the core it wraps must not be used by anyone else.
+type Engine struct {
+	cfg  Config
+	core *core.Engine
+	tok  *tokenizer.Tokenizer
+	p    pipeline
+	// owed: the last request just left; one more step publishes the
+	// stats-only snapshot (as core.Run does), so gauges return to 0.
+	owed bool
+}
+
+// New returns a synchronous front end over c. Every logger receives every
+// step's statistics.
+func New(cfg Config, c *core.Engine, tok *tokenizer.Tokenizer, loggers ...StatLogger) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if c == nil || tok == nil {
+		return nil, errors.New("llm: New needs a core and a tokenizer")
+	}
+	return &Engine{cfg: cfg, core: c, tok: tok, p: newPipeline(tok, loggers)}, nil
+}
+
+// Tokenizer returns the engine's tokenizer.
+func (e *Engine) Tokenizer() *tokenizer.Tokenizer { return e.tok }
+
+// MaxModelLen returns the context length requests are validated against.
+func (e *Engine) MaxModelLen() int { return e.cfg.MaxModelLen }
+
+// AddRequest validates r and hands it to the core. Errors: *InputError,
+// *sampling.ValidationError, output.ErrDuplicateID, or the core's.
+func (e *Engine) AddRequest(r Request) error {
+	pr, err := prepare(&e.cfg, e.tok, &r)
+	if err != nil {
+		return err
+	}
+	if _, err := e.p.proc.AddRequest(pr.out); err != nil {
+		return err
+	}
+	for i := range pr.engine {
+		if err := e.core.AddRequest(pr.engine[i]); err != nil {
+			ids := make([]sched.RequestID, i)
+			for j := range i {
+				ids[j] = pr.engine[j].ID
+			}
+			e.core.Abort(ids...)
+			e.p.proc.Drop(r.ID)
+			return fmt.Errorf("llm: adding %s: %w", pr.engine[i].ID, err)
+		}
+	}
+	return nil
+}
+
+// Abort cancels user requests: the core frees their blocks, and the next
+// step reports them finished with reason abort (counted as client aborts).
+func (e *Engine) Abort(ids ...string) {
+	var seqs []sched.RequestID
+	for _, id := range ids {
+		seqs = append(seqs, e.p.proc.Abort(id)...)
+	}
+	if len(seqs) > 0 {
+		e.core.Abort(seqs...)
+	}
+}
+
+// HasUnfinished reports whether a request is in flight or the core still
+// has a step to run (including the final stats-only snapshot).
+func (e *Engine) HasUnfinished() bool {
+	return e.p.proc.HasUnfinished() || e.core.HasWork() || e.owed
+}
+
+// Step runs one engine step through the shared seam and returns the
+// request outputs it produced.
+func (e *Engine) Step(ctx context.Context) ([]*output.RequestOutput, error) {
+	busy := e.core.HasWork()
+	if !busy && !e.owed {
+		return nil, nil
+	}
+	co, err := e.core.Step(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e.owed = busy && !e.core.HasWork()
+	outs, stops := e.p.handle(&co)
+	if len(stops) > 0 {
+		e.core.Abort(stops...)
+	}
+	return outs, nil
+}
+
+// Generate runs reqs to completion and returns their final outputs in
+// order (vLLM LLM.generate). Requests are forced to output.FinalOnly. If
+// ctx ends first, the requests are aborted and ctx's error returned.
+func (e *Engine) Generate(ctx context.Context, reqs []Request) ([]*output.RequestOutput, error) {
+	index := make(map[string]int, len(reqs))
+	var added []string
+	for i, r := range reqs {
+		r.OutputKind = output.FinalOnly
+		if err := e.AddRequest(r); err != nil {
+			e.Abort(added...)
+			return nil, fmt.Errorf("llm: request %d (%q): %w", i, r.ID, err)
+		}
+		index[r.ID] = i
+		added = append(added, r.ID)
+	}
+	results := make([]*output.RequestOutput, len(reqs))
+	for left := len(reqs); left > 0 || e.HasUnfinished(); {
+		if err := ctx.Err(); err != nil {
+			e.Abort(added...)
+			return nil, err
+		}
+		outs, err := e.Step(ctx)
+		if err != nil {
+			e.Abort(added...)
+			return nil, err
+		}
+		for _, o := range outs {
+			if i, ok := index[o.RequestID]; ok && o.Finished {
+				results[i] = o
+				left--
+			}
+		}
+		if left > 0 && !e.HasUnfinished() {
+			return nil, fmt.Errorf("llm: core idle with %d requests unfinished", left)
+		}
+	}
+	return results, nil
+}

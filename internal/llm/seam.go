@@ -1,0 +1,50 @@
+package llm
+
+import (
+	"time"
+
+	"govllm/internal/output"
+	"govllm/internal/sched"
+	"govllm/internal/stats"
+	"govllm/internal/tokenizer"
+)
+
+// StatLogger receives every engine step's statistics (vLLM
+// StatLoggerBase.record). s is the scheduler snapshot after the step; it is
+// nil for a step without request outputs (a stats-only step, e.g. the
+// snapshot after the last request left). Record is called from one
+// goroutine at a time, in step order.
+type StatLogger interface {
+	Record(s *stats.SchedulerStats, it *stats.IterationStats)
+}
+
+// pipeline is the one seam both front ends share: core outputs in, request
+// outputs and statistics out. It belongs to one goroutine.
+type pipeline struct {
+	proc    *output.Processor
+	loggers []StatLogger
+}
+
+func newPipeline(tok *tokenizer.Tokenizer, loggers []StatLogger) pipeline {
+	newDec := func(prompt []int32) output.Decoder { return tok.NewDecoder(prompt, true) }
+	return pipeline{proc: output.NewProcessor(newDec), loggers: loggers}
+}
+
+// handle turns one step's core outputs into request outputs and hands the
+// step's statistics to every logger. It is called for every step,
+// including steps with a scheduler snapshot and no outputs. stopAborts are
+// sequences a stop string finished that the caller must abort in the core.
+func (p *pipeline) handle(co *sched.CoreOutputs) (outs []*output.RequestOutput, stopAborts []sched.RequestID) {
+	var it *stats.IterationStats
+	if len(co.Outputs) > 0 && len(p.loggers) > 0 {
+		it = stats.NewIterationStats(time.Now())
+	}
+	outs, stopAborts = p.proc.Process(co, it)
+	if co.SchedulerStats == nil && it == nil {
+		return outs, stopAborts
+	}
+	for _, l := range p.loggers {
+		l.Record(co.SchedulerStats, it)
+	}
+	return outs, stopAborts
+}
