@@ -183,10 +183,11 @@ func (s *Scheduler) scheduleRunning() {
 			i++
 			continue
 		}
-		if !s.allocateOrPreempt(r, n, &i) {
+		table, ok := s.allocateOrPreempt(r, n, &i)
+		if !ok {
 			return // r itself was preempted
 		}
-		s.addScheduled(r, n)
+		s.addScheduled(r, n, table)
 		i++
 	}
 }
@@ -194,16 +195,16 @@ func (s *Scheduler) scheduleRunning() {
 // allocateOrPreempt grows running request r (at running[*i]) by n tokens,
 // preempting victims until the allocation succeeds. It returns false when r
 // itself had to be preempted. *i follows r's index as victims leave.
-func (s *Scheduler) allocateOrPreempt(r *Request, n int, i *int) bool {
+func (s *Scheduler) allocateOrPreempt(r *Request, n int, i *int) ([]kvcache.BlockID, bool) {
 	for {
-		if _, ok := s.kv.AllocateSlots(string(r.ID), r.NumComputedTokens, n, kvcache.Prefix{}); ok {
-			return true
+		if table, ok := s.kv.AllocateSlots(string(r.ID), r.NumComputedTokens, n, kvcache.Prefix{}); ok {
+			return table, true
 		}
 		v := s.victim()
 		vi := slices.Index(s.running, v)
 		s.preempt(v)
 		if v == r {
-			return false
+			return nil, false
 		}
 		if vi < *i {
 			*i--
@@ -254,7 +255,8 @@ func (s *Scheduler) scheduleWaiting() {
 			return
 		}
 		n = s.numNewTokens(r, prefix.NumTokens)
-		if _, ok := s.kv.AllocateSlots(id, prefix.NumTokens, n, prefix); !ok {
+		table, ok := s.kv.AllocateSlots(id, prefix.NumTokens, n, prefix)
+		if !ok {
 			return // no preemption for waiting requests: wait for blocks
 		}
 		s.waiting.Pop()
@@ -267,18 +269,18 @@ func (s *Scheduler) scheduleWaiting() {
 		r.Status = StatusRunning
 		r.recordEvent(stats.EventScheduled, s.step.ts)
 		s.running = append(s.running, r)
-		s.addScheduled(r, n)
+		s.addScheduled(r, n, table)
 	}
 }
 
-func (s *Scheduler) addScheduled(r *Request, n int) {
+func (s *Scheduler) addScheduled(r *Request, n int, table []kvcache.BlockID) {
 	start := r.NumComputedTokens
 	p := r.NumPromptTokens
 	s.out.Requests = append(s.out.Requests, ScheduledRequest{
 		ID:             r.ID,
 		TokenIDs:       r.allTokens[start : start+n : start+n],
 		Start:          start,
-		BlockTable:     s.kv.BlockTable(string(r.ID)),
+		BlockTable:     table,
 		Sample:         start+n == len(r.allTokens),
 		Params:         &r.Params,
 		PromptTokenIDs: r.allTokens[:p:p],

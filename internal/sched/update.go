@@ -57,8 +57,12 @@ func (s *Scheduler) UpdateFromOutput(so *SchedulerOutput, ro *RunnerOutput) Core
 		if r == nil || r.Status != StatusRunning {
 			continue // aborted after Schedule
 		}
+		before := r.NumComputedTokens
 		r.NumComputedTokens += len(sr.TokenIDs)
-		s.kv.CacheFullBlocks(string(r.ID), r.allTokens, r.NumComputedTokens)
+		if bs := s.kv.BlockSize(); r.NumComputedTokens/bs > before/bs {
+			// A block filled up: register it in the prefix cache.
+			s.kv.CacheFullBlocks(string(r.ID), r.allTokens, r.NumComputedTokens)
+		}
 		if !sr.Sample {
 			continue // partial prefill: no output
 		}
