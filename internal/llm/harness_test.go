@@ -49,6 +49,9 @@ type aggregate struct {
 	Last                    stats.SchedulerStats
 	MaxRunning              int
 	MaxKVUsage              float64
+	// AbortSnapshot is the scheduler snapshot of the step whose outputs
+	// finished the first client-aborted request.
+	AbortSnapshot *stats.SchedulerStats
 }
 
 func newRecorder() *recorder {
@@ -82,6 +85,10 @@ func (r *recorder) Record(s *stats.SchedulerStats, it *stats.IterationStats) {
 			a.Finished[f.FinishReason]++
 			if f.ClientAbort {
 				a.ClientAborts++
+				if a.AbortSnapshot == nil && s != nil {
+					snap := *s
+					a.AbortSnapshot = &snap
+				}
 			} else {
 				a.LatencyObservations++
 			}
@@ -137,15 +144,18 @@ type coreOpts struct {
 // gate holds every Execute until opened, so that requests submitted
 // concurrently to the async engine meet in the core and are batched (and
 // preempt each other) instead of running one after another.
+// Before it opens, a send on step lets exactly one Execute through.
 type gate struct {
 	inner core.Executor
 	open  chan struct{}
+	step  chan struct{}
 	once  sync.Once
 }
 
 func (g *gate) Execute(ctx context.Context, so *sched.SchedulerOutput) (*sched.RunnerOutput, error) {
 	select {
 	case <-g.open:
+	case <-g.step:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -172,7 +182,7 @@ func newCore(t testing.TB, o coreOpts) (*core.Engine, *gate) {
 	}
 	cfg.KV.EnablePrefixCaching = o.prefixCaching
 	ex := &core.FakeExecutor{Vocab: testVocab, NumBlocks: cfg.KV.NumBlocks, BlockSize: cfg.KV.BlockSize, Err: o.execErr}
-	g := &gate{inner: ex, open: make(chan struct{})}
+	g := &gate{inner: ex, open: make(chan struct{}), step: make(chan struct{})}
 	c, err := core.New(cfg, g)
 	if err != nil {
 		t.Fatal(err)

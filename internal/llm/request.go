@@ -78,7 +78,7 @@ func prepare(cfg *Config, tok *tokenizer.Tokenizer, r *Request) (*prepared, erro
 		r.ArrivalTime = time.Now()
 	}
 	ids := r.PromptTokenIDs
-	if ids == nil {
+	if ids == nil && r.Prompt != "" {
 		ids = tok.Encode(r.Prompt, true)
 	}
 	if len(ids) == 0 {
