@@ -62,7 +62,9 @@ func NewHTTP(reg prometheus.Registerer) (*HTTP, error) {
 // the final status class and one duration observation, taken when next
 // returns (so an SSE stream is measured to its end). A request whose handler
 // panics before writing a status counts as 5xx. Excluded routes (/metrics,
-// /health, /load, /ping, /version, /server_info) get next unchanged.
+// /health, /load, /ping, /version, /server_info) get next unchanged. Like
+// instrumentator, wrap a catch-all for unmatched paths as handler "none" so
+// raw URLs never become label values.
 func (h *HTTP) Middleware(handler string, next http.Handler) http.Handler {
 	if excludedHandlers[handler] {
 		return next
