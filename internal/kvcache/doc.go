@@ -26,6 +26,15 @@
 // block also keeps a copy of its tokens, and a lookup verifies them, so a hash
 // collision can never make a request reuse the wrong KV.
 //
+// # Use (one request, as the scheduler drives it)
+//
+//	p := m.ComputedBlocks(id, tokens, preempted) // 0 computed tokens: look up the cached prefix
+//	table, ok := m.AllocateSlots(id, p.NumTokens, n, p) // all-or-nothing
+//	... forward pass computes n tokens ...
+//	m.CacheFullBlocks(id, tokens, numComputed)   // register newly full blocks
+//	table, ok = m.AllocateSlots(id, numComputed, 1, kvcache.Prefix{}) // decode
+//	m.Free(id)                                  // finished, aborted or preempted
+//
 // # Invariants
 //
 //   - refcount(b) == number of live request block tables holding b;

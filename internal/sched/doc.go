@@ -30,8 +30,11 @@
 // (QUEUED, SCHEDULED, PREEMPTED) and, on its first output only, its
 // PrefillStats ride on that output. Abort finishes a request at once (blocks
 // freed immediately) and queues one CoreOutput{FinishReason: FinishAbort}
-// with its pending events for the next UpdateFromOutput; this is how client
-// cancellations reach the stats. Every UpdateFromOutput carries a
+// with its pending events (and PrefillStats if not yet delivered) for the
+// next UpdateFromOutput; this is how client cancellations reach the stats. A
+// consumer that already finished the request itself (a stop string) ignores
+// outputs for requests it no longer tracks, as vLLM's output processor does.
+// CoreOutput.NewTokenIDs alias the request's token storage: read-only. Every UpdateFromOutput carries a
 // SchedulerStats snapshot taken after finished requests left the queues.
 // KV usage is 1 − free/NumBlocks (kvcache keeps no null block).
 //
