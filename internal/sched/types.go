@@ -65,7 +65,7 @@ type RunnerOutput struct {
 // An output exists only when there are new tokens or the request finished.
 type CoreOutput struct {
 	ReqID        RequestID
-	NewTokenIDs  []int32 // read-only: may alias scheduler storage
+	NewTokenIDs  []int32              // read-only: may alias scheduler storage
 	NewLogprobs  []*sampling.Logprobs // aligned with NewTokenIDs when requested
 	FinishReason stats.FinishReason
 	StopReason   int32 // the stop token id that finished it, or -1
