@@ -1,5 +1,7 @@
 package tokenizer
 
+import "strings"
+
 // The BPE merge engine shared by both algorithms: symbols form a doubly
 // linked list over a word; candidate merges sit in a binary min-heap ordered
 // by (rank, position), so the best merge - the leftmost one among the lowest
@@ -96,46 +98,103 @@ func (t *Tokenizer) tryPair(w *workspace, i int32) {
 // bpe merges w.syms (freshly added with addSym) and appends the result to
 // out.
 func (t *Tokenizer) bpe(w *workspace, out []int32) []int32 {
-	syms := w.syms
-	n := int32(len(syms))
+	n := len(w.syms)
 	if n == 0 {
 		return out
 	}
-	syms[n-1].next = -1
-	if n > 1 {
-		w.heap = w.heap[:0]
-		for i := int32(0); i < n-1; i++ {
-			t.tryPair(w, i)
-		}
-		for len(w.heap) > 0 {
-			it := w.pop()
-			s := &syms[it.pos]
-			if s.id != it.left || s.next < 0 || syms[s.next].id != it.right {
-				continue // stale
-			}
-			r := s.next
-			s.id = it.id
-			s.next = syms[r].next
-			if s.next >= 0 {
-				syms[s.next].prev = it.pos
-			}
-			syms[r].id = -1
-			t.tryPair(w, s.prev)
-			t.tryPair(w, it.pos)
-		}
+	w.syms[n-1].next = -1
+	if n <= smallWord {
+		t.bpeSmall(w)
+	} else {
+		t.bpeHeap(w)
 	}
-	for i := int32(0); i >= 0; i = syms[i].next {
-		out = append(out, syms[i].id)
+	for i := int32(0); i >= 0; i = w.syms[i].next {
+		out = append(out, w.syms[i].id)
 	}
 	return out
 }
+
+// bpeHeap merges w.syms with a priority queue of candidate pairs:
+// O(n log n) for long words.
+func (t *Tokenizer) bpeHeap(w *workspace) {
+	syms := w.syms
+	w.heap = w.heap[:0]
+	for i := int32(0); i < int32(len(syms))-1; i++ {
+		t.tryPair(w, i)
+	}
+	for len(w.heap) > 0 {
+		it := w.pop()
+		s := &syms[it.pos]
+		if s.id != it.left || s.next < 0 || syms[s.next].id != it.right {
+			continue // stale
+		}
+		r := s.next
+		s.id = it.id
+		s.next = syms[r].next
+		if s.next >= 0 {
+			syms[s.next].prev = it.pos
+		}
+		syms[r].id = -1
+		t.tryPair(w, s.prev)
+		t.tryPair(w, it.pos)
+	}
+}
+
+// smallWord is the symbol count up to which bpeSmall's linear scans beat
+// the heap.
+const smallWord = 24
+
+// bpeSmall is bpe for short words: the rank of each adjacent pair is kept
+// per symbol and the best pair found by a linear scan.
+func (t *Tokenizer) bpeSmall(w *workspace) {
+	syms := w.syms
+	var rank, mid [smallWord]int32
+	pair := func(i int32) {
+		rank[i] = noMerge
+		if j := syms[i].next; j >= 0 {
+			if m, ok := t.merges[pairKey(syms[i].id, syms[j].id)]; ok {
+				rank[i], mid[i] = m.rank, m.id
+			}
+		}
+	}
+	for i := int32(0); i < int32(len(syms)); i++ {
+		pair(i)
+	}
+	for {
+		best, bestRank := int32(-1), int32(noMerge)
+		for i := int32(0); i >= 0; i = syms[i].next {
+			if rank[i] < bestRank {
+				best, bestRank = i, rank[i]
+			}
+		}
+		if best < 0 {
+			return
+		}
+		s := &syms[best]
+		r := s.next
+		s.id = mid[best]
+		s.next = syms[r].next
+		if s.next >= 0 {
+			syms[s.next].prev = best
+		}
+		syms[r].id = -1
+		if s.prev >= 0 {
+			pair(s.prev)
+		}
+		pair(best)
+	}
+}
+
+const noMerge = 1<<31 - 1
 
 // encodeSPM encodes one text segment SentencePiece-style: '▁' prepended,
 // spaces as '▁', characters missing from the vocabulary as byte tokens.
 func (t *Tokenizer) encodeSPM(w *workspace, out []int32, text string, prefix bool) []int32 {
 	w.syms = w.syms[:0]
+	prevSpace := false
 	if prefix {
 		t.addSPMChar(w, "▁", t.spaceID)
+		prevSpace = true
 	}
 	for i := 0; i < len(text); {
 		c := text[i]
@@ -144,18 +203,46 @@ func (t *Tokenizer) encodeSPM(w *workspace, out []int32, text string, prefix boo
 			_, n = decodeRuneInString(text[i:])
 		}
 		ch := text[i : i+n]
+		id := t.spaceID
 		if c == ' ' {
-			t.addSPMChar(w, "▁", t.spaceID)
+			ch = "▁"
 		} else {
-			id, ok := t.vocab[ch]
+			var ok bool
+			id, ok = t.vocab[ch]
 			if !ok || t.attrs[id]&(attrByte|attrSpecial) != 0 {
 				id = -1
 			}
-			t.addSPMChar(w, ch, id)
 		}
+		isSpace := id >= 0 && id == t.spaceID
+		if isSpace && !prevSpace && t.splitWords && len(w.syms) > 0 {
+			// No piece spans this boundary: merge the word on its own.
+			out = t.bpe(w, out)
+			w.syms = w.syms[:0]
+		}
+		prevSpace = isSpace
+		t.addSPMChar(w, ch, id)
 		i += n
 	}
 	return t.bpe(w, out)
+}
+
+// noPieceSpansSpace reports whether no normal piece holds a '▁' right after
+// another character than '▁' (true of SentencePiece vocabularies, whose
+// pieces start with the space). Then no merge crosses the start of a run of
+// spaces, and each word can be merged on its own: same result, much smaller
+// heaps.
+func (t *Tokenizer) noPieceSpansSpace() bool {
+	for i, p := range t.pieces {
+		if t.attrs[i]&(attrByte|attrSpecial) != 0 {
+			continue
+		}
+		for j := 1; j < len(p); j++ {
+			if strings.HasPrefix(p[j:], "▁") && isRuneStart(p[j]) && !strings.HasSuffix(p[:j], "▁") {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // addSPMChar adds one character as a symbol: its token id, or its bytes'

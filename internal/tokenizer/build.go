@@ -146,6 +146,9 @@ func (t *Tokenizer) setMerges(pairs [][2]string) error {
 
 // finish fills derived fields once ids and strings are known.
 func (t *Tokenizer) finish() {
+	if t.kind == kindSPM {
+		t.splitWords = t.noPieceSpansSpace()
+	}
 	if t.bos >= 0 && t.bosToken == "" {
 		t.bosToken = t.pieces[t.bos]
 	}

@@ -2,7 +2,6 @@ package tokenizer
 
 import (
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -78,7 +77,7 @@ func TestDecoderProperty(t *testing.T) {
 		}
 		toks["tok512"] = tok
 	}
-	if _, err := os.Stat(filepath.Join(npmDir, "node_modules")); err == nil {
+	if hasNodeModules() {
 		toks["llama3"] = refTokenizer(t, "llama3")
 		toks["llama2"] = refTokenizer(t, "llama2")
 	} else {

@@ -76,6 +76,7 @@ type Tokenizer struct {
 	stripLeading    bool // Decode drops one leading space of the whole text
 	pretok          pretokKind
 	ignoreMerges    bool // byte-level: a word found whole in the vocabulary is one token
+	splitWords      bool // SPM: merge each ▁-started word on its own (see noPieceSpansSpace)
 
 	chatTemplate string
 	bosToken     string
