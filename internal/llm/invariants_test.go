@@ -167,3 +167,50 @@ func sum(s []int) int {
 }
 
 func sumReasons(m map[stats.FinishReason]int) int { return sum(slices.Collect(maps.Values(m))) }
+
+// TestParallelSamplingBothFrontEnds: with n > 1, every sequence is a
+// finished request (request_success counts sequences) while n and the
+// maximum generation tokens are observed once per user request.
+func TestParallelSamplingBothFrontEnds(t *testing.T) {
+	tok := tokenizer.NewDummy(testVocab)
+	const users, n, p, m = 3, 3, 6, 5
+	reqs := make([]Request, users)
+	for i := range reqs {
+		params := forced(m)
+		params.N = n
+		reqs[i] = Request{ID: fmt.Sprintf("par-%d", i), PromptTokenIDs: prompt(i, p), Params: params}
+	}
+	texts := map[string]map[string][]string{}
+	for _, fe := range frontEnds {
+		t.Run(fe.name, func(t *testing.T) {
+			c, g := newCore(t, coreOpts{})
+			rec := newRecorder()
+			res := fe.run(t, c, g, tok, DefaultConfig(), reqs, rec)
+			a := rec.snapshot()
+			if a.Finished[stats.FinishLength] != users*n || a.PromptTokens != users*n*p || a.GenTokens != users*n*m {
+				t.Errorf("finished %v, prompt %d, generation %d", a.Finished, a.PromptTokens, a.GenTokens)
+			}
+			if !slices.Equal(a.NParams, []int{n, n, n}) || !slices.Equal(a.MaxGenTokens, []int{m, m, m}) {
+				t.Errorf("per-user observations: n %v, max gen %v", a.NParams, a.MaxGenTokens)
+			}
+			texts[fe.name] = map[string][]string{}
+			for id, r := range res {
+				if len(r.text) != n {
+					t.Fatalf("%s: %d sequences", id, len(r.text))
+				}
+				for i := range n {
+					if len(r.tokens[i]) != m || r.finish[i] != stats.FinishLength {
+						t.Errorf("%s[%d]: %d tokens, finish %v", id, i, len(r.tokens[i]), r.finish[i])
+					}
+				}
+				if slices.Equal(r.tokens[0], r.tokens[1]) {
+					t.Errorf("%s: sequences 0 and 1 are identical", id)
+				}
+				texts[fe.name][id] = r.text
+			}
+		})
+	}
+	if fmt.Sprint(texts["sync"]) != fmt.Sprint(texts["async"]) {
+		t.Errorf("sync and async outputs differ")
+	}
+}

@@ -38,6 +38,8 @@ func (p *pipeline) handle(co *sched.CoreOutputs) (outs []*output.RequestOutput, 
 	var it *stats.IterationStats
 	if len(co.Outputs) > 0 && len(p.loggers) > 0 {
 		it = stats.NewIterationStats(time.Now())
+		// Usually one inter-token sample per output: size it once.
+		it.InterTokenLatenciesIter = make([]time.Duration, 0, len(co.Outputs))
 	}
 	outs, stopAborts = p.proc.Process(co, it)
 	if co.SchedulerStats == nil && it == nil {

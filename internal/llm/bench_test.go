@@ -1,0 +1,110 @@
+package llm
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"govllm/internal/core"
+	"govllm/internal/metrics"
+	"govllm/internal/output"
+	"govllm/internal/tokenizer"
+)
+
+// benchWorkload: 32 requests, prompt 16, 64 forced tokens.
+const benchN, benchP, benchM = 32, 16, 64
+
+func benchRequests(round int) []Request {
+	reqs := make([]Request, benchN)
+	for i := range reqs {
+		reqs[i] = Request{ID: fmt.Sprintf("b%d-%d", round, i), PromptTokenIDs: prompt(i, benchP), Params: forced(benchM)}
+	}
+	return reqs
+}
+
+func benchCore(b *testing.B) *core.Engine {
+	cfg := core.DefaultConfig()
+	c, err := core.New(cfg, &core.FakeExecutor{Vocab: testVocab})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// statsModes: "off" has no stat logger (no IterationStats is built);
+// "on" feeds vLLM's Prometheus catalog on a fresh registry.
+func statsLoggers(b *testing.B, on bool) []StatLogger {
+	if !on {
+		return nil
+	}
+	p, err := metrics.NewPrometheus(prometheus.NewRegistry(), metrics.PrometheusOptions{ModelName: "bench", MaxModelLen: DefaultConfig().MaxModelLen})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return []StatLogger{p}
+}
+
+// BenchmarkSyncThroughput measures generated tokens per second through the
+// sync Engine on the fake executor, with and without statistics. The fake
+// executor costs almost nothing, so the ratio is a worst case for the
+// statistics' share of a step.
+func BenchmarkSyncThroughput(b *testing.B) {
+	tok := tokenizer.NewDummy(testVocab)
+	for _, on := range []bool{false, true} {
+		b.Run(fmt.Sprintf("stats=%v", on), func(b *testing.B) {
+			e, err := New(DefaultConfig(), benchCore(b), tok, statsLoggers(b, on)...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			round := 0
+			for b.Loop() {
+				round++
+				if _, err := e.Generate(context.Background(), benchRequests(round)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(round*benchN*benchM)/b.Elapsed().Seconds(), "tok/s")
+		})
+	}
+}
+
+// BenchmarkAsyncThroughput is the same workload through the AsyncEngine,
+// every request read by its own streaming consumer.
+func BenchmarkAsyncThroughput(b *testing.B) {
+	tok := tokenizer.NewDummy(testVocab)
+	for _, on := range []bool{false, true} {
+		b.Run(fmt.Sprintf("stats=%v", on), func(b *testing.B) {
+			a, err := NewAsyncEngine(DefaultConfig(), benchCore(b), tok, statsLoggers(b, on)...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer a.Close()
+			b.ReportAllocs()
+			round := 0
+			for b.Loop() {
+				round++
+				var wg sync.WaitGroup
+				for _, r := range benchRequests(round) {
+					r.OutputKind = output.Delta
+					s, err := a.Generate(context.Background(), r)
+					if err != nil {
+						b.Fatal(err)
+					}
+					wg.Go(func() {
+						for {
+							if _, err := s.Next(context.Background()); err != nil {
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+			}
+			b.ReportMetric(float64(round*benchN*benchM)/b.Elapsed().Seconds(), "tok/s")
+		})
+	}
+}
