@@ -110,7 +110,7 @@ func TestProcessorStopStringsAndStreaming(t *testing.T) {
 		{"first listed stop string wins", params(func(p *sampling.Params) { p.Stop = []string{"zz", "l"} }), "hello", stats.FinishNone, -1, "he", stats.FinishStop, "l", 2},
 		{"min_tokens delays stop strings", params(func(p *sampling.Params) { p.Stop = []string{"l"}; p.MinTokens = 3 }), "hello", stats.FinishNone, -1, "hel", stats.FinishStop, "l", 3},
 		{"stop string on the core's last token turns length into stop", params(func(p *sampling.Params) { p.Stop = []string{"lo"} }), "hello", stats.FinishLength, -1, "hel", stats.FinishStop, "lo", -1},
-		{"EOS text dropped, no stop reason", params(nil), "hi", stats.FinishStop, tEOS, "hi", stats.FinishStop, int32(tEOS), -1},
+		{"stop token: its text is dropped, the id is the stop reason", params(nil), "hi", stats.FinishStop, tEOS, "hi", stats.FinishStop, int32(tEOS), -1},
 		{"multi-byte text", params(func(p *sampling.Params) { p.Stop = []string{"é."} }), "café.x", stats.FinishNone, -1, "caf", stats.FinishStop, "é.", 4},
 	}
 	for _, c := range cases {
