@@ -290,6 +290,12 @@ func (t *Tokenizer) encodeWord(w *workspace, out []int32, word string) []int32 {
 			return append(out, id)
 		}
 	}
+	if len(t.merges) == 0 {
+		for i := 0; i < len(word); i++ {
+			out = append(out, t.byteTok[word[i]])
+		}
+		return out
+	}
 	w.syms = w.syms[:0]
 	for i := 0; i < len(word); i++ {
 		w.addSym(t.byteTok[word[i]])

@@ -36,7 +36,7 @@ func newTokenizer(k kind, entries []vocabEntry) *Tokenizer {
 		id := int32(i)
 		t.pieces[i] = e.piece
 		t.attrs[i] = e.attrs
-		if _, dup := t.vocab[e.piece]; !dup {
+		if _, dup := t.vocab[e.piece]; !dup && e.piece != "" {
 			t.vocab[e.piece] = id
 		}
 		switch {

@@ -21,6 +21,22 @@
 // Imports: the standard library and internal/gguf (a format leaf) only. It
 // never imports engine packages; engine packages never import it.
 //
+// Decoding follows Hugging Face: special tokens are skipped on request, else
+// written as their text; SentencePiece models drop one leading space of the
+// whole decoded text (the dummy prefix); clean_up_tokenization_spaces is not
+// applied (as in vLLM's streaming detokenizer). The Decoder keeps the leading
+// space of the first output token after a non-empty prompt (vLLM decodes it
+// in the prompt's context), so its deltas concatenate to
+// Decode(prompt+output) minus the decoded prompt; with no prompt they
+// concatenate to Decode(output). Call Flush at the end of a sequence for the
+// bytes of an unfinished character.
+//
+// Encoding follows Hugging Face tokenizers: added/special tokens written in
+// the text are matched leftmost-longest first (lstrip/rstrip honoured); each
+// text segment between them gets the SentencePiece '▁' prefix (Llama 2
+// "legacy" behaviour, also llama.cpp's); byte-level words found whole in the
+// vocabulary are one token when ignore_merges is set (Llama 3).
+//
 // Invariants:
 //   - a *Tokenizer is immutable after Load/NewDummy and safe for concurrent
 //     use; a *Decoder belongs to one goroutine;
