@@ -63,11 +63,12 @@ const (
 // NewAsyncEngine starts the two goroutines over c; Close stops them.
 // Every logger receives every step's statistics from the output loop.
 func NewAsyncEngine(cfg Config, c *core.Engine, tok *tokenizer.Tokenizer, loggers ...StatLogger) (*AsyncEngine, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
 	if c == nil || tok == nil {
 		return nil, errors.New("llm: NewAsyncEngine needs a core and a tokenizer")
+	}
+	cfg, err := cfg.resolve(c)
+	if err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &AsyncEngine{

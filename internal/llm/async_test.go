@@ -257,3 +257,30 @@ func TestValidation(t *testing.T) {
 		t.Errorf("prepared %+v", pr.out)
 	}
 }
+
+func TestConfigFromCore(t *testing.T) {
+	tok := tokenizer.NewDummy(testVocab)
+	cases := []struct {
+		name    string
+		cfg     Config
+		want    int
+		wantErr bool
+	}{
+		{"zero takes the core's", Config{}, 64, false},
+		{"stricter than the core", Config{MaxModelLen: 32}, 32, false},
+		{"above the core", Config{MaxModelLen: 65}, 0, true},
+		{"invalid", Config{MaxModelLen: 1}, 0, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			core, _ := newCore(t, coreOpts{maxModelLen: 64})
+			e, err := New(c.cfg, core, tok)
+			if (err != nil) != c.wantErr {
+				t.Fatalf("New: %v", err)
+			}
+			if err == nil && e.MaxModelLen() != c.want {
+				t.Errorf("MaxModelLen = %d, want %d", e.MaxModelLen(), c.want)
+			}
+		})
+	}
+}

@@ -40,7 +40,7 @@ func statsLoggers(b *testing.B, on bool) []StatLogger {
 	if !on {
 		return nil
 	}
-	p, err := metrics.NewPrometheus(prometheus.NewRegistry(), metrics.PrometheusOptions{ModelName: "bench", MaxModelLen: DefaultConfig().MaxModelLen})
+	p, err := metrics.NewPrometheus(prometheus.NewRegistry(), metrics.PrometheusOptions{ModelName: "bench", MaxModelLen: llmConfig(coreOpts{}).MaxModelLen})
 	if err != nil {
 		b.Fatal(err)
 	}

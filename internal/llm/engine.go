@@ -27,11 +27,12 @@ type Engine struct {
 // New returns a synchronous front end over c. Every logger receives every
 // step's statistics.
 func New(cfg Config, c *core.Engine, tok *tokenizer.Tokenizer, loggers ...StatLogger) (*Engine, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
 	if c == nil || tok == nil {
 		return nil, errors.New("llm: New needs a core and a tokenizer")
+	}
+	cfg, err := cfg.resolve(c)
+	if err != nil {
+		return nil, err
 	}
 	return &Engine{cfg: cfg, core: c, tok: tok, p: newPipeline(tok, loggers)}, nil
 }

@@ -190,8 +190,10 @@ func newCore(t testing.TB, o coreOpts) (*core.Engine, *gate) {
 	return c, g
 }
 
+// llmConfig spells the front end's MaxModelLen out (it equals the core's).
 func llmConfig(o coreOpts) Config {
 	cfg := DefaultConfig()
+	cfg.MaxModelLen = core.DefaultConfig().Sched.MaxModelLen
 	if o.maxModelLen > 0 {
 		cfg.MaxModelLen = o.maxModelLen
 	}

@@ -158,7 +158,7 @@ func checkBuckets(t *testing.T, h metrics.Metric) {
 // {abort} and the token histograms, and none of the latency histograms.
 func TestPrometheusClientAbort(t *testing.T) {
 	tok := tokenizer.NewDummy(testVocab)
-	reg, prom := newPrometheus(t, DefaultConfig().MaxModelLen)
+	reg, prom := newPrometheus(t, llmConfig(coreOpts{}).MaxModelLen)
 	c, g := newCore(t, coreOpts{})
 	rec := newRecorder()
 	a, err := NewAsyncEngine(DefaultConfig(), c, tok, prom, rec)

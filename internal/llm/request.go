@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"govllm/internal/core"
 	"govllm/internal/output"
 	"govllm/internal/sampling"
 	"govllm/internal/sched"
@@ -49,20 +50,35 @@ func (e *InputError) Unwrap() error { return e.Err }
 
 // Config configures a front end.
 type Config struct {
-	// MaxModelLen caps prompt + output tokens; it must equal the
-	// scheduler's MaxModelLen.
+	// MaxModelLen caps prompt + output tokens. 0 takes the core scheduler's
+	// MaxModelLen; a value above it is refused.
 	MaxModelLen int
 }
 
-// DefaultConfig matches sched.DefaultConfig.
-func DefaultConfig() Config { return Config{MaxModelLen: sched.DefaultConfig().MaxModelLen} }
+// DefaultConfig takes every limit from the core.
+func DefaultConfig() Config { return Config{} }
 
 // Validate reports a configuration error.
 func (c Config) Validate() error {
-	if c.MaxModelLen < 2 {
-		return fmt.Errorf("llm: max model len must be at least 2, got %d", c.MaxModelLen)
+	if c.MaxModelLen < 0 || c.MaxModelLen == 1 {
+		return fmt.Errorf("llm: max model len must be 0 (from the core) or at least 2, got %d", c.MaxModelLen)
 	}
 	return nil
+}
+
+// resolve fills cfg's zero fields from the core (before the core runs).
+func (c Config) resolve(e *core.Engine) (Config, error) {
+	if err := c.Validate(); err != nil {
+		return c, err
+	}
+	coreLen := e.Scheduler().Config().MaxModelLen
+	if c.MaxModelLen == 0 {
+		c.MaxModelLen = coreLen
+	}
+	if c.MaxModelLen > coreLen {
+		return c, fmt.Errorf("llm: max model len %d exceeds the scheduler's %d", c.MaxModelLen, coreLen)
+	}
+	return c, nil
 }
 
 // prepared is a validated request: what the Processor registers and what
