@@ -214,3 +214,28 @@ func TestParallelSamplingBothFrontEnds(t *testing.T) {
 		t.Errorf("sync and async outputs differ")
 	}
 }
+
+// TestPreemptionKeepsOutputs: on the async engine a KV cache too small for
+// the batch preempts requests, and every output still equals the sync run
+// with ample KV (recompute after preemption is invisible to the client).
+func TestPreemptionKeepsOutputs(t *testing.T) {
+	tok := tokenizer.NewDummy(testVocab)
+	w := workload{n: 8, p: 12, m: 40}
+	c, g := newCore(t, coreOpts{})
+	ref := runSync(t, c, g, tok, llmConfig(coreOpts{}), w.requests())
+
+	tiny := coreOpts{numBlocks: 24, blockSize: 4, maxModelLen: 96}
+	c, g = newCore(t, tiny)
+	rec := newRecorder()
+	got := runAsync(t, c, g, tok, llmConfig(tiny), w.requests(), rec)
+	a := rec.snapshot()
+	if a.Preemptions == 0 {
+		t.Fatalf("no preemption (max running %d, max KV usage %g)", a.MaxRunning, a.MaxKVUsage)
+	}
+	t.Logf("%d preemptions", a.Preemptions)
+	for id, r := range ref {
+		if !slices.Equal(r.text, got[id].text) || fmt.Sprint(r.tokens) != fmt.Sprint(got[id].tokens) {
+			t.Errorf("%s: output after preemption %q, want %q", id, got[id].text, r.text)
+		}
+	}
+}
