@@ -25,12 +25,8 @@ type Mat struct {
 	Q          []byte
 }
 
-// MatMul computes out[i][r] = Σ_c x[i][c]·w[r][c] for n rows of x
-// (x is n×w.Cols, out is n×w.Rows), splitting work over the pool.
-func (p *Pool) MatMul(out, x []float32, n int, w *Mat) {
-	matMulRef(out, x, n, w)
-}
-
+// matMulRef is the portable scalar reference MatMul (one Dot per output);
+// benchmarks report it as the scalar Go baseline.
 func matMulRef(out, x []float32, n int, w *Mat) {
 	for i := 0; i < n; i++ {
 		xi := x[i*w.Cols : (i+1)*w.Cols]
@@ -58,22 +54,6 @@ func dotQ8Ref(x []float32, q []byte) float32 {
 		sum += d * s
 	}
 	return sum
-}
-
-// Dot returns Σ a[i]·b[i] over len(a) elements.
-func Dot(a, b []float32) float32 {
-	var s float32
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
-}
-
-// Axpy computes y += alpha·x.
-func Axpy(y []float32, alpha float32, x []float32) {
-	for i := range y {
-		y[i] += alpha * x[i]
-	}
 }
 
 // RMSNorm writes x normalised by its root mean square, times weight, to out.
@@ -137,20 +117,3 @@ func F16ToF32(h uint16) float32 {
 // BF16ToF32 converts a bfloat16 bit pattern.
 func BF16ToF32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
 
-// Pool is a set of persistent workers. The zero value and nil run everything
-// on the calling goroutine.
-type Pool struct{ n int }
-
-// NewPool starts a pool of n workers (n ≤ 1 means the caller only).
-func NewPool(n int) *Pool { return &Pool{n: max(n, 1)} }
-
-// Threads reports the pool's parallelism.
-func (p *Pool) Threads() int {
-	if p == nil {
-		return 1
-	}
-	return p.n
-}
-
-// Close stops the workers.
-func (p *Pool) Close() {}

@@ -1,0 +1,106 @@
+package tensor
+
+// kernels is one implementation level's set of micro-kernels. The F32
+// kernels work on the first kv = k &^ (vl-1) columns only; the callers in
+// matmul.go add the remaining columns' products in Go.
+type kernels struct {
+	name string
+	vl   int // column granularity of the F32 kernels (a power of two)
+
+	// dot returns Σ a[c]·b[c] over c < k (k a multiple of vl).
+	dot func(a, b []float32, k int) float32
+	// mv4 writes out[j] = Σ_c x[c]·w[j·ldw+c] for j < 4, c < k.
+	mv4 func(out, x, w []float32, ldw, k int)
+	// gemm writes out[i·ldo+j] = Σ_c x[i·ldx+c]·w[j·ldw+c] for i < mr, j < nr, c < k.
+	gemm   func(out []float32, ldo int, x []float32, ldx int, w []float32, ldw, k int)
+	mr, nr int
+	// axpy computes y[c] += alpha·x[c] over c < k (k a multiple of vl).
+	axpy func(y []float32, alpha float32, x []float32, k int)
+
+	// q8dot4 writes out[j] = Σ_b xd[b]·dw[j,b]·Σ_t xq[32b+t]·wq[j,b,t] for
+	// j < 4 over nb blocks, where W row j starts at w[j·ldw] in GGML Q8_0
+	// layout (dw = the block's float16 scale).
+	q8dot4 func(out []float32, xq []int8, xd []float32, w []byte, ldw, nb int)
+}
+
+// goKernels is the portable implementation, used where no SIMD level is
+// available and as the reference level in tests.
+var goKernels = &kernels{
+	name: "go", vl: 1,
+	dot: dotGo, mv4: mv4Go, gemm: gemmGo, mr: 2, nr: 4, axpy: axpyGo,
+	q8dot4: q8dot4Go,
+}
+
+// impl is the level in use; tests switch it with useImpl.
+var impl = bestImpl()
+
+func bestImpl() *kernels {
+	if l := archImpls(); len(l) > 0 {
+		return l[len(l)-1]
+	}
+	return goKernels
+}
+
+// allImpls lists every level this CPU can run, slowest first.
+func allImpls() []*kernels { return append([]*kernels{goKernels}, archImpls()...) }
+
+func dotGo(a, b []float32, k int) float32 {
+	a, b = a[:k], b[:k]
+	var s0, s1, s2, s3 float32
+	c := 0
+	for ; c+4 <= k; c += 4 {
+		s0 += a[c] * b[c]
+		s1 += a[c+1] * b[c+1]
+		s2 += a[c+2] * b[c+2]
+		s3 += a[c+3] * b[c+3]
+	}
+	for ; c < k; c++ {
+		s0 += a[c] * b[c]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+func axpyGo(y []float32, alpha float32, x []float32, k int) {
+	y, x = y[:k], x[:k]
+	for c := range y {
+		y[c] += alpha * x[c]
+	}
+}
+
+func mv4Go(out, x, w []float32, ldw, k int) {
+	x = x[:k]
+	w0, w1, w2, w3 := w[:k], w[ldw:ldw+k], w[2*ldw:2*ldw+k], w[3*ldw:3*ldw+k]
+	var s0, s1, s2, s3 float32
+	for c, xv := range x {
+		s0 += xv * w0[c]
+		s1 += xv * w1[c]
+		s2 += xv * w2[c]
+		s3 += xv * w3[c]
+	}
+	out[0], out[1], out[2], out[3] = s0, s1, s2, s3
+}
+
+func gemmGo(out []float32, ldo int, x []float32, ldx int, w []float32, ldw, k int) {
+	for i := 0; i < 2; i++ {
+		mv4Go(out[i*ldo:], x[i*ldx:], w, ldw, k)
+	}
+}
+
+func q8dot4Go(out []float32, xq []int8, xd []float32, w []byte, ldw, nb int) {
+	var acc [4]float32
+	for j := range 4 {
+		row := w[j*ldw : j*ldw+nb*Q8BlockBytes]
+		var s float32
+		for b := 0; b < nb; b++ {
+			blk := row[b*Q8BlockBytes : (b+1)*Q8BlockBytes]
+			xb := xq[b*Q8BlockSize : (b+1)*Q8BlockSize]
+			var is int32
+			for t, q := range blk[2:] {
+				is += int32(xb[t]) * int32(int8(q))
+			}
+			s += float32(is) * (xd[b] * F16ToF32(uint16(blk[0])|uint16(blk[1])<<8))
+		}
+		acc[j] = s
+	}
+	copy(out[:4], acc[:])
+}

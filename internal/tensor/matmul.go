@@ -1,0 +1,229 @@
+package tensor
+
+import "fmt"
+
+// parMinWork is the multiply-add count (n·Rows·Cols) below which MatMul runs
+// on the caller alone: under it the hand-off to the workers costs more than
+// it saves.
+const parMinWork = 1 << 16
+
+// MatMul computes out[i][r] = Σ_c x[i][c]·w[r][c] for n rows of x
+// (x is n×w.Cols, out is n×w.Rows), splitting output rows over the pool.
+//
+// Q8_0 weights: the rows of x are first quantized to Q8_0 (as llama.cpp
+// does), then each output is a sum of int8·int8 block dot products scaled by
+// both blocks' scales. w.Cols must be a multiple of 32 for Q8_0.
+func (p *Pool) MatMul(out, x []float32, n int, w *Mat) {
+	if n <= 0 || w.Rows == 0 {
+		return
+	}
+	if len(x) < n*w.Cols || len(out) < n*w.Rows {
+		panic(fmt.Sprintf("tensor: MatMul: x has %d floats, out %d; need %d×%d and %d×%d",
+			len(x), len(out), n, w.Cols, n, w.Rows))
+	}
+	switch w.Type {
+	case F32:
+		if len(w.F32) < w.Rows*w.Cols {
+			panic("tensor: MatMul: F32 weights shorter than Rows×Cols")
+		}
+		p.matMulF32(out, x, n, w)
+	case Q8_0:
+		if w.Cols%Q8BlockSize != 0 || len(w.Q) < w.Rows*(w.Cols/Q8BlockSize)*Q8BlockBytes {
+			panic("tensor: MatMul: Q8_0 weights need Cols%32 == 0 and Rows×Cols/32 blocks")
+		}
+		p.matMulQ8(out, x, n, w)
+	default:
+		panic(fmt.Sprintf("tensor: MatMul: unknown DType %d", w.Type))
+	}
+}
+
+// parallel runs fn over [0,units) on the pool, or on the caller alone when
+// the call's work is small.
+func (p *Pool) parallel(work, units int, fn func(lo, hi int)) {
+	if work < parMinWork {
+		fn(0, units)
+		return
+	}
+	p.ParallelFor(units, fn)
+}
+
+func (p *Pool) matMulF32(out, x []float32, n int, w *Mat) {
+	k := impl
+	panel := 4
+	if n > 1 {
+		panel = k.nr
+	}
+	panels := (w.Rows + panel - 1) / panel
+	p.parallel(n*w.Rows*w.Cols, panels, func(lo, hi int) {
+		f32Rows(k, out, x, n, w, lo*panel, min(hi*panel, w.Rows))
+	})
+}
+
+// f32Rows computes output columns [r0,r1) of all n rows.
+func f32Rows(k *kernels, out, x []float32, n int, w *Mat, r0, r1 int) {
+	rows, cols := w.Rows, w.Cols
+	if n == 1 {
+		rowDots(k, out[r0:r1], x[:cols], w.F32[r0*cols:r1*cols], cols)
+		return
+	}
+	kv := cols &^ (k.vl - 1)
+	mr, nr := k.mr, k.nr
+	r := r0
+	for ; r+nr <= r1; r += nr {
+		wp := w.F32[r*cols : (r+nr)*cols]
+		i := 0
+		for ; i+mr <= n; i += mr {
+			o := out[i*rows+r:]
+			xs := x[i*cols : (i+mr)*cols]
+			k.gemm(o, rows, xs, cols, wp, cols, kv)
+			if kv < cols {
+				addTail(o, rows, xs, cols, wp, cols, mr, nr, kv, cols)
+			}
+		}
+		for ; i < n; i++ {
+			rowDots(k, out[i*rows+r:i*rows+r+nr], x[i*cols:(i+1)*cols], wp, cols)
+		}
+	}
+	if r < r1 {
+		wp := w.F32[r*cols : r1*cols]
+		for i := 0; i < n; i++ {
+			rowDots(k, out[i*rows+r:i*rows+r1], x[i*cols:(i+1)*cols], wp, cols)
+		}
+	}
+}
+
+// rowDots writes out[j] = x·w_j for the len(out) consecutive rows of w
+// (each cols long).
+func rowDots(k *kernels, out, x, w []float32, cols int) {
+	kv := cols &^ (k.vl - 1)
+	j := 0
+	for ; j+4 <= len(out); j += 4 {
+		wj := w[j*cols : (j+4)*cols]
+		k.mv4(out[j:j+4], x, wj, cols, kv)
+		if kv < cols {
+			addTail(out[j:], 0, x, 0, wj, cols, 1, 4, kv, cols)
+		}
+	}
+	for ; j < len(out); j++ {
+		out[j] = dotK(k, x, w[j*cols:(j+1)*cols])
+	}
+}
+
+// addTail adds the products of columns [c0,c1) to an m×nn block of dots.
+func addTail(out []float32, ldo int, x []float32, ldx int, w []float32, ldw, m, nn, c0, c1 int) {
+	for i := 0; i < m; i++ {
+		xi := x[i*ldx+c0 : i*ldx+c1]
+		for j := 0; j < nn; j++ {
+			wj := w[j*ldw+c0 : j*ldw+c1]
+			var s float32
+			for c, v := range xi {
+				s += v * wj[c]
+			}
+			out[i*ldo+j] += s
+		}
+	}
+}
+
+func dotK(k *kernels, a, b []float32) float32 {
+	n := len(a)
+	b = b[:n]
+	kv := n &^ (k.vl - 1)
+	var s float32
+	if kv > 0 {
+		s = k.dot(a, b, kv)
+	}
+	for c := kv; c < n; c++ {
+		s += a[c] * b[c]
+	}
+	return s
+}
+
+// Dot returns Σ a[i]·b[i] over len(a) elements (b must be at least as long).
+func Dot(a, b []float32) float32 { return dotK(impl, a, b) }
+
+// Axpy computes y += alpha·x over len(y) elements.
+func Axpy(y []float32, alpha float32, x []float32) {
+	n := len(y)
+	x = x[:n]
+	kv := n &^ (impl.vl - 1)
+	if kv > 0 {
+		impl.axpy(y, alpha, x, kv)
+	}
+	for c := kv; c < n; c++ {
+		y[c] += alpha * x[c]
+	}
+}
+
+func (p *Pool) matMulQ8(out, x []float32, n int, w *Mat) {
+	k := impl
+	rows, cols := w.Rows, w.Cols
+	nb := cols / Q8BlockSize
+	ldw := nb * Q8BlockBytes
+	xq, xd := p.q8Scratch(n*cols, n*nb)
+	for i := 0; i < n; i++ {
+		quantizeRow(xq[i*cols:(i+1)*cols], xd[i*nb:(i+1)*nb], x[i*cols:(i+1)*cols])
+	}
+	const panel = 4
+	panels := (rows + panel - 1) / panel
+	p.parallel(n*rows*cols, panels, func(lo, hi int) {
+		r0, r1 := lo*panel, min(hi*panel, rows)
+		var tmp [4]float32
+		for r := r0; r < r1; r += panel {
+			wp := w.Q[r*ldw:]
+			m := min(panel, r1-r)
+			for i := 0; i < n; i++ {
+				xqi, xdi := xq[i*cols:(i+1)*cols], xd[i*nb:(i+1)*nb]
+				if m == panel {
+					k.q8dot4(out[i*rows+r:i*rows+r+4], xqi, xdi, wp, ldw, nb)
+					continue
+				}
+				for j := 0; j < m; j++ {
+					q8dot1(tmp[:1], xqi, xdi, wp[j*ldw:(j+1)*ldw], nb)
+					out[i*rows+r+j] = tmp[0]
+				}
+			}
+		}
+	})
+}
+
+// q8dot1 is the one-row form of q8dot4, for the last rows of a matrix.
+func q8dot1(out []float32, xq []int8, xd []float32, w []byte, nb int) {
+	var s float32
+	for b := 0; b < nb; b++ {
+		blk := w[b*Q8BlockBytes : (b+1)*Q8BlockBytes]
+		xb := xq[b*Q8BlockSize : (b+1)*Q8BlockSize]
+		var is int32
+		for t, q := range blk[2:] {
+			is += int32(xb[t]) * int32(int8(q))
+		}
+		s += float32(is) * (xd[b] * F16ToF32(uint16(blk[0])|uint16(blk[1])<<8))
+	}
+	out[0] = s
+}
+
+// q8Scratch returns buffers for the quantized activations, reused across
+// calls (the pool has one caller at a time).
+func (p *Pool) q8Scratch(nq, nd int) ([]int8, []float32) {
+	if p == nil {
+		return make([]int8, nq), make([]float32, nd)
+	}
+	if cap(p.xq) < nq {
+		p.xq = make([]int8, nq)
+	}
+	if cap(p.xd) < nd {
+		p.xd = make([]float32, nd)
+	}
+	return p.xq[:nq], p.xd[:nd]
+}
+
+// quantizeRow quantizes x like QuantizeQ8_0 into separate int8 values and
+// float32 scales. The scale kept is the float16-rounded one, as a GGML
+// block would store it.
+func quantizeRow(q []int8, d []float32, x []float32) {
+	for b := range d {
+		xb := x[b*Q8BlockSize : (b+1)*Q8BlockSize]
+		s := q8Scale(xb)
+		q8Round(int8AsBytes(q[b*Q8BlockSize:(b+1)*Q8BlockSize]), xb, s)
+		d[b] = F16ToF32(F32ToF16(s))
+	}
+}

@@ -1,0 +1,158 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func randVec(rng *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+	}
+	return v
+}
+
+// refMatMul64 is the float64 reference: out[i][r] = Σ_c x[i][c]·w[r][c].
+func refMatMul64(x, w []float32, n, rows, cols int) []float64 {
+	out := make([]float64, n*rows)
+	for i := 0; i < n; i++ {
+		for r := 0; r < rows; r++ {
+			var s float64
+			for c := 0; c < cols; c++ {
+				s += float64(x[i*cols+c]) * float64(w[r*cols+c])
+			}
+			out[i*rows+r] = s
+		}
+	}
+	return out
+}
+
+// checkClose compares got with want, allowing float32 rounding over a sum of
+// cols products of magnitude ≈ scale.
+func checkClose(t *testing.T, got []float32, want []float64, cols int, scale float64) {
+	t.Helper()
+	tol := 1e-5 * scale * math.Sqrt(float64(cols)) * 8
+	for i := range want {
+		if e := math.Abs(float64(got[i]) - want[i]); e > tol || math.IsNaN(float64(got[i])) {
+			t.Fatalf("out[%d] = %v, want %v (|err| %.3g > tol %.3g)", i, got[i], want[i], e, tol)
+		}
+	}
+}
+
+var matMulShapes = []struct{ rows, cols int }{
+	{1, 1}, {3, 5}, {7, 16}, {13, 17}, {33, 64}, {9, 100}, {26, 172}, {41, 257}, {64, 288},
+}
+
+func TestMatMulF32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	pools := map[string]*Pool{"nil": nil, "1": NewPool(1), "2": NewPool(2)}
+	defer pools["1"].Close()
+	defer pools["2"].Close()
+	eachImpl(t, func(t *testing.T) {
+		for _, s := range matMulShapes {
+			for _, n := range []int{1, 2, 3, 5, 17} {
+				w := &Mat{Rows: s.rows, Cols: s.cols, Type: F32, F32: randVec(rng, s.rows*s.cols)}
+				x := randVec(rng, n*s.cols)
+				want := refMatMul64(x, w.F32, n, s.rows, s.cols)
+				for name, p := range pools {
+					t.Run(fmt.Sprintf("%dx%d/n=%d/pool=%s", s.rows, s.cols, n, name), func(t *testing.T) {
+						out := make([]float32, n*s.rows+1)
+						out[n*s.rows] = 42 // sentinel past the end
+						p.MatMul(out, x, n, w)
+						checkClose(t, out[:n*s.rows], want, s.cols, 1)
+						if out[n*s.rows] != 42 {
+							t.Fatal("wrote past n×Rows")
+						}
+					})
+				}
+			}
+		}
+	})
+}
+
+// TestMatMulF32Parallel uses shapes big enough to cross parMinWork.
+func TestMatMulF32Parallel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	p := NewPool(2)
+	defer p.Close()
+	eachImpl(t, func(t *testing.T) {
+		for _, n := range []int{1, 5, 17} {
+			rows, cols := 203, 352
+			w := &Mat{Rows: rows, Cols: cols, Type: F32, F32: randVec(rng, rows*cols)}
+			x := randVec(rng, n*cols)
+			out := make([]float32, n*rows)
+			p.MatMul(out, x, n, w)
+			checkClose(t, out, refMatMul64(x, w.F32, n, rows, cols), cols, 1)
+		}
+	})
+}
+
+func quantizeMat(rows, cols int, src []float32) *Mat {
+	q := make([]byte, rows*cols/32*34)
+	QuantizeQ8_0(q, src)
+	return &Mat{Rows: rows, Cols: cols, Type: Q8_0, Q: q}
+}
+
+func TestMatMulQ8_0(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	pools := map[string]*Pool{"nil": nil, "2": NewPool(2)}
+	defer pools["2"].Close()
+	eachImpl(t, func(t *testing.T) {
+		for _, s := range []struct{ rows, cols int }{{1, 32}, {3, 64}, {7, 96}, {13, 288}, {41, 256}, {5, 2048}, {130, 512}} {
+			for _, n := range []int{1, 2, 3, 5, 17} {
+				wf := randVec(rng, s.rows*s.cols)
+				w := quantizeMat(s.rows, s.cols, wf)
+				wd := make([]float32, len(wf))
+				DequantizeQ8_0(wd, w.Q)
+				x := randVec(rng, n*s.cols)
+				// Exact reference: the same quantization of x, in float64.
+				xq := make([]byte, n*s.cols/32*34)
+				QuantizeQ8_0(xq, x)
+				xd := make([]float32, len(x))
+				DequantizeQ8_0(xd, xq)
+				exact := refMatMul64(xd, wd, n, s.rows, s.cols)
+				loose := refMatMul64(x, wf, n, s.rows, s.cols)
+				for name, p := range pools {
+					t.Run(fmt.Sprintf("%dx%d/n=%d/pool=%s", s.rows, s.cols, n, name), func(t *testing.T) {
+						out := make([]float32, n*s.rows)
+						p.MatMul(out, x, n, w)
+						checkClose(t, out, exact, s.cols, 1)
+						// Against unquantized operands: two 8-bit roundings
+						// (≈ 1/127 of each block's max, random signs).
+						for i := range loose {
+							if e := math.Abs(float64(out[i]) - loose[i]); e > 0.05*math.Sqrt(float64(s.cols)) {
+								t.Fatalf("out[%d] = %v, float reference %v", i, out[i], loose[i])
+							}
+						}
+					})
+				}
+			}
+		}
+	})
+}
+
+func TestDotAxpy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	eachImpl(t, func(t *testing.T) {
+		for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 100, 128, 129} {
+			a, b := randVec(rng, n), randVec(rng, n+3)
+			var want float64
+			for i := 0; i < n; i++ {
+				want += float64(a[i]) * float64(b[i])
+			}
+			checkClose(t, []float32{Dot(a, b)}, []float64{want}, n, 1)
+
+			y := randVec(rng, n)
+			y0 := append([]float32(nil), y...)
+			Axpy(y, 0.75, b)
+			for i := range y {
+				if w := y0[i] + 0.75*b[i]; math.Abs(float64(y[i]-w)) > 1e-6*(1+math.Abs(float64(w))) {
+					t.Fatalf("n=%d: y[%d] = %v, want %v", n, i, y[i], w)
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,172 @@
+package tensor
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Pool is a set of persistent worker goroutines. The caller of ParallelFor
+// (and of MatMul) takes part in the work, so a pool of n threads starts n-1
+// goroutines, once, in NewPool.
+//
+// A Pool is driven by one goroutine at a time: ParallelFor and MatMul must
+// not be called concurrently on the same Pool, nor from inside a function
+// that ParallelFor is running. The zero value and nil run everything on the
+// calling goroutine. Close stops the workers; a closed Pool runs on the
+// caller alone.
+//
+// Hand-off is a generation counter: workers spin on it briefly after each
+// job (so back-to-back kernels of a forward pass cost no wake-up), then park
+// on a condition variable. The caller waits for the job the same way.
+type Pool struct {
+	n int
+
+	// job, published before gen is bumped.
+	fn    func(lo, hi int)
+	total int
+	parts int
+
+	gen      atomic.Uint64 // bumped once per job; workers run a job when it changes
+	pending  atomic.Int32  // workers still running the current job
+	sleepers atomic.Int32  // workers parked on cond
+	closed   atomic.Bool
+
+	mu   sync.Mutex
+	cond *sync.Cond
+
+	parked atomic.Int32  // 1 while the caller is parked waiting for pending == 0
+	wake   chan struct{} // wakes the parked caller
+
+	wg sync.WaitGroup
+
+	// Q8_0 activation scratch, reused by MatMul.
+	xq []int8
+	xd []float32
+}
+
+// spinIters bounds the busy-wait of workers and caller before they park.
+// At a few ns per iteration this is tens of microseconds: long enough to
+// cover the gap between two kernels of one forward pass.
+const spinIters = 20000
+
+// NewPool starts a pool of n workers (n ≤ 1 means the caller only).
+func NewPool(n int) *Pool {
+	p := &Pool{n: max(n, 1), wake: make(chan struct{}, 1)}
+	p.cond = sync.NewCond(&p.mu)
+	for w := 1; w < p.n; w++ {
+		p.wg.Add(1)
+		go p.worker(w)
+	}
+	return p
+}
+
+// Threads reports the pool's parallelism.
+func (p *Pool) Threads() int {
+	if p == nil || p.n < 1 || p.closed.Load() {
+		return 1
+	}
+	return p.n
+}
+
+// Close stops the workers and waits for them to exit. It is idempotent.
+func (p *Pool) Close() {
+	if p == nil || p.n <= 1 || p.closed.Swap(true) {
+		return
+	}
+	p.mu.Lock()
+	p.gen.Add(1)
+	p.cond.Broadcast()
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// part returns the w-th of parts near-equal slices of [0,total).
+func part(total, parts, w int) (lo, hi int) {
+	return total * w / parts, total * (w + 1) / parts
+}
+
+func (p *Pool) worker(w int) {
+	defer p.wg.Done()
+	var seen uint64 // gen is 0 until the first job, which may come before this goroutine runs
+	for {
+		g := p.waitGen(seen)
+		if p.closed.Load() {
+			return
+		}
+		seen = g
+		if w < p.parts {
+			lo, hi := part(p.total, p.parts, w)
+			if lo < hi {
+				p.fn(lo, hi)
+			}
+		}
+		if p.pending.Add(-1) == 0 && p.parked.CompareAndSwap(1, 0) {
+			p.wake <- struct{}{}
+		}
+	}
+}
+
+// waitGen spins, then parks, until gen differs from seen.
+func (p *Pool) waitGen(seen uint64) uint64 {
+	for i := 0; i < spinIters; i++ {
+		if g := p.gen.Load(); g != seen {
+			return g
+		}
+		if i&255 == 255 {
+			runtime.Gosched()
+		}
+	}
+	p.mu.Lock()
+	p.sleepers.Add(1)
+	for p.gen.Load() == seen {
+		p.cond.Wait()
+	}
+	p.sleepers.Add(-1)
+	p.mu.Unlock()
+	return p.gen.Load()
+}
+
+// ParallelFor splits [0,n) into one contiguous range per thread and calls fn
+// on each non-empty range, the caller running the first. It returns when all
+// calls have returned. fn must be safe to run concurrently on disjoint ranges.
+func (p *Pool) ParallelFor(n int, fn func(lo, hi int)) {
+	if n <= 0 {
+		return
+	}
+	threads := p.Threads()
+	if threads == 1 || n == 1 {
+		fn(0, n)
+		return
+	}
+	parts := min(threads, n)
+	p.fn, p.total, p.parts = fn, n, parts
+	p.pending.Store(int32(p.n - 1))
+	p.gen.Add(1)
+	if p.sleepers.Load() > 0 {
+		p.mu.Lock()
+		p.cond.Broadcast()
+		p.mu.Unlock()
+	}
+	lo, hi := part(n, parts, 0)
+	fn(lo, hi)
+	p.waitDone()
+	p.fn = nil
+}
+
+// waitDone spins, then parks, until every worker has finished the job.
+func (p *Pool) waitDone() {
+	for i := 0; i < spinIters; i++ {
+		if p.pending.Load() == 0 {
+			return
+		}
+		if i&255 == 255 {
+			runtime.Gosched()
+		}
+	}
+	p.parked.Store(1)
+	if p.pending.Load() == 0 && p.parked.CompareAndSwap(1, 0) {
+		return // finished before we parked; no wake-up was sent
+	}
+	<-p.wake
+}

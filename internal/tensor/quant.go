@@ -1,0 +1,101 @@
+package tensor
+
+import "math"
+
+// QuantizeQ8_0 writes src as GGML Q8_0 blocks to dst: per 32 values, the
+// float16 scale d = max|x|/127 (little endian) then 32 int8 round(x/d).
+// len(src) must be a multiple of 32 and len(dst) ≥ len(src)/32·34.
+// The result is bit-identical to GGML's quantize_row_q8_0_ref.
+func QuantizeQ8_0(dst []byte, src []float32) {
+	if len(src)%Q8BlockSize != 0 {
+		panic("tensor: QuantizeQ8_0: length not a multiple of 32")
+	}
+	nb := len(src) / Q8BlockSize
+	_ = dst[nb*Q8BlockBytes-1]
+	for b := 0; b < nb; b++ {
+		x := src[b*Q8BlockSize : (b+1)*Q8BlockSize]
+		blk := dst[b*Q8BlockBytes : (b+1)*Q8BlockBytes]
+		d := q8Scale(x)
+		h := F32ToF16(d)
+		blk[0], blk[1] = byte(h), byte(h>>8)
+		q8Round(blk[2:2+Q8BlockSize], x, d)
+	}
+}
+
+// q8Scale returns max|x|/127 for one block.
+func q8Scale(x []float32) float32 {
+	var amax float32
+	for _, v := range x {
+		amax = max(amax, float32(math.Abs(float64(v))))
+	}
+	return amax / 127
+}
+
+// q8Round writes round-half-away-from-zero(x/d) as int8 to q (zeros when d is 0).
+func q8Round(q []byte, x []float32, d float32) {
+	var id float32
+	if d != 0 {
+		id = 1 / d
+	}
+	for j, v := range x {
+		q[j] = byte(int8(math.Round(float64(v * id))))
+	}
+}
+
+// DequantizeQ8_0 expands Q8_0 blocks from src into dst; len(dst) must be a
+// multiple of 32 and src must hold len(dst)/32 blocks.
+func DequantizeQ8_0(dst []float32, src []byte) {
+	if len(dst)%Q8BlockSize != 0 {
+		panic("tensor: DequantizeQ8_0: length not a multiple of 32")
+	}
+	nb := len(dst) / Q8BlockSize
+	_ = src[nb*Q8BlockBytes-1]
+	for b := 0; b < nb; b++ {
+		blk := src[b*Q8BlockBytes : (b+1)*Q8BlockBytes]
+		d := F16ToF32(uint16(blk[0]) | uint16(blk[1])<<8)
+		out := dst[b*Q8BlockSize : (b+1)*Q8BlockSize]
+		for j := range out {
+			out[j] = d * float32(int8(blk[2+j]))
+		}
+	}
+}
+
+// F32ToF16 converts f to an IEEE half-precision bit pattern, rounding to
+// nearest even; values too large become ±Inf, NaN stays NaN (quiet).
+func F32ToF16(f float32) uint16 {
+	b := math.Float32bits(f)
+	sign := uint16(b>>16) & 0x8000
+	exp := int32(b>>23) & 0xff
+	mant := b & 0x7fffff
+	if exp == 0xff { // Inf or NaN
+		if mant != 0 {
+			return sign | 0x7e00 | uint16(mant>>13)
+		}
+		return sign | 0x7c00
+	}
+	e := exp - 127 + 15
+	if e >= 0x1f {
+		return sign | 0x7c00
+	}
+	if e <= 0 {
+		// Subnormal half (or zero): shift the full significand right.
+		if e < -10 {
+			return sign
+		}
+		m := mant | 0x800000
+		shift := uint32(14 - e)
+		h := m >> shift
+		rem := m & (1<<shift - 1)
+		half := uint32(1) << (shift - 1)
+		if rem > half || (rem == half && h&1 == 1) {
+			h++
+		}
+		return sign | uint16(h)
+	}
+	h := uint32(e)<<10 | mant>>13
+	rem := mant & 0x1fff
+	if rem > 0x1000 || (rem == 0x1000 && h&1 == 1) {
+		h++ // may carry into the exponent, up to Inf: still correct
+	}
+	return sign | uint16(h)
+}
