@@ -148,8 +148,8 @@ func (t *Tokenizer) Piece(id int32) string {
 // Bytes that do not form valid UTF-8 become U+FFFD, one per byte.
 func (t *Tokenizer) Decode(ids []int32, skipSpecial bool) string {
 	var sb strings.Builder
+	sb.Grow(4 * len(ids))
 	first := true
-	var pending []byte
 	for _, id := range ids {
 		p := t.pieceFor(id, skipSpecial)
 		if p == "" {
@@ -161,10 +161,9 @@ func (t *Tokenizer) Decode(ids []int32, skipSpecial bool) string {
 				p = p[1:]
 			}
 		}
-		pending = append(pending, p...)
+		sb.WriteString(p)
 	}
-	writeValid(&sb, pending)
-	return sb.String()
+	return validString(sb.String())
 }
 
 // pieceFor is the text an id contributes to decoded output.

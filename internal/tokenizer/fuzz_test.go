@@ -1,0 +1,57 @@
+package tokenizer
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"govllm/internal/testmodels"
+)
+
+// FuzzRoundTrip checks, for any text, that Encode never panics and yields
+// in-range ids; that decoding gives the text back (valid UTF-8 without
+// special-token text or a literal '▁', which SentencePiece reads as a
+// space); and that the incremental Decoder agrees with Decode.
+func FuzzRoundTrip(f *testing.F) {
+	for _, s := range referenceCorpus([]string{"<s>", "</s>"})[:60] {
+		f.Add(s)
+	}
+	f.Add("\xff\xfe invalid \xe4\xbd")
+	dir := testmodels.Dir(f, "stories260K")
+	tok512, err := Load(dir, LoadOptions{TokenizerPath: filepath.Join(dir, "tok512.bin")})
+	if err != nil {
+		f.Fatal(err)
+	}
+	toks := []*Tokenizer{tok512, NewDummy(300)}
+	if hasNodeModules() {
+		toks = append(toks, refTokenizer(f, "llama3"))
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, tok := range toks {
+			ids := tok.Encode(s, true)
+			for _, id := range ids {
+				if id < 0 || int(id) >= tok.VocabSize() {
+					t.Fatalf("Encode(%q) gives id %d outside the vocabulary", s, id)
+				}
+			}
+			plain := utf8.ValidString(s) && !strings.Contains(s, "▁") && !strings.Contains(s, "<") && !strings.Contains(s, "\uFFFD")
+			if got := tok.Decode(ids, true); plain && got != s {
+				t.Fatalf("Decode(Encode(%q)) = %q (ids %v)", s, got, ids)
+			}
+			d := tok.NewDecoder(nil, false)
+			var sb strings.Builder
+			for _, id := range ids {
+				delta := d.Add(id)
+				if !utf8.ValidString(delta) {
+					t.Fatalf("invalid UTF-8 delta %q", delta)
+				}
+				sb.WriteString(delta)
+			}
+			sb.WriteString(d.Flush())
+			if want := tok.Decode(ids, false); sb.String() != want {
+				t.Fatalf("Decoder deltas %q != Decode %q", sb.String(), want)
+			}
+		}
+	})
+}
