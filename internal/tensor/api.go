@@ -34,12 +34,21 @@ func matMulRef(out, x []float32, n int, w *Mat) {
 		for r := 0; r < w.Rows; r++ {
 			switch w.Type {
 			case F32:
-				oi[r] = Dot(xi, w.F32[r*w.Cols:(r+1)*w.Cols])
+				oi[r] = dotScalar(xi, w.F32[r*w.Cols:(r+1)*w.Cols])
 			case Q8_0:
 				oi[r] = dotQ8Ref(xi, w.Q[r*(w.Cols/Q8BlockSize)*Q8BlockBytes:(r+1)*(w.Cols/Q8BlockSize)*Q8BlockBytes])
 			}
 		}
 	}
+}
+
+// dotScalar is the plain Go loop Dot started from.
+func dotScalar(a, b []float32) float32 {
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
 }
 
 func dotQ8Ref(x []float32, q []byte) float32 {

@@ -2,5 +2,64 @@
 
 package tensor
 
+import "golang.org/x/sys/cpu"
+
+//go:noescape
+func dotAVX2(a, b *float32, k int) float32
+
+//go:noescape
+func axpyAVX2(y *float32, alpha float32, x *float32, k int)
+
+//go:noescape
+func mv4AVX2(out, x, w *float32, ldw, k int)
+
+//go:noescape
+func gemm4x3AVX2(out *float32, ldo int, x *float32, ldx int, w *float32, ldw int, k int)
+
+//go:noescape
+func q8dot4AVX2(out *float32, xq *int8, xd *float32, w *byte, ldw, nb int)
+
+var avx2Kernels = &kernels{
+	name: "avx2", vl: 8, mr: 4, nr: 3,
+	dot: func(a, b []float32, k int) float32 {
+		_, _ = a[k-1], b[k-1]
+		return dotAVX2(&a[0], &b[0], k)
+	},
+	axpy: func(y []float32, alpha float32, x []float32, k int) {
+		_, _ = y[k-1], x[k-1]
+		axpyAVX2(&y[0], alpha, &x[0], k)
+	},
+	mv4: func(out, x, w []float32, ldw, k int) {
+		_ = out[3]
+		if k == 0 {
+			clear(out[:4])
+			return
+		}
+		_, _ = x[k-1], w[3*ldw+k-1]
+		mv4AVX2(&out[0], &x[0], &w[0], ldw, k)
+	},
+	gemm: func(out []float32, ldo int, x []float32, ldx int, w []float32, ldw, k int) {
+		_ = out[3*ldo+2]
+		if k == 0 {
+			for i := 0; i < 4; i++ {
+				clear(out[i*ldo : i*ldo+3])
+			}
+			return
+		}
+		_, _ = x[3*ldx+k-1], w[2*ldw+k-1]
+		gemm4x3AVX2(&out[0], ldo, &x[0], ldx, &w[0], ldw, k)
+	},
+	q8dot4: func(out []float32, xq []int8, xd []float32, w []byte, ldw, nb int) {
+		_, _, _, _ = out[3], xq[nb*Q8BlockSize-1], xd[nb-1], w[3*ldw+nb*Q8BlockBytes-1]
+		q8dot4AVX2(&out[0], &xq[0], &xd[0], &w[0], ldw, nb)
+	},
+}
+
 // archImpls lists the SIMD levels this CPU can run, slowest first.
-func archImpls() []*kernels { return nil }
+func archImpls() []*kernels {
+	var l []*kernels
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C {
+		l = append(l, avx2Kernels)
+	}
+	return l
+}

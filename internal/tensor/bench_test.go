@@ -1,0 +1,124 @@
+package tensor
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// Shapes of stories110M (dim 768, hidden 2048, vocab 32000) and TinyLlama
+// (dim 2048, hidden 5632), as Rows×Cols of W.
+var benchShapes = []struct {
+	name       string
+	rows, cols int
+}{
+	{"768x768", 768, 768},
+	{"2048x768", 2048, 768},
+	{"32000x768", 32000, 768},
+	{"2048x2048", 2048, 2048},
+	{"5632x2048", 5632, 2048},
+}
+
+// BenchmarkMatMul reports GFLOP/s (2·n·Rows·Cols per call) of the SIMD
+// kernels and the pure-Go level, and the scalar reference (matMulRef,
+// one Dot per output) as baseline. Run: go test -bench MatMul ./internal/tensor
+func BenchmarkMatMul(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, s := range benchShapes {
+		wf := randVec(rng, s.rows*s.cols)
+		mats := map[DType]*Mat{
+			F32:  {Rows: s.rows, Cols: s.cols, Type: F32, F32: wf},
+			Q8_0: quantizeMat(s.rows, s.cols, wf),
+		}
+		for _, dt := range []DType{F32, Q8_0} {
+			w := mats[dt]
+			for _, n := range []int{1, 16, 64} {
+				if n > 1 && s.rows == 32000 && testing.Short() {
+					continue
+				}
+				x := randVec(rng, n*s.cols)
+				out := make([]float32, n*s.rows)
+				flops := 2 * float64(n) * float64(s.rows) * float64(s.cols)
+				run := func(b *testing.B, f func()) {
+					f()
+					b.ResetTimer()
+					for b.Loop() {
+						f()
+					}
+					b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				}
+				for _, k := range allImpls() {
+					for _, threads := range []int{1, 2} {
+						b.Run(fmt.Sprintf("%s/%s/n=%d/%s/t=%d", dtName(dt), s.name, n, k.name, threads), func(b *testing.B) {
+							saved := impl
+							impl = k
+							defer func() { impl = saved }()
+							p := NewPool(threads)
+							defer p.Close()
+							run(b, func() { p.MatMul(out, x, n, w) })
+						})
+					}
+				}
+				if n == 1 || s.rows*s.cols <= 2048*768 {
+					b.Run(fmt.Sprintf("%s/%s/n=%d/scalar/t=1", dtName(dt), s.name, n), func(b *testing.B) {
+						run(b, func() { matMulRef(out, x, n, w) })
+					})
+				}
+			}
+		}
+	}
+}
+
+func dtName(d DType) string {
+	if d == Q8_0 {
+		return "Q8_0"
+	}
+	return "F32"
+}
+
+// BenchmarkDot compares the kernels on attention-sized vectors.
+func BenchmarkDot(b *testing.B) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	for _, n := range []int{8, 16, 32, 64, 128} {
+		x, y := randVec(rng, n), randVec(rng, n)
+		for _, k := range allImpls() {
+			b.Run(fmt.Sprintf("n=%d/%s", n, k.name), func(b *testing.B) {
+				var s float32
+				for b.Loop() {
+					s += dotK(k, x, y)
+				}
+				b.ReportMetric(2*float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				_ = s
+			})
+		}
+	}
+}
+
+// BenchmarkAxpy compares Axpy levels on attention-sized vectors.
+func BenchmarkAxpy(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, n := range []int{8, 16, 32, 64, 128} {
+		x, y := randVec(rng, n), randVec(rng, n)
+		for _, k := range allImpls() {
+			b.Run(fmt.Sprintf("n=%d/%s", n, k.name), func(b *testing.B) {
+				saved := impl
+				impl = k
+				defer func() { impl = saved }()
+				for b.Loop() {
+					Axpy(y, 1e-3, x)
+				}
+				b.ReportMetric(2*float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
+// BenchmarkParallelFor is the pool's per-call synchronisation cost.
+func BenchmarkParallelFor(b *testing.B) {
+	p := NewPool(2)
+	defer p.Close()
+	fn := func(lo, hi int) {}
+	for b.Loop() {
+		p.ParallelFor(2, fn)
+	}
+}
