@@ -121,6 +121,7 @@ func (h *harness) step() (string, sched.CoreOutputs) {
 		parts = append(parts, fmt.Sprintf("%s:%d+%d%s", r.ID, r.Start, len(r.TokenIDs), star))
 	}
 	plan := strings.Join(parts, " ")
+	h.checkPlan(so)
 	var ro *sched.RunnerOutput
 	if len(so.Requests) > 0 {
 		var err error
@@ -222,5 +223,28 @@ func (h *harness) checkTokens(want map[sched.RequestID][]int32) {
 		if got := h.tokens[id]; !slices.Equal(got, want[id]) {
 			h.t.Errorf("%s: tokens %v, want %v", id, got, want[id])
 		}
+	}
+}
+
+// checkPlan: the step respects the budget and MaxNumSeqs, names each
+// request once, and TotalNumScheduledTokens adds up.
+func (h *harness) checkPlan(so *sched.SchedulerOutput) {
+	h.t.Helper()
+	cfg := h.s.Config()
+	total := 0
+	seen := map[sched.RequestID]bool{}
+	for _, r := range so.Requests {
+		if seen[r.ID] || len(r.TokenIDs) == 0 {
+			h.t.Fatalf("bad plan entry %s (%d tokens, seen %v)", r.ID, len(r.TokenIDs), seen[r.ID])
+		}
+		seen[r.ID] = true
+		total += len(r.TokenIDs)
+		if t := cfg.LongPrefillTokenThreshold; t > 0 && len(r.TokenIDs) > t {
+			h.t.Fatalf("%s: %d tokens over the long-prefill threshold %d", r.ID, len(r.TokenIDs), t)
+		}
+	}
+	if total != so.TotalNumScheduledTokens || total > cfg.MaxNumBatchedTokens || len(so.Requests) > cfg.MaxNumSeqs {
+		h.t.Fatalf("plan: %d tokens (reported %d, budget %d), %d requests (max %d)",
+			total, so.TotalNumScheduledTokens, cfg.MaxNumBatchedTokens, len(so.Requests), cfg.MaxNumSeqs)
 	}
 }
