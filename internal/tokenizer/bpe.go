@@ -214,7 +214,7 @@ func (t *Tokenizer) encodeSPM(w *workspace, out []int32, text string, prefix boo
 			}
 		}
 		isSpace := id >= 0 && id == t.spaceID
-		if isSpace && !prevSpace && t.splitWords && len(w.syms) > 0 {
+		if isSpace && (t.splitEverySpace || !prevSpace && t.splitWords) && len(w.syms) > 0 {
 			// No piece spans this boundary: merge the word on its own.
 			out = t.bpe(w, out)
 			w.syms = w.syms[:0]

@@ -56,6 +56,7 @@ type hfComponent struct {
 	AddPrefixSpace *bool  `json:"add_prefix_space"`
 	PrependScheme  string `json:"prepend_scheme"`
 	UseRegex       *bool  `json:"use_regex"`
+	Split          *bool  `json:"split"`
 	Behavior       string `json:"behavior"`
 	Invert         bool   `json:"invert"`
 	Single         []struct {
@@ -181,7 +182,7 @@ func parseHF(path string, b []byte, cfg *hfConfig, gen *hfGenerationConfig) (*To
 	// Which algorithm, from the normalizer / pre-tokenizer / decoder.
 	var (
 		byteLevel, metaspace, replaceSpace, prepend bool
-		firstOnly, stripLead                        bool
+		firstOnly, stripLead, splitSpace            bool
 		pre                                         = pretokNone
 		normErr, preErr                             error
 	)
@@ -227,9 +228,13 @@ func parseHF(path string, b []byte, cfg *hfConfig, gen *hfGenerationConfig) (*To
 				preErr = unsupported("Split pre-tokenizer regex %q", *c.Pattern.Regex)
 			}
 		case "Metaspace":
+			if c.Replacement != "" && c.Replacement != "▁" {
+				preErr = unsupported("Metaspace replacement %q", c.Replacement)
+			}
 			metaspace = true
 			prepend = c.PrependScheme != "never" && (c.AddPrefixSpace == nil || *c.AddPrefixSpace)
 			firstOnly = c.PrependScheme == "first"
+			splitSpace = c.Split == nil || *c.Split
 		default:
 			preErr = unsupported("pre-tokenizer %q", c.Type)
 		}
@@ -313,6 +318,8 @@ func parseHF(path string, b []byte, cfg *hfConfig, gen *hfGenerationConfig) (*To
 	t.ignoreMerges = m.IgnoreMerges
 	t.prefixSpace = prepend
 	t.prefixFirstOnly = firstOnly
+	t.prefixUnlessSpace = metaspace
+	t.splitEverySpace = splitSpace
 	t.stripLeading = stripLead && k == kindSPM
 	if m.UnkToken != nil {
 		if id, ok := t.vocab[*m.UnkToken]; ok {

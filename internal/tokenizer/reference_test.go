@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"govllm/internal/testmodels"
 )
 
 // The reference tests compare Encode/Decode with Hugging Face's JavaScript
@@ -167,6 +169,36 @@ func referenceCorpus(specials []string) []string {
 	return base
 }
 
+// compareWithReference encodes and decodes texts with tok and with the
+// reference (a model name of encode.js or a directory) and reports every
+// difference.
+func compareWithReference(t *testing.T, tok *Tokenizer, ref string, texts []string) {
+	t.Helper()
+	res := runReference(t, ref, texts)
+	failures := 0
+	for i, text := range texts {
+		var msgs []string
+		if got := tok.Encode(text, false); !slices.Equal(got, res[i].IDs) {
+			msgs = append(msgs, fmt.Sprintf("Encode = %v\n   want %v", got, res[i].IDs))
+		}
+		if got := tok.Encode(text, true); !slices.Equal(got, res[i].IDsSpecial) {
+			msgs = append(msgs, fmt.Sprintf("Encode(addSpecial) = %v\n   want %v", got, res[i].IDsSpecial))
+		}
+		if got := tok.Decode(res[i].IDs, true); got != res[i].Text {
+			msgs = append(msgs, fmt.Sprintf("Decode = %q\n   want %q", got, res[i].Text))
+		}
+		if len(msgs) > 0 {
+			failures++
+			if failures <= 10 {
+				t.Errorf("text %d %q:\n  %s", i, text, strings.Join(msgs, "\n  "))
+			}
+		}
+	}
+	if failures > 0 {
+		t.Errorf("%d of %d texts differ", failures, len(texts))
+	}
+}
+
 func TestReference(t *testing.T) {
 	requireNodeModules(t)
 	cases := []struct {
@@ -178,31 +210,94 @@ func TestReference(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.model, func(t *testing.T) {
-			tok := refTokenizer(t, c.model)
-			texts := referenceCorpus(c.specials)
-			ref := runReference(t, c.model, texts)
-			failures := 0
-			for i, text := range texts {
-				var msgs []string
-				if got := tok.Encode(text, false); !slices.Equal(got, ref[i].IDs) {
-					msgs = append(msgs, fmt.Sprintf("Encode = %v\n   want %v", got, ref[i].IDs))
-				}
-				if got := tok.Encode(text, true); !slices.Equal(got, ref[i].IDsSpecial) {
-					msgs = append(msgs, fmt.Sprintf("Encode(addSpecial) = %v\n   want %v", got, ref[i].IDsSpecial))
-				}
-				if got := tok.Decode(ref[i].IDs, true); got != ref[i].Text {
-					msgs = append(msgs, fmt.Sprintf("Decode = %q\n   want %q", got, ref[i].Text))
-				}
-				if len(msgs) > 0 {
-					failures++
-					if failures <= 10 {
-						t.Errorf("text %d %q:\n  %s", i, text, strings.Join(msgs, "\n  "))
-					}
-				}
-			}
-			if failures > 0 {
-				t.Errorf("%d of %d texts differ", failures, len(texts))
-			}
+			compareWithReference(t, refTokenizer(t, c.model), c.model, referenceCorpus(c.specials))
 		})
+	}
+	t.Run("stories260K-hf", func(t *testing.T) {
+		dir := filepath.Join(filepath.Dir(testmodels.Dir(t, "stories260K")), "stories260K-hf")
+		tok, err := Load(dir, LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		compareWithReference(t, tok, dir, referenceCorpus([]string{"<s>", "</s>", "<unk>"}))
+	})
+}
+
+// TestReferenceMetaspace checks the Metaspace pre-tokenizer form of a
+// SentencePiece tokenizer.json (no normalizer; Mistral-style files): the
+// Llama 2 reference vocabulary rewritten with each prepend scheme.
+func TestReferenceMetaspace(t *testing.T) {
+	requireNodeModules(t)
+	src := npmModelDir("llama2")
+	raw, err := os.ReadFile(filepath.Join(src, "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := os.ReadFile(filepath.Join(src, "tokenizer_config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, scheme := range []string{"always", "first"} {
+		t.Run(scheme, func(t *testing.T) {
+			var tj map[string]any
+			if err := json.Unmarshal(raw, &tj); err != nil {
+				t.Fatal(err)
+			}
+			tj["normalizer"] = nil
+			tj["pre_tokenizer"] = map[string]any{"type": "Metaspace", "replacement": "▁", "add_prefix_space": true, "prepend_scheme": scheme, "split": false}
+			b, err := json.Marshal(tj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "tokenizer_config.json"), cfg, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			tok, err := Load(dir, LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareWithReference(t, tok, dir, referenceCorpus([]string{"<s>", "</s>"}))
+		})
+	}
+}
+
+// TestMetaspaceSplit checks Metaspace with split (the Rust default, which
+// the JavaScript reference does not implement): every '▁' starts a word, so
+// no token holds a '▁' after its first character, and otherwise the ids are
+// those of the unsplit form.
+func TestMetaspaceSplit(t *testing.T) {
+	unsplit := refTokenizer(t, "llama2")
+	split, err := Load(npmModelDir("llama2"), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	split.splitEverySpace = true
+	sawDoubleSpace := false
+	for _, text := range referenceCorpus([]string{"<s>"}) {
+		ids := split.Encode(text, false)
+		for _, id := range ids {
+			if p := split.pieces[id]; strings.Contains(strings.TrimPrefix(p, "▁"), "▁") {
+				t.Fatalf("Encode(%q): token %d %q spans two words", text, id, p)
+			}
+		}
+		if got := split.Decode(ids, true); !strings.Contains(text, "<s>") && !strings.Contains(text, "▁") && got != text {
+			t.Fatalf("Decode(Encode(%q)) = %q", text, got)
+		}
+		want := unsplit.Encode(text, false)
+		spans := false
+		for _, id := range want {
+			spans = spans || strings.Contains(strings.TrimPrefix(unsplit.pieces[id], "▁"), "▁")
+		}
+		sawDoubleSpace = sawDoubleSpace || spans
+		if !spans && !slices.Equal(ids, want) {
+			t.Fatalf("Encode(%q) = %v, unsplit %v", text, ids, want)
+		}
+	}
+	if !sawDoubleSpace {
+		t.Fatal("the corpus never produced a multi-space token: the test checks nothing")
 	}
 }

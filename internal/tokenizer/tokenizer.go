@@ -73,6 +73,11 @@ type Tokenizer struct {
 	// prefixFirstOnly: prepend only to a segment at the start of the text
 	// (Metaspace prepend_scheme "first").
 	prefixFirstOnly bool
+	// prefixUnlessSpace: do not prepend to a segment that starts with a
+	// space (Metaspace; the Prepend normalizer always prepends).
+	prefixUnlessSpace bool
+	// splitEverySpace: each '▁' starts a new word (Metaspace split).
+	splitEverySpace bool
 	stripLeading    bool // Decode drops one leading space of the whole text
 	pretok          pretokKind
 	ignoreMerges    bool // byte-level: a word found whole in the vocabulary is one token
@@ -205,7 +210,7 @@ func (t *Tokenizer) Encode(text string, addSpecial bool) []int32 {
 			out = t.encodeSegment(w, out, text, first)
 			break
 		}
-		out = t.encodeSegment(w, out, text[:start], first && start == 0)
+		out = t.encodeSegment(w, out, text[:start], first)
 		out = append(out, id)
 		text = text[end:]
 	}
@@ -224,7 +229,11 @@ func (t *Tokenizer) encodeSegment(w *workspace, out []int32, text string, atStar
 	}
 	switch t.kind {
 	case kindSPM:
-		return t.encodeSPM(w, out, text, t.prefixSpace && (atStart || !t.prefixFirstOnly))
+		prefix := t.prefixSpace && (atStart || !t.prefixFirstOnly)
+		if prefix && t.prefixUnlessSpace && (text[0] == ' ' || strings.HasPrefix(text, "▁")) {
+			prefix = false
+		}
+		return t.encodeSPM(w, out, text, prefix)
 	default:
 		return t.encodeByteLevel(w, out, text)
 	}

