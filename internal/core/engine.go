@@ -75,6 +75,9 @@ func (e *Engine) AddRequest(r sched.EngineRequest) error { return e.s.AddRequest
 // Abort finishes requests at once; each yields a FinishAbort output next step.
 func (e *Engine) Abort(ids ...sched.RequestID) { e.s.Abort(ids...) }
 
+// ResetPrefixCache drops the prefix cache when no KV block is in use.
+func (e *Engine) ResetPrefixCache() bool { return e.s.ResetPrefixCache() }
+
 // HasWork reports unfinished requests or undelivered outputs.
 func (e *Engine) HasWork() bool {
 	return e.s.HasRequests() || e.s.HasPendingOutputs() || len(e.errOutputs) > 0

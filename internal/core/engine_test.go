@@ -113,9 +113,18 @@ func TestStep(t *testing.T) {
 	if outs.Timestamp.Before(x.last) {
 		t.Fatalf("timestamp %v taken before execute returned %v", outs.Timestamp, x.last)
 	}
+	if e.ResetPrefixCache() {
+		t.Fatal("prefix cache reset while a request holds blocks")
+	}
 	outs, _ = e.Step(ctx)
 	if outs.Outputs[0].FinishReason != stats.FinishLength || outs.SchedulerStats.NumRunningReqs != 0 || e.HasWork() {
 		t.Fatalf("second step %+v", outs)
+	}
+	if !e.ResetPrefixCache() || e.Scheduler().KV().NumCachedBlocks() != 0 {
+		t.Fatal("prefix cache reset failed on an idle engine")
+	}
+	if outs, _ = e.Step(ctx); !outs.SchedulerStats.PrefixCacheStats.Reset {
+		t.Fatal("reset not reported in the next stats")
 	}
 }
 

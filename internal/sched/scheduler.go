@@ -92,6 +92,11 @@ func (s *Scheduler) HasRequests() bool { return len(s.requests) > 0 }
 // HasPendingOutputs reports abort outputs not yet delivered.
 func (s *Scheduler) HasPendingOutputs() bool { return len(s.abortOutputs) > 0 }
 
+// ResetPrefixCache drops every cached block when no block is in use (vLLM
+// reset_prefix_cache without resetting running requests); it reports
+// whether it did.
+func (s *Scheduler) ResetPrefixCache() bool { return s.kv.ResetPrefixCache() }
+
 // Request returns an unfinished request's state (read-only).
 func (s *Scheduler) Request(id RequestID) (*Request, bool) {
 	r, ok := s.requests[id]

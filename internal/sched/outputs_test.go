@@ -1,0 +1,78 @@
+package sched_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"govllm/internal/sampling"
+	"govllm/internal/sched"
+)
+
+// logprobExec samples token 7 and reports a logprob for requests that ask.
+type logprobExec struct{}
+
+func (logprobExec) Execute(_ context.Context, so *sched.SchedulerOutput) (*sched.RunnerOutput, error) {
+	ro := &sched.RunnerOutput{Logprobs: make([]*sampling.Logprobs, len(so.Requests))}
+	for i, r := range so.Requests {
+		tok := int32(-1)
+		if r.Sample {
+			tok = 7
+			if r.Params.Logprobs != nil {
+				ro.Logprobs[i] = &sampling.Logprobs{Sampled: sampling.TokenLogprob{Token: 7, Logprob: -0.5}, Rank: 1}
+			}
+		}
+		ro.SampledTokenIDs = append(ro.SampledTokenIDs, tok)
+	}
+	return ro, nil
+}
+
+func TestLogprobsPassThrough(t *testing.T) {
+	o := defaultOpts()
+	o.exec = logprobExec{}
+	h := newHarness(t, o)
+	two := 2
+	p := params(2)
+	p.Logprobs = &two
+	h.addReq(sched.EngineRequest{ID: "lp", PromptTokenIDs: prompt(0, 3), Params: p, EOSTokenID: -1})
+	h.add("plain", prompt(0, 3), 2)
+	_, outs := h.step()
+	for _, o := range outs.Outputs {
+		switch o.ReqID {
+		case "lp":
+			if len(o.NewLogprobs) != 1 || o.NewLogprobs[0].Sampled.Token != 7 {
+				t.Fatalf("lp logprobs %+v", o.NewLogprobs)
+			}
+		case "plain":
+			if o.NewLogprobs != nil {
+				t.Fatalf("plain got logprobs %+v", o.NewLogprobs)
+			}
+		}
+	}
+	h.run()
+	h.checkDrained()
+}
+
+// TestFinishedReqIDs: finished and aborted ids reach the executor with the
+// next step that schedules something, exactly once.
+func TestFinishedReqIDs(t *testing.T) {
+	h := newHarness(t, defaultOpts())
+	h.add("a", prompt(0, 3), 1)
+	h.add("b", prompt(10, 3), 5)
+	h.step() // a finishes
+	h.s.Abort("b")
+	h.step() // only b's abort output: nothing scheduled, ids kept
+	h.add("c", prompt(20, 3), 1)
+	so := h.s.Schedule()
+	got := slices.Clone(so.FinishedReqIDs)
+	slices.Sort(got)
+	if !slices.Equal(got, []sched.RequestID{"a", "b"}) {
+		t.Fatalf("FinishedReqIDs %v, want [a b]", got)
+	}
+	ro, _ := h.exec.Execute(context.Background(), so)
+	h.s.UpdateFromOutput(so, ro)
+	h.add("d", prompt(30, 3), 1)
+	if so := h.s.Schedule(); len(so.FinishedReqIDs) != 1 || so.FinishedReqIDs[0] != "c" {
+		t.Fatalf("FinishedReqIDs %v, want [c]", so.FinishedReqIDs)
+	}
+}
