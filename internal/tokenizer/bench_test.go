@@ -35,6 +35,9 @@ func BenchmarkEncode(b *testing.B) {
 		}
 		benchEncode(b, tok, benchText)
 	})
+	b.Run("llama3-html", func(b *testing.B) {
+		benchEncode(b, refTokenizer(b, "llama3"), strings.Repeat(`<div class="a"><span>x</span><br/></div>`+"\n", 100))
+	})
 	b.Run("llama3-short", func(b *testing.B) {
 		benchEncode(b, refTokenizer(b, "llama3"), "What is the capital of France? Answer in one word.")
 	})

@@ -23,8 +23,8 @@ type kind uint8
 
 const (
 	// kindSPM: SentencePiece-style BPE over characters with byte fallback;
-	// spaces are '▁' in the vocabulary, a '▁' is prepended to every text
-	// segment.
+	// spaces are '▁' in the vocabulary, usually with a '▁' prepended to the
+	// text (see prefixSpace).
 	kindSPM kind = iota
 	// kindByteLevel: GPT-2 byte-level BPE over pre-tokenized words.
 	kindByteLevel
