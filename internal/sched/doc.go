@@ -14,7 +14,9 @@
 // cannot grow a running request it preempts by recompute (FCFS: the newest
 // running request; Priority: the highest Priority value, latest arrival):
 // blocks freed, NumComputedTokens reset to 0, back to the front of the
-// waiting queue, a PREEMPTED event. If nothing was preempted it then admits
+// waiting queue, a PREEMPTED event (unlike vLLM, when a request had to
+// preempt itself the running requests after it are still served). If
+// nothing was preempted it then admits
 // waiting requests (prefix-cache lookup over prompt + generated tokens,
 // chunked prefill, MaxNumSeqs) with a SCHEDULED event; a request's
 // PrefillStats are set the first time it is scheduled. The executor runs the

@@ -190,7 +190,11 @@ func (s *Scheduler) scheduleRunning() {
 		}
 		table, ok := s.allocateOrPreempt(r, n, &i)
 		if !ok {
-			return // r itself was preempted
+			// r itself was the victim and left running[i]. vLLM stops
+			// serving running requests here; under Priority the ones after
+			// r outrank it, so they still get their turn (under FCFS r was
+			// the last one anyway).
+			continue
 		}
 		s.addScheduled(r, n, table)
 		i++
