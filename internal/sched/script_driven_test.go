@@ -247,4 +247,3 @@ func fmtStats(s *stats.SchedulerStats) string {
 	}
 	return out
 }
-
