@@ -87,7 +87,7 @@ func runScript(t *testing.T, path string) {
 		}
 		fmt.Fprintf(&out, "%s\n----\n%s\n\n", b.cmd, got)
 	}
-	if sc.h != nil && !*rewrite && t.Failed() == false {
+	if sc.h != nil && !*rewrite && !t.Failed() {
 		sc.h.run()
 		sc.h.checkDrained()
 	}
