@@ -1,0 +1,332 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"go.uber.org/goleak"
+
+	"govllm/internal/testmodels"
+)
+
+func TestParseServeArgs(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  string
+		want func(c *serveConfig)
+		err  error
+	}{
+		{"defaults", nil, "", func(c *serveConfig) {}, nil},
+		{"model first", []string{"/m", "--port", "9000"}, "", func(c *serveConfig) { c.Model, c.Port = "/m", 9000 }, nil},
+		{"model last", []string{"--port=9001", "/m"}, "", func(c *serveConfig) { c.Model, c.Port = "/m", 9001 }, nil},
+		{"names repeat and comma", []string{"--served-model-name", "a,b", "--served-model-name=c"}, "", func(c *serveConfig) { c.ServedModelNames = []string{"a", "b", "c"} }, nil},
+		{"no prefix caching", []string{"--no-enable-prefix-caching"}, "", func(c *serveConfig) { c.EnablePrefixCaching = false }, nil},
+		{"prefix caching last wins", []string{"--no-enable-prefix-caching", "--enable-prefix-caching"}, "", func(c *serveConfig) {}, nil},
+		{"kv memory", []string{"--kv-cache-memory", "2GiB"}, "", func(c *serveConfig) { c.KVCacheMemory = 2 << 30 }, nil},
+		{"engine flags", []string{"--max-model-len", "256", "--max-num-seqs", "4", "--max-num-batched-tokens", "64", "--block-size", "8",
+			"--scheduling-policy", "priority", "--num-gpu-blocks-override", "40", "--threads", "1", "--seed", "3", "--log-stats-interval", "1s"}, "",
+			func(c *serveConfig) {
+				c.MaxModelLen, c.MaxNumSeqs, c.MaxNumBatchedTokens, c.BlockSize = 256, 4, 64, 8
+				c.SchedulingPolicy, c.NumGPUBlocksOverride, c.Threads, c.Seed, c.LogStatsInterval = "priority", 40, 1, 3, time.Second
+			}, nil},
+		{"front-end flags", []string{"--host", "127.0.0.1", "--disable-log-stats", "--disable-log-requests", "--chat-template", "t.jinja",
+			"--generation-config", "vllm", "--load-format", "dummy", "--dummy-shape", "stories110m", "--tokenizer", "tok.bin"}, "",
+			func(c *serveConfig) {
+				c.Host, c.DisableLogStats, c.DisableLogRequests, c.ChatTemplate = "127.0.0.1", true, true, "t.jinja"
+				c.GenerationConfig, c.LoadFormat, c.DummyShape, c.Tokenizer = "vllm", "dummy", "stories110m", "tok.bin"
+			}, nil},
+		{"api key flag", []string{"--api-key", "k1"}, "k2", func(c *serveConfig) { c.APIKey = "k1" }, nil},
+		{"api key env", nil, "k2", func(c *serveConfig) { c.APIKey = "k2" }, nil},
+		{"help", []string{"--help"}, "", nil, flag.ErrHelp},
+		{"two models", []string{"/a", "/b"}, "", nil, errUsage},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("GOVLLM_API_KEY", tt.env)
+			var stderr strings.Builder
+			got, err := parseServeArgs(tt.args, &stderr)
+			if tt.err != nil {
+				if !errors.Is(err, tt.err) {
+					t.Fatalf("err = %v, want %v", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := defaultServeConfig()
+			tt.want(&want)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("got  %+v\nwant %+v", got, want)
+			}
+		})
+	}
+	var help strings.Builder
+	parseServeArgs([]string{"--help"}, &help)
+	for _, f := range []string{"--host", "--port", "--served-model-name", "--api-key", "--max-model-len", "--kv-cache-memory",
+		"--generation-config", "--no-enable-prefix-caching", "--dummy-shape", "--log-stats-interval", "Usage: govllm serve [MODEL]"} {
+		if !strings.Contains(help.String(), strings.TrimPrefix(f, "-")) {
+			t.Errorf("--help does not document %s", f)
+		}
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		err  bool
+	}{
+		{"1024", 1024, false}, {"2GiB", 2 << 30, false}, {"512MiB", 512 << 20, false}, {"1.5GB", 1_500_000_000, false},
+		{"64k", 64 << 10, false}, {"3 TiB", 3 << 40, false}, {"10B", 10, false},
+		{"", 0, true}, {"GiB", 0, true}, {"12XB", 0, true}, {"-1", 0, true}, {"0", 0, true},
+	}
+	for _, tt := range tests {
+		got, err := parseBytes(tt.in)
+		if (err != nil) != tt.err || got != tt.want {
+			t.Errorf("parseBytes(%q) = %d, %v; want %d (err %v)", tt.in, got, err, tt.want, tt.err)
+		}
+	}
+}
+
+// testServeConfig is a small, fast stack: dummy model, small KV cache.
+func testServeConfig() serveConfig {
+	c := defaultServeConfig()
+	c.MaxModelLen = 256
+	c.MaxNumSeqs = 8
+	c.MaxNumBatchedTokens = 256
+	c.KVCacheMemory = 32 << 20
+	c.Threads = 2
+	c.DisableLogRequests = true
+	c.ShutdownGrace = 5 * time.Second
+	return c
+}
+
+// startServe runs serve on a loopback listener and returns its base URL and
+// a stop function that cancels the context and returns serve's error.
+func startServe(t *testing.T, cfg serveConfig) (string, func() error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, ln, cfg, slog.New(slog.DiscardHandler)) }()
+	url := "http://" + ln.Addr().String()
+	waitHealthy(t, url)
+	var once bool
+	var serveErr error
+	stop := func() error {
+		if !once {
+			once = true
+			cancel()
+			serveErr = <-done
+		}
+		return serveErr
+	}
+	t.Cleanup(func() { stop() })
+	return url, stop
+}
+
+func waitHealthy(t *testing.T, url string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(url + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("server did not become healthy")
+}
+
+// metricValue reads one sample from /metrics (series is the full name with
+// labels, as exposed).
+func metricValue(t *testing.T, url, series string) float64 {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("series %s not in /metrics", series)
+	return 0
+}
+
+// TestServeDummyStack runs the whole stack (dummy model → runner → core →
+// AsyncEngine → httpapi, with metrics) on a real listener and drives it with
+// the official OpenAI SDK, then shuts it down as SIGINT would.
+func TestServeDummyStack(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cfg := testServeConfig()
+	cfg.ServedModelNames = []string{"dummy"}
+	cfg.APIKey = "key"
+	url, stop := startServe(t, cfg)
+	client := sdk.NewClient(option.WithBaseURL(url+"/v1/"), option.WithAPIKey("key"), option.WithMaxRetries(0))
+	ctx := context.Background()
+
+	prompt := sdk.CompletionNewParamsPromptUnion{OfString: sdk.String("Hello there")}
+	params := sdk.CompletionNewParams{Model: "dummy", Prompt: prompt, MaxTokens: sdk.Int(8), Temperature: sdk.Float(0)}
+	c, err := client.Completions.New(ctx, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Usage.CompletionTokens != 8 || c.Choices[0].FinishReason != "length" {
+		t.Fatalf("completion %+v", c)
+	}
+	// Greedy streaming gives the same text as the plain request.
+	params.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}
+	s := client.Completions.NewStreaming(ctx, params)
+	var text string
+	for s.Next() {
+		for _, ch := range s.Current().Choices {
+			text += ch.Text
+		}
+	}
+	if err := s.Err(); err != nil || text != c.Choices[0].Text {
+		t.Fatalf("streamed %q, want %q (%v)", text, c.Choices[0].Text, err)
+	}
+	cc, err := client.Chat.Completions.New(ctx, sdk.ChatCompletionNewParams{Model: "dummy",
+		Messages: []sdk.ChatCompletionMessageParamUnion{sdk.UserMessage("hi")}, MaxCompletionTokens: sdk.Int(4), N: sdk.Int(2), Seed: sdk.Int(1)})
+	if err != nil || len(cc.Choices) != 2 || cc.Usage.CompletionTokens != 8 {
+		t.Fatalf("chat n=2: %+v, %v", cc, err)
+	}
+
+	// Counters moved for the 3 requests (4 sequences); HTTP metrics too.
+	if v := metricValue(t, url, `vllm:request_success_total{engine="0",finished_reason="length",model_name="dummy"}`); v != 4 {
+		t.Fatalf("request_success length = %g, want 4", v)
+	}
+	if v := metricValue(t, url, `http_requests_total{handler="/v1/completions",method="POST",status="2xx"}`); v != 2 {
+		t.Fatalf("http_requests_total = %g, want 2", v)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("serve returned %v after shutdown", err)
+	}
+}
+
+// TestServeClientDisconnect: a streaming client that goes away aborts its
+// engine request; the running gauge and KV usage return to 0 and the abort
+// is counted (govllm counts client aborts, metrics.md Part A §6).
+func TestServeClientDisconnect(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cfg := testServeConfig()
+	cfg.ServedModelNames = []string{"dummy"}
+	url, stop := startServe(t, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	body := `{"prompt":"a long story","max_tokens":240,"ignore_eos":true,"stream":true}`
+	req, _ := http.NewRequestWithContext(ctx, "POST", url+"/v1/completions", strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(resp.Body)
+	if line, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "data: {") {
+		t.Fatalf("first chunk %q, %v", line, err)
+	}
+	if v := metricValue(t, url, `vllm:num_requests_running{engine="0",model_name="dummy"}`); v != 1 {
+		t.Logf("running = %g while streaming (the request may have finished a step early)", v)
+	}
+	cancel()
+	resp.Body.Close()
+	abort := `vllm:request_success_total{engine="0",finished_reason="abort",model_name="dummy"}`
+	deadline := time.Now().Add(30 * time.Second)
+	for metricValue(t, url, abort) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the aborted request was never counted")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for metricValue(t, url, `vllm:num_requests_running{engine="0",model_name="dummy"}`) != 0 ||
+		metricValue(t, url, `vllm:kv_cache_usage_perc{engine="0",model_name="dummy"}`) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("running / KV usage did not return to 0 after the abort")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestServeStories260K serves the real stories260K-hf checkpoint and checks
+// a greedy completion against llama2.c's golden output.
+func TestServeStories260K(t *testing.T) {
+	dir := testmodels.Dir(t, "stories260K-hf")
+	golden, err := os.ReadFile(filepath.Join(testmodels.Dir(t, "stories260K"), "golden", "once_upon_a_time.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testServeConfig()
+	cfg.Model = dir
+	url, stop := startServe(t, cfg)
+	resp, err := http.Post(url+"/v1/completions", "application/json",
+		strings.NewReader(`{"prompt":"Once upon a time","max_tokens":24,"temperature":0}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var out struct {
+		Model   string `json:"model"`
+		Choices []struct {
+			Text string `json:"text"`
+		} `json:"choices"`
+	}
+	if err := jsonUnmarshal(b, &out); err != nil || len(out.Choices) != 1 {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	got := "Once upon a time" + out.Choices[0].Text
+	if !strings.HasPrefix(string(golden), got) || len(out.Choices[0].Text) < 40 {
+		t.Fatalf("greedy output diverges from llama2.c:\n got: %q\nwant: %q…", got, string(golden)[:len(got)])
+	}
+	if out.Model != dir {
+		t.Fatalf("default served model name %q, want the model path", out.Model)
+	}
+	// The model's chat template is used for chat.
+	resp, err = http.Post(url+"/tokenize", "application/json", strings.NewReader(`{"messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.HasPrefix(string(b), `{"count":`) || !strings.Contains(string(b), `"tokens":[1,`) {
+		t.Fatalf("tokenize chat: %d %s", resp.StatusCode, b)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
