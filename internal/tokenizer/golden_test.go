@@ -67,8 +67,9 @@ func stories260K(t *testing.T) map[string]*Tokenizer {
 	hfDir := filepath.Join(filepath.Dir(dir), "stories260K-hf")
 	toks := map[string]*Tokenizer{}
 	for name, load := range map[string]func() (*Tokenizer, error){
-		"gguf":           func() (*Tokenizer, error) { return Load(filepath.Join(dir, "stories260K.gguf"), LoadOptions{}) },
-		"tokenizer.json": func() (*Tokenizer, error) { return Load(hfDir, LoadOptions{}) },
+		"gguf":               func() (*Tokenizer, error) { return Load(filepath.Join(dir, "stories260K.gguf"), LoadOptions{}) },
+		"tokenizer.json":     func() (*Tokenizer, error) { return Load(hfDir, LoadOptions{}) },
+		"tok512.bin (found)": func() (*Tokenizer, error) { return Load(filepath.Join(dir, "stories260K.bin"), LoadOptions{}) },
 		"tok512.bin": func() (*Tokenizer, error) {
 			return Load(filepath.Join(dir, "stories260K.bin"), LoadOptions{TokenizerPath: filepath.Join(dir, "tok512.bin")})
 		},

@@ -155,7 +155,8 @@ func TestLoadErrors(t *testing.T) {
 	if _, err := Load(t.TempDir(), LoadOptions{}); !errors.Is(err, ErrNoTokenizer) {
 		t.Fatalf("empty dir: %v", err)
 	}
-	bin := filepath.Join(t.TempDir(), "model.bin")
+	binDir := t.TempDir()
+	bin := filepath.Join(binDir, "model.bin")
 	if err := os.WriteFile(bin, []byte{1, 2, 3}, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -164,6 +165,14 @@ func TestLoadErrors(t *testing.T) {
 	}
 	if _, err := Load(bin, LoadOptions{TokenizerPath: bin}); !errors.Is(err, ErrFormat) {
 		t.Fatalf("truncated tokenizer: %v", err)
+	}
+	for _, name := range []string{"tok1.bin", "tok2.bin"} {
+		if err := os.WriteFile(filepath.Join(binDir, name), []byte{1, 2, 3}, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Load(bin, LoadOptions{}); !errors.Is(err, ErrNoTokenizer) {
+		t.Fatalf("two candidate tokenizers: %v", err)
 	}
 }
 
