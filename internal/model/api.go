@@ -51,5 +51,47 @@ type Batch struct {
 	Seqs   []Seq
 }
 
-// ensure the import stays used until Forward lands.
-var _ = tensor.F32
+// NewKVCache allocates physical KV storage for numBlocks blocks of blockSize
+// token slots, F32, zeroed.
+func NewKVCache(cfg Config, numBlocks, blockSize int) *KVCache {
+	n := numBlocks * blockSize * cfg.NumKVHeads * cfg.HeadDim
+	kv := &KVCache{NumBlocks: numBlocks, BlockSize: blockSize, K: make([][]float32, cfg.NumLayers), V: make([][]float32, cfg.NumLayers)}
+	for l := range kv.K {
+		kv.K[l] = make([]float32, n)
+		kv.V[l] = make([]float32, n)
+	}
+	return kv
+}
+
+// NumLogits is the number of Seqs that want logits (rows of Forward's output).
+func (b *Batch) NumLogits() int {
+	k := 0
+	for i := range b.Seqs {
+		if b.Seqs[i].NeedLogits {
+			k++
+		}
+	}
+	return k
+}
+
+// Layer is one transformer block's weights. Wqkv holds Wq, Wk, Wv rows back to
+// back (Dim + 2·KVDim rows); W13 the gate (w1) then up (w3) rows (2·HiddenDim
+// rows); W2 is the down projection.
+type Layer struct {
+	AttnNorm, FFNNorm []float32
+	Wqkv, Wo, W13, W2 tensor.Mat
+}
+
+// Model is a loaded (or random) Llama-family model. It is immutable after
+// construction and safe for concurrent Forward calls with separate
+// Workspaces and KV caches.
+type Model struct {
+	Config Config
+	Embed  tensor.Mat // VocabSize × Dim token embeddings (F32 or Q8_0)
+	Layers []Layer
+	Norm   []float32  // final RMSNorm weight
+	Output tensor.Mat // VocabSize × Dim classifier (shares Embed's data when tied)
+
+	ropeFactors []float32 // per-frequency divisors (GGUF rope_freqs.weight); nil means none
+	rope        ropeTable
+}

@@ -1,0 +1,214 @@
+package model
+
+import (
+	"errors"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"govllm/internal/tensor"
+	"govllm/internal/testmodels"
+)
+
+// randTokens returns n deterministic token ids below vocab.
+func randTokens(n, vocab int, seed uint32) []int32 {
+	out := make([]int32, n)
+	s := seed*2654435761 + 1
+	for i := range out {
+		s ^= s << 13
+		s ^= s >> 17
+		s ^= s << 5
+		out[i] = int32(s % uint32(vocab))
+	}
+	return out
+}
+
+func maxDiff(a, b []float32) float64 {
+	d := 0.0
+	for i := range a {
+		d = max(d, math.Abs(float64(a[i]-b[i])))
+	}
+	return d
+}
+
+// runAlone feeds toks to a fresh cache in chunks of the given sizes and
+// returns the logits after the last chunk.
+func runAlone(t *testing.T, m *Model, pool *tensor.Pool, toks []int32, chunks []int) []float32 {
+	t.Helper()
+	kv := NewKVCache(m.Config, 64, 8)
+	ws := m.NewWorkspace(4)
+	logits := make([]float32, m.Config.VocabSize)
+	bt := blockTable((len(toks)+7)/8, 64)
+	pos := 0
+	for _, n := range chunks {
+		b := &Batch{Tokens: toks[pos : pos+n], Seqs: []Seq{{NumTokens: n, Start: pos, BlockTable: bt, NeedLogits: true}}}
+		if err := m.Forward(ws, pool, b, kv, logits); err != nil {
+			t.Fatal(err)
+		}
+		pos += n
+	}
+	return logits
+}
+
+func testModels(t *testing.T) map[string]*Model {
+	ms := map[string]*Model{}
+	gqa := Config{Dim: 64, HiddenDim: 96, NumLayers: 2, NumHeads: 8, NumKVHeads: 2, HeadDim: 8,
+		VocabSize: 300, MaxSeqLen: 64, RMSNormEps: 1e-5, RopeTheta: 10000}
+	ms["dummy-gqa"] = NewDummy(gqa, tensor.F32, 1)
+	ms["dummy-gqa-q8"] = NewDummy(gqa, tensor.Q8_0, 1)
+	scaled := gqa
+	scaled.MaxSeqLen = 16 // positions past the RoPE table are computed on the fly
+	scaled.RopeScaling = &RopeScaling{Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalMaxPositionEmbeddings: 8}
+	ms["dummy-llama3-rope"] = NewDummy(scaled, tensor.F32, 2)
+	if dir := testmodels.Dir(t, "stories260K"); dir != "" {
+		m, err := Load(filepath.Join(dir, "stories260K.gguf"), LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms["stories260K"] = m
+	}
+	return ms
+}
+
+// TestBatchedMatchesAlone runs several sequences in one batch — a decode,
+// a prefill split across two Forward calls, a sequence that needs no logits
+// — and checks each against the same sequence run on its own.
+func TestBatchedMatchesAlone(t *testing.T) {
+	for _, threads := range []int{1, 2} {
+		pool := tensor.NewPool(threads)
+		for name, m := range testModels(t) {
+			t.Run(name, func(t *testing.T) {
+				V := m.Config.VocabSize
+				a := randTokens(20, V, 1) // decoded: 19 tokens first, then 1
+				b := randTokens(23, V, 2) // prefill in chunks of 10 and 13
+				c := randTokens(9, V, 3)  // one chunk, no logits wanted in step 1
+				wantA := runAlone(t, m, pool, a, []int{19, 1})
+				wantB := runAlone(t, m, pool, b, []int{10, 13})
+				wantC := runAlone(t, m, pool, c, []int{9})
+
+				kv := NewKVCache(m.Config, 64, 8)
+				ws := m.NewWorkspace(8)
+				// Disjoint block tables in one cache.
+				bt := func(first, n int) []int32 {
+					s := make([]int32, n)
+					for i := range s {
+						s[i] = int32(first + (n-1-i)*3) // scattered, descending
+					}
+					return s
+				}
+				btA, btB, btC := bt(0, 3), bt(1, 3), bt(2, 2)
+				// Step 1: a's first 19, b's first 10, c whole (no logits).
+				step1 := &Batch{
+					Tokens: append(append(append([]int32{}, a[:19]...), b[:10]...), c...),
+					Seqs: []Seq{
+						{NumTokens: 19, Start: 0, BlockTable: btA, NeedLogits: true},
+						{NumTokens: 10, Start: 0, BlockTable: btB, NeedLogits: false},
+						{NumTokens: 9, Start: 0, BlockTable: btC, NeedLogits: false},
+					},
+				}
+				logits := make([]float32, 3*V)
+				if err := m.Forward(ws, pool, step1, kv, logits); err != nil {
+					t.Fatal(err)
+				}
+				// Step 2: a decodes its last token, b the rest of its prompt,
+				// c a zero-token entry.
+				step2 := &Batch{
+					Tokens: append(append([]int32{}, a[19]), b[10:]...),
+					Seqs: []Seq{
+						{NumTokens: 1, Start: 19, BlockTable: btA, NeedLogits: true},
+						{NumTokens: 0, Start: 9, BlockTable: btC},
+						{NumTokens: 13, Start: 10, BlockTable: btB, NeedLogits: true},
+					},
+				}
+				if err := m.Forward(ws, pool, step2, kv, logits); err != nil {
+					t.Fatal(err)
+				}
+				if d := maxDiff(logits[:V], wantA); d > 1e-4 {
+					t.Errorf("seq a: max diff %g", d)
+				}
+				if d := maxDiff(logits[V:2*V], wantB); d > 1e-4 {
+					t.Errorf("seq b: max diff %g", d)
+				}
+				// c's cache entries are intact: decode one more token of c.
+				cNext := randTokens(1, V, 4)[0]
+				step3 := &Batch{Tokens: []int32{cNext}, Seqs: []Seq{{NumTokens: 1, Start: 9, BlockTable: btC, NeedLogits: true}}}
+				if err := m.Forward(ws, pool, step3, kv, logits); err != nil {
+					t.Fatal(err)
+				}
+				wantC = runAlone(t, m, pool, append(c, cNext), []int{9, 1})
+				if d := maxDiff(logits[:V], wantC); d > 1e-4 {
+					t.Errorf("seq c: max diff %g", d)
+				}
+				_ = wantC
+			})
+		}
+		pool.Close()
+	}
+}
+
+func TestForwardRejects(t *testing.T) {
+	cfg := Config{Dim: 32, HiddenDim: 64, NumLayers: 1, NumHeads: 4, NumKVHeads: 2, HeadDim: 8,
+		VocabSize: 50, MaxSeqLen: 32, RMSNormEps: 1e-5, RopeTheta: 10000}
+	m := NewDummy(cfg, tensor.F32, 3)
+	kv := NewKVCache(cfg, 4, 4)
+	ws := m.NewWorkspace(4)
+	logits := make([]float32, 2*cfg.VocabSize)
+	otherKV := NewKVCache(Config{NumLayers: 2, NumKVHeads: 2, HeadDim: 8}, 4, 4)
+	tests := []struct {
+		name   string
+		b      Batch
+		kv     *KVCache
+		logits []float32
+	}{
+		{"token out of range", Batch{Tokens: []int32{50}, Seqs: []Seq{{NumTokens: 1, BlockTable: []int32{0}}}}, kv, logits},
+		{"negative token", Batch{Tokens: []int32{-1}, Seqs: []Seq{{NumTokens: 1, BlockTable: []int32{0}}}}, kv, logits},
+		{"count mismatch", Batch{Tokens: []int32{1, 2}, Seqs: []Seq{{NumTokens: 1, BlockTable: []int32{0}}}}, kv, logits},
+		{"block table short", Batch{Tokens: []int32{1, 2}, Seqs: []Seq{{NumTokens: 2, Start: 3, BlockTable: []int32{0}}}}, kv, logits},
+		{"block id out of range", Batch{Tokens: []int32{1}, Seqs: []Seq{{NumTokens: 1, BlockTable: []int32{4}}}}, kv, logits},
+		{"logits too small", Batch{Tokens: []int32{1, 2}, Seqs: []Seq{{NumTokens: 1, BlockTable: []int32{0}, NeedLogits: true}, {NumTokens: 1, BlockTable: []int32{1}, NeedLogits: true}}}, kv, logits[:cfg.VocabSize]},
+		{"logits without tokens", Batch{Seqs: []Seq{{NumTokens: 0, BlockTable: []int32{0}, NeedLogits: true}}}, kv, logits},
+		{"negative start", Batch{Tokens: []int32{1}, Seqs: []Seq{{NumTokens: 1, Start: -1, BlockTable: []int32{0}}}}, kv, logits},
+		{"cache of another model", Batch{Tokens: []int32{1}, Seqs: []Seq{{NumTokens: 1, BlockTable: []int32{0}}}}, otherKV, logits},
+		{"nil cache", Batch{Tokens: []int32{1}, Seqs: []Seq{{NumTokens: 1, BlockTable: []int32{0}}}}, nil, logits},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := m.Forward(ws, nil, &tc.b, tc.kv, tc.logits); !errors.Is(err, ErrBatch) {
+				t.Fatalf("err = %v, want ErrBatch", err)
+			}
+		})
+	}
+}
+
+// TestWorkspaceGrowsAndNoAllocs checks that a small Workspace grows for a
+// large batch and that a steady decode step allocates nothing.
+func TestWorkspaceGrowsAndNoAllocs(t *testing.T) {
+	cfg, _ := DummyConfig("default")
+	m := NewDummy(cfg, tensor.F32, 7)
+	pool := tensor.NewPool(2)
+	defer pool.Close()
+	kv := NewKVCache(cfg, 16, 16)
+	ws := m.NewWorkspace(1)
+	logits := make([]float32, cfg.VocabSize)
+	bt := []int32{3, 1, 4, 0, 2}
+	prompt := randTokens(40, cfg.VocabSize, 9)
+	if err := m.Forward(ws, pool, &Batch{Tokens: prompt, Seqs: []Seq{{NumTokens: 40, BlockTable: bt, NeedLogits: true}}}, kv, logits); err != nil {
+		t.Fatal(err)
+	}
+	pos := 40
+	b := &Batch{Tokens: []int32{5}, Seqs: []Seq{{NumTokens: 1, BlockTable: bt, NeedLogits: true}}}
+	step := func() {
+		b.Seqs[0].Start = pos
+		if err := m.Forward(ws, pool, b, kv, logits); err != nil {
+			t.Fatal(err)
+		}
+		pos++
+	}
+	step() // let the score buffers reach their size
+	// The forward itself allocates nothing; tensor.Pool.MatMul may still
+	// allocate its work closure (one per call: 4 per layer + the head).
+	limit := float64(4*cfg.NumLayers + 1)
+	if a := testing.AllocsPerRun(10, step); a > limit {
+		t.Fatalf("decode step allocates %v times, want ≤ %v", a, limit)
+	}
+}

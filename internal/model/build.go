@@ -1,0 +1,224 @@
+package model
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"govllm/internal/tensor"
+)
+
+// rawLayer is one layer's weights as read, before fusion.
+type rawLayer struct {
+	attnNorm, ffnNorm      []float32
+	wq, wk, wv, wo         tensor.Mat
+	wGate, wUp, wDown      tensor.Mat
+	hasQ, hasK, hasV, hasO bool
+}
+
+// rawModel is a model as read from a file, before fusion and checks.
+type rawModel struct {
+	cfg         Config
+	embed       tensor.Mat
+	output      *tensor.Mat // nil when tied
+	norm        []float32
+	layers      []rawLayer
+	ropeFactors []float32
+}
+
+// maxRopeTable caps the precomputed RoPE positions; later positions are
+// computed on the fly.
+const maxRopeTable = 1 << 16
+
+// build checks shapes, fuses Q/K/V and gate/up, applies quantization and
+// returns the Model. source names the origin in errors.
+func build(source string, r *rawModel, quantize string) (*Model, error) {
+	c := r.cfg
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("model: %s: %w", source, err)
+	}
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("model: %s: %w", source, fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, a...)))
+	}
+	shape := func(name string, m *tensor.Mat, rows, cols int) error {
+		if m.Rows != rows || m.Cols != cols {
+			return bad("%s is %d×%d, want %d×%d", name, m.Rows, m.Cols, rows, cols)
+		}
+		if m.Type == tensor.F32 && len(m.F32) != rows*cols {
+			return bad("%s holds %d floats, want %d", name, len(m.F32), rows*cols)
+		}
+		if m.Type == tensor.Q8_0 && (cols%tensor.Q8BlockSize != 0 || len(m.Q) != rows*cols/tensor.Q8BlockSize*tensor.Q8BlockBytes) {
+			return bad("%s: Q8_0 data of %d bytes does not fit %d×%d", name, len(m.Q), rows, cols)
+		}
+		return nil
+	}
+	vec := func(name string, v []float32, n int) error {
+		if len(v) != n {
+			return bad("%s has %d values, want %d", name, len(v), n)
+		}
+		return nil
+	}
+	if len(r.layers) != c.NumLayers {
+		return nil, bad("%d layers of weights, config says %d", len(r.layers), c.NumLayers)
+	}
+	if err := shape("token embeddings", &r.embed, c.VocabSize, c.Dim); err != nil {
+		return nil, err
+	}
+	if err := vec("final norm", r.norm, c.Dim); err != nil {
+		return nil, err
+	}
+	if r.output != nil {
+		if err := shape("output", r.output, c.VocabSize, c.Dim); err != nil {
+			return nil, err
+		}
+	}
+	if r.ropeFactors != nil && len(r.ropeFactors) != c.HeadDim/2 {
+		return nil, bad("rope_freqs has %d values, want %d", len(r.ropeFactors), c.HeadDim/2)
+	}
+	m := &Model{Config: c, Embed: r.embed, Norm: r.norm, Layers: make([]Layer, c.NumLayers), ropeFactors: r.ropeFactors}
+	qd, kvd := c.QDim(), c.KVDim()
+	for i := range r.layers {
+		rl := &r.layers[i]
+		name := func(s string) string { return fmt.Sprintf("layer %d %s", i, s) }
+		for _, chk := range []error{
+			vec(name("attention norm"), rl.attnNorm, c.Dim),
+			vec(name("ffn norm"), rl.ffnNorm, c.Dim),
+			shape(name("wq"), &rl.wq, qd, c.Dim),
+			shape(name("wk"), &rl.wk, kvd, c.Dim),
+			shape(name("wv"), &rl.wv, kvd, c.Dim),
+			shape(name("wo"), &rl.wo, c.Dim, qd),
+			shape(name("gate (w1)"), &rl.wGate, c.HiddenDim, c.Dim),
+			shape(name("up (w3)"), &rl.wUp, c.HiddenDim, c.Dim),
+			shape(name("down (w2)"), &rl.wDown, c.Dim, c.HiddenDim),
+		} {
+			if chk != nil {
+				return nil, chk
+			}
+		}
+		m.Layers[i] = Layer{
+			AttnNorm: rl.attnNorm, FFNNorm: rl.ffnNorm,
+			Wqkv: concatRows(rl.wq, rl.wk, rl.wv),
+			Wo:   rl.wo,
+			W13:  concatRows(rl.wGate, rl.wUp),
+			W2:   rl.wDown,
+		}
+		*rl = rawLayer{} // let the unfused copies go
+	}
+	if r.output != nil {
+		m.Output = *r.output
+	} else {
+		m.Output = m.Embed
+	}
+	switch quantize {
+	case "", "none":
+	case "q8_0":
+		for i := range m.Layers {
+			L := &m.Layers[i]
+			for _, w := range []*tensor.Mat{&L.Wqkv, &L.Wo, &L.W13, &L.W2} {
+				quantizeMat(w)
+			}
+		}
+		quantizeMat(&m.Output) // a tied head gets its own Q8_0 copy; Embed stays as it is
+	default:
+		return nil, fmt.Errorf("model: %s: unsupported quantization %q (want q8_0)", source, quantize)
+	}
+	m.rope = newRopeTable(&m.Config, m.ropeFactors, min(c.MaxSeqLen, maxRopeTable))
+	return m, nil
+}
+
+// quantizeMat converts an F32 matrix whose rows are whole Q8_0 blocks to
+// Q8_0 (others stay F32).
+func quantizeMat(w *tensor.Mat) {
+	if w.Type != tensor.F32 || w.Cols%tensor.Q8BlockSize != 0 {
+		return
+	}
+	q := make([]byte, w.Rows*w.Cols/tensor.Q8BlockSize*tensor.Q8BlockBytes)
+	tensor.QuantizeQ8_0(q, w.F32)
+	*w = tensor.Mat{Rows: w.Rows, Cols: w.Cols, Type: tensor.Q8_0, Q: q}
+}
+
+// toF32 returns m as an F32 matrix (dequantizing Q8_0).
+func toF32(m tensor.Mat) tensor.Mat {
+	if m.Type == tensor.F32 {
+		return m
+	}
+	f := make([]float32, m.Rows*m.Cols)
+	tensor.DequantizeQ8_0(f, m.Q)
+	return tensor.Mat{Rows: m.Rows, Cols: m.Cols, Type: tensor.F32, F32: f}
+}
+
+// concatRows stacks matrices of equal Cols. Mixed types are converted to F32.
+func concatRows(ms ...tensor.Mat) tensor.Mat {
+	typ := ms[0].Type
+	rows := 0
+	for _, m := range ms {
+		rows += m.Rows
+		if m.Type != typ {
+			typ = tensor.F32
+		}
+	}
+	out := tensor.Mat{Rows: rows, Cols: ms[0].Cols, Type: typ}
+	if typ == tensor.F32 {
+		out.F32 = make([]float32, 0, rows*out.Cols)
+	} else {
+		out.Q = make([]byte, 0, rows*out.Cols/tensor.Q8BlockSize*tensor.Q8BlockBytes)
+	}
+	for _, m := range ms {
+		if typ == tensor.F32 {
+			out.F32 = append(out.F32, toF32(m).F32...)
+		} else {
+			out.Q = append(out.Q, m.Q...)
+		}
+	}
+	return out
+}
+
+// f32Mat wraps float data as a rows×cols F32 matrix.
+func f32Mat(rows, cols int, data []float32) tensor.Mat {
+	return tensor.Mat{Rows: rows, Cols: cols, Type: tensor.F32, F32: data}
+}
+
+// decodeF32 converts little-endian float32 bytes.
+func decodeF32(b []byte) []float32 {
+	out := make([]float32, len(b)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}
+
+// decodeF16 converts little-endian IEEE half bytes.
+func decodeF16(b []byte) []float32 {
+	out := make([]float32, len(b)/2)
+	for i := range out {
+		out[i] = tensor.F16ToF32(binary.LittleEndian.Uint16(b[2*i:]))
+	}
+	return out
+}
+
+// decodeBF16 converts little-endian bfloat16 bytes.
+func decodeBF16(b []byte) []float32 {
+	out := make([]float32, len(b)/2)
+	for i := range out {
+		out[i] = tensor.BF16ToF32(binary.LittleEndian.Uint16(b[2*i:]))
+	}
+	return out
+}
+
+// unpermuteQK converts the rows of a q or k projection (heads×headDim rows)
+// from the HF rotate_half layout to the adjacent-pairs layout:
+// new row h·hd + 2i + j = old row h·hd + j·hd/2 + i.
+func unpermuteQK(w []float32, heads, hd, cols int) []float32 {
+	out := make([]float32, len(w))
+	half := hd / 2
+	for h := 0; h < heads; h++ {
+		for i := 0; i < half; i++ {
+			for j := 0; j < 2; j++ {
+				dst := (h*hd + 2*i + j) * cols
+				src := (h*hd + j*half + i) * cols
+				copy(out[dst:dst+cols], w[src:src+cols])
+			}
+		}
+	}
+	return out
+}

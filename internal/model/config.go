@@ -1,0 +1,69 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrConfig marks an invalid model configuration (errors.Is).
+var ErrConfig = errors.New("model: invalid config")
+
+// QDim is the width of the attention queries (NumHeads·HeadDim).
+func (c *Config) QDim() int { return c.NumHeads * c.HeadDim }
+
+// KVDim is the width of K and V per token (NumKVHeads·HeadDim).
+func (c *Config) KVDim() int { return c.NumKVHeads * c.HeadDim }
+
+// Validate checks that the dimensions are positive and consistent.
+func (c *Config) Validate() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, a...))
+	}
+	const maxDim = 1 << 20
+	for _, f := range []struct {
+		name string
+		v    int
+	}{
+		{"dim", c.Dim}, {"hidden_dim", c.HiddenDim}, {"n_layers", c.NumLayers}, {"n_heads", c.NumHeads},
+		{"n_kv_heads", c.NumKVHeads}, {"head_dim", c.HeadDim}, {"vocab_size", c.VocabSize}, {"max_seq_len", c.MaxSeqLen},
+	} {
+		if f.v <= 0 || f.v > maxDim*16 {
+			return bad("%s = %d out of range", f.name, f.v)
+		}
+	}
+	if c.NumLayers > 4096 || c.NumHeads > 4096 {
+		return bad("%d layers, %d heads: out of range", c.NumLayers, c.NumHeads)
+	}
+	if c.NumHeads%c.NumKVHeads != 0 {
+		return bad("n_heads %d is not a multiple of n_kv_heads %d", c.NumHeads, c.NumKVHeads)
+	}
+	if c.HeadDim%2 != 0 {
+		return bad("head_dim %d is odd (RoPE rotates pairs)", c.HeadDim)
+	}
+	if c.QDim() > maxDim || c.Dim > maxDim || c.HiddenDim > maxDim {
+		return bad("dims too large")
+	}
+	if !(c.RMSNormEps > 0) || c.RMSNormEps > 1 {
+		return bad("rms_norm_eps = %g out of range", c.RMSNormEps)
+	}
+	if !(c.RopeTheta > 0) {
+		return bad("rope_theta = %g must be positive", c.RopeTheta)
+	}
+	if s := c.RopeScaling; s != nil {
+		if !(s.Factor >= 1) || !(s.LowFreqFactor > 0) || !(s.HighFreqFactor > s.LowFreqFactor) || s.OriginalMaxPositionEmbeddings <= 0 {
+			return bad("rope_scaling %+v: want factor ≥ 1, 0 < low_freq_factor < high_freq_factor, original_max_position_embeddings > 0", *s)
+		}
+	}
+	return nil
+}
+
+// NumParams is the parameter count (embedding counted once when tied).
+func (c *Config) NumParams() int64 {
+	d, h, v := int64(c.Dim), int64(c.HiddenDim), int64(c.VocabSize)
+	perLayer := 2*d + d*int64(c.QDim()) + 2*d*int64(c.KVDim()) + int64(c.QDim())*d + 3*d*h
+	n := v*d + int64(c.NumLayers)*perLayer + d
+	if !c.TiedEmbeddings {
+		n += v * d
+	}
+	return n
+}

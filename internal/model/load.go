@@ -1,0 +1,419 @@
+package model
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"govllm/internal/gguf"
+	"govllm/internal/tensor"
+)
+
+// LoadOptions tune Load.
+type LoadOptions struct {
+	// Quantize converts F32 weight matrices to the named type at load:
+	// "" (none) or "q8_0". Matrices whose input width is not a multiple of
+	// 32, and the token embedding table, stay as they are.
+	Quantize string
+}
+
+// ErrFormat marks a model file that cannot be read as a model (errors.Is).
+var ErrFormat = errors.New("model: unsupported or malformed model file")
+
+// Format names the detected format of a model path.
+type Format string
+
+// Detected formats.
+const (
+	FormatGGUF     Format = "gguf"
+	FormatHF       Format = "hf-safetensors"
+	FormatLlama2C  Format = "llama2c"
+	FormatNotFound Format = ""
+)
+
+// DetectFormat reports how Load would read path.
+func DetectFormat(path string) (Format, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return FormatNotFound, fmt.Errorf("model: %w", err)
+	}
+	if st.IsDir() {
+		if _, err := os.Stat(filepath.Join(path, "config.json")); err != nil {
+			return FormatNotFound, fmt.Errorf("%w: %s: directory without config.json", ErrFormat, path)
+		}
+		return FormatHF, nil
+	}
+	fd, err := os.Open(path)
+	if err != nil {
+		return FormatNotFound, fmt.Errorf("model: %w", err)
+	}
+	defer fd.Close()
+	var magic [4]byte
+	if _, err := io.ReadFull(fd, magic[:]); err != nil {
+		return FormatNotFound, fmt.Errorf("%w: %s: too short (%v)", ErrFormat, path, err)
+	}
+	if string(magic[:]) == "GGUF" {
+		return FormatGGUF, nil
+	}
+	return FormatLlama2C, nil
+}
+
+// Load reads a model: a GGUF file, a llama2.c checkpoint, or a Hugging Face
+// directory (config.json + safetensors).
+func Load(path string, opts LoadOptions) (*Model, error) {
+	f, err := DetectFormat(path)
+	if err != nil {
+		return nil, err
+	}
+	var r *rawModel
+	switch f {
+	case FormatGGUF:
+		r, err = readGGUF(path)
+	case FormatHF:
+		r, err = readHF(path)
+	case FormatLlama2C:
+		r, err = readLlama2C(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return build(path, r, opts.Quantize)
+}
+
+// ---- GGUF ----
+
+func readGGUF(path string) (*rawModel, error) {
+	f, err := gguf.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s: %s", ErrFormat, path, fmt.Sprintf(format, a...))
+	}
+	arch, err := f.String("general.architecture")
+	if err != nil {
+		return nil, err
+	}
+	if arch != "llama" && arch != "mistral" {
+		return nil, bad("architecture %q is not supported (want llama)", arch)
+	}
+	u := func(key string, def int) (int, error) {
+		v, err := f.Uint(arch + "." + key)
+		if errors.Is(err, gguf.ErrKeyNotFound) && def >= 0 {
+			return def, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		if v > 1<<31 {
+			return 0, bad("%s.%s = %d too large", arch, key, v)
+		}
+		return int(v), nil
+	}
+	var c Config
+	if c.Dim, err = u("embedding_length", -1); err != nil {
+		return nil, err
+	}
+	if c.HiddenDim, err = u("feed_forward_length", -1); err != nil {
+		return nil, err
+	}
+	if c.NumLayers, err = u("block_count", -1); err != nil {
+		return nil, err
+	}
+	if c.NumHeads, err = u("attention.head_count", -1); err != nil {
+		return nil, err
+	}
+	if c.NumKVHeads, err = u("attention.head_count_kv", c.NumHeads); err != nil {
+		return nil, err
+	}
+	if c.MaxSeqLen, err = u("context_length", 2048); err != nil {
+		return nil, err
+	}
+	if c.NumHeads > 0 {
+		if c.HeadDim, err = u("attention.key_length", c.Dim/c.NumHeads); err != nil {
+			return nil, err
+		}
+	}
+	if rd, err := u("rope.dimension_count", c.HeadDim); err != nil {
+		return nil, err
+	} else if rd != c.HeadDim {
+		return nil, bad("partial rotary embeddings (rope dims %d, head dim %d) are not supported", rd, c.HeadDim)
+	}
+	eps, err := f.Float(arch + ".attention.layer_norm_rms_epsilon")
+	switch {
+	case errors.Is(err, gguf.ErrKeyNotFound):
+		eps = 1e-5
+	case err != nil:
+		return nil, err
+	}
+	c.RMSNormEps = float32(eps)
+	c.RopeTheta, err = f.Float(arch + ".rope.freq_base")
+	switch {
+	case errors.Is(err, gguf.ErrKeyNotFound):
+		c.RopeTheta = 10000
+	case err != nil:
+		return nil, err
+	}
+	if st, err := f.String(arch + ".rope.scaling.type"); err == nil && st != "none" && st != "" {
+		return nil, bad("rope scaling type %q is not supported", st)
+	}
+	emb := f.Tensor("token_embd.weight")
+	if emb == nil || len(emb.Dims) != 2 {
+		return nil, bad("missing or malformed token_embd.weight")
+	}
+	c.VocabSize = int(emb.Dims[1])
+	c.TiedEmbeddings = f.Tensor("output.weight") == nil
+
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("model: %s: %w", path, err)
+	}
+	if err := f.ReadTensorData(); err != nil {
+		return nil, err
+	}
+	mat := func(name string, rows, cols int) (tensor.Mat, error) {
+		t := f.Tensor(name)
+		if t == nil {
+			return tensor.Mat{}, bad("missing tensor %s", name)
+		}
+		if len(t.Dims) != 2 || t.Dims[0] != uint64(cols) || t.Dims[1] != uint64(rows) {
+			return tensor.Mat{}, bad("tensor %s has dims %v, want [%d %d]", name, t.Dims, cols, rows)
+		}
+		data, err := f.TensorData(t)
+		if err != nil {
+			return tensor.Mat{}, err
+		}
+		switch t.Type {
+		case gguf.GGMLTypeQ8_0:
+			return tensor.Mat{Rows: rows, Cols: cols, Type: tensor.Q8_0, Q: data}, nil
+		default:
+			v, err := ggmlToF32(t, data)
+			if err != nil {
+				return tensor.Mat{}, bad("%v", err)
+			}
+			return f32Mat(rows, cols, v), nil
+		}
+	}
+	vec := func(name string, n int) ([]float32, error) {
+		t := f.Tensor(name)
+		if t == nil {
+			return nil, bad("missing tensor %s", name)
+		}
+		if t.NumElements() != uint64(n) {
+			return nil, bad("tensor %s has dims %v, want %d values", name, t.Dims, n)
+		}
+		data, err := f.TensorData(t)
+		if err != nil {
+			return nil, err
+		}
+		v, err := ggmlToF32(t, data)
+		if err != nil {
+			return nil, bad("%v", err)
+		}
+		return v, nil
+	}
+	r := &rawModel{cfg: c, layers: make([]rawLayer, c.NumLayers)}
+	if r.embed, err = mat("token_embd.weight", c.VocabSize, c.Dim); err != nil {
+		return nil, err
+	}
+	if r.embed.Type == tensor.Q8_0 && c.Dim%tensor.Q8BlockSize != 0 {
+		return nil, bad("Q8_0 token embeddings need dim %% 32 == 0")
+	}
+	if !c.TiedEmbeddings {
+		o, err := mat("output.weight", c.VocabSize, c.Dim)
+		if err != nil {
+			return nil, err
+		}
+		r.output = &o
+	}
+	if r.norm, err = vec("output_norm.weight", c.Dim); err != nil {
+		return nil, err
+	}
+	if f.Tensor("rope_freqs.weight") != nil {
+		if r.ropeFactors, err = vec("rope_freqs.weight", c.HeadDim/2); err != nil {
+			return nil, err
+		}
+	}
+	qd, kvd := c.QDim(), c.KVDim()
+	for i := range r.layers {
+		L := &r.layers[i]
+		p := fmt.Sprintf("blk.%d.", i)
+		for _, w := range []struct {
+			dst        *tensor.Mat
+			name       string
+			rows, cols int
+		}{
+			{&L.wq, "attn_q", qd, c.Dim}, {&L.wk, "attn_k", kvd, c.Dim}, {&L.wv, "attn_v", kvd, c.Dim},
+			{&L.wo, "attn_output", c.Dim, qd},
+			{&L.wGate, "ffn_gate", c.HiddenDim, c.Dim}, {&L.wUp, "ffn_up", c.HiddenDim, c.Dim},
+			{&L.wDown, "ffn_down", c.Dim, c.HiddenDim},
+		} {
+			if *w.dst, err = mat(p+w.name+".weight", w.rows, w.cols); err != nil {
+				return nil, err
+			}
+		}
+		if L.attnNorm, err = vec(p+"attn_norm.weight", c.Dim); err != nil {
+			return nil, err
+		}
+		if L.ffnNorm, err = vec(p+"ffn_norm.weight", c.Dim); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// ggmlToF32 converts a tensor of a float or Q4_0 type to F32.
+func ggmlToF32(t *gguf.TensorInfo, data []byte) ([]float32, error) {
+	switch t.Type {
+	case gguf.GGMLTypeF32:
+		return decodeF32(data), nil
+	case gguf.GGMLTypeF16:
+		return decodeF16(data), nil
+	case gguf.GGMLTypeBF16:
+		return decodeBF16(data), nil
+	case gguf.GGMLTypeQ8_0:
+		out := make([]float32, t.NumElements())
+		tensor.DequantizeQ8_0(out, data)
+		return out, nil
+	case gguf.GGMLTypeQ4_0:
+		return dequantQ4_0(data, int(t.NumElements())), nil
+	}
+	return nil, fmt.Errorf("tensor %s: type %v is not supported (F32, F16, BF16, Q8_0, Q4_0 are)", t.Name, t.Type)
+}
+
+// dequantQ4_0 expands GGML Q4_0 blocks (f16 scale, 16 bytes of nibbles:
+// low nibbles are elements 0..15, high nibbles 16..31, offset by 8).
+func dequantQ4_0(data []byte, n int) []float32 {
+	out := make([]float32, n)
+	for b := 0; b < n/32; b++ {
+		blk := data[b*18 : (b+1)*18]
+		d := tensor.F16ToF32(binary.LittleEndian.Uint16(blk))
+		for j := 0; j < 16; j++ {
+			out[b*32+j] = float32(int(blk[2+j]&0xf)-8) * d
+			out[b*32+j+16] = float32(int(blk[2+j]>>4)-8) * d
+		}
+	}
+	return out
+}
+
+// ---- llama2.c ----
+
+// readLlama2C reads a llama2.c checkpoint: the legacy (v0) header of seven
+// int32 (dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size,
+// seq_len; negative vocab_size = untied classifier) then float32 weights,
+// or the version 1 "ak42" header (256 bytes) with F32 weights.
+func readLlama2C(path string) (*rawModel, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s: llama2.c checkpoint: %s", ErrFormat, path, fmt.Sprintf(format, a...))
+	}
+	le := func(off int) int32 { return int32(binary.LittleEndian.Uint32(b[off:])) }
+	var hdr [7]int32
+	var body []byte
+	v1 := false
+	switch {
+	case len(b) >= 8 && binary.LittleEndian.Uint32(b) == 0x616b3432:
+		if len(b) < 256 {
+			return nil, bad("truncated header")
+		}
+		if v := le(4); v != 1 {
+			return nil, bad("version %d is not supported (v0 legacy and v1 F32 are)", v)
+		}
+		for i := range hdr {
+			hdr[i] = le(8 + 4*i)
+		}
+		v1 = true
+		if b[36] == 0 {
+			hdr[5] = -hdr[5]
+		}
+		body = b[256:]
+	default:
+		if len(b) < 28 {
+			return nil, bad("file of %d bytes is too short", len(b))
+		}
+		for i := range hdr {
+			hdr[i] = le(4 * i)
+		}
+		body = b[28:]
+	}
+	tied := hdr[5] > 0
+	vocab := hdr[5]
+	if vocab < 0 {
+		vocab = -vocab
+	}
+	c := Config{
+		Dim: int(hdr[0]), HiddenDim: int(hdr[1]), NumLayers: int(hdr[2]), NumHeads: int(hdr[3]),
+		NumKVHeads: int(hdr[4]), VocabSize: int(vocab), MaxSeqLen: int(hdr[6]),
+		RMSNormEps: 1e-5, RopeTheta: 10000, TiedEmbeddings: tied,
+	}
+	if c.NumHeads > 0 {
+		c.HeadDim = c.Dim / c.NumHeads
+	}
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("model: %s: %w", path, err)
+	}
+	if c.Dim%c.NumHeads != 0 {
+		return nil, bad("dim %d is not a multiple of n_heads %d", c.Dim, c.NumHeads)
+	}
+	d, h, L, kvd := int64(c.Dim), int64(c.HiddenDim), int64(c.NumLayers), int64(c.KVDim())
+	v := int64(c.VocabSize)
+	need := v*d + L*(2*d+d*d+2*d*kvd+d*d+3*d*h) + d
+	if !v1 {
+		need += int64(c.MaxSeqLen) * int64(c.HeadDim) // freq_cis_real + imag: seq_len × head_size/2 each
+	}
+	if !tied {
+		need += v * d
+	}
+	if need*4 > int64(len(body)) {
+		return nil, bad("header %v needs %d bytes of weights, file has %d", hdr, need*4, len(body))
+	}
+	off := int64(0)
+	take := func(n int64) []float32 {
+		s := decodeF32(body[off*4 : (off+n)*4])
+		off += n
+		return s
+	}
+	r := &rawModel{cfg: c, layers: make([]rawLayer, c.NumLayers)}
+	perLayer := func(n int64, set func(l *rawLayer, w []float32)) {
+		all := take(L * n)
+		for i := range r.layers {
+			set(&r.layers[i], all[int64(i)*n:int64(i+1)*n:int64(i+1)*n])
+		}
+	}
+	di, hi, kvi := c.Dim, c.HiddenDim, c.KVDim()
+	rmsAtt := func(l *rawLayer, w []float32) { l.attnNorm = w }
+	rmsFFN := func(l *rawLayer, w []float32) { l.ffnNorm = w }
+	if v1 {
+		perLayer(d, rmsAtt)
+		perLayer(d, rmsFFN)
+		r.norm = take(d)
+		r.embed = f32Mat(c.VocabSize, di, take(v*d))
+	} else {
+		r.embed = f32Mat(c.VocabSize, di, take(v*d))
+		perLayer(d, rmsAtt)
+	}
+	perLayer(d*d, func(l *rawLayer, w []float32) { l.wq = f32Mat(di, di, w) })
+	perLayer(kvd*d, func(l *rawLayer, w []float32) { l.wk = f32Mat(kvi, di, w) })
+	perLayer(kvd*d, func(l *rawLayer, w []float32) { l.wv = f32Mat(kvi, di, w) })
+	perLayer(d*d, func(l *rawLayer, w []float32) { l.wo = f32Mat(di, di, w) })
+	if !v1 {
+		perLayer(d, rmsFFN)
+	}
+	perLayer(h*d, func(l *rawLayer, w []float32) { l.wGate = f32Mat(hi, di, w) })
+	perLayer(d*h, func(l *rawLayer, w []float32) { l.wDown = f32Mat(di, hi, w) })
+	perLayer(h*d, func(l *rawLayer, w []float32) { l.wUp = f32Mat(hi, di, w) })
+	if !v1 {
+		r.norm = take(d)
+		off += int64(c.MaxSeqLen) * int64(c.HeadDim) // freq_cis_real, freq_cis_imag (unused)
+	}
+	if !tied {
+		o := f32Mat(c.VocabSize, di, take(v*d))
+		r.output = &o
+	}
+	return r, nil
+}

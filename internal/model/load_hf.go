@@ -1,0 +1,195 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"govllm/internal/safetensors"
+	"govllm/internal/tensor"
+)
+
+// hfConfig is the part of a Hugging Face config.json this package reads.
+type hfConfig struct {
+	Architectures         []string `json:"architectures"`
+	ModelType             string   `json:"model_type"`
+	HiddenSize            int      `json:"hidden_size"`
+	IntermediateSize      int      `json:"intermediate_size"`
+	NumHiddenLayers       int      `json:"num_hidden_layers"`
+	NumAttentionHeads     int      `json:"num_attention_heads"`
+	NumKeyValueHeads      *int     `json:"num_key_value_heads"`
+	HeadDim               *int     `json:"head_dim"`
+	VocabSize             int      `json:"vocab_size"`
+	MaxPositionEmbeddings int      `json:"max_position_embeddings"`
+	RMSNormEps            *float64 `json:"rms_norm_eps"`
+	RopeTheta             *float64 `json:"rope_theta"`
+	TieWordEmbeddings     bool     `json:"tie_word_embeddings"`
+	HiddenAct             string   `json:"hidden_act"`
+	AttentionBias         bool     `json:"attention_bias"`
+	MLPBias               bool     `json:"mlp_bias"`
+	RopeScaling           *struct {
+		RopeType                      string  `json:"rope_type"`
+		Type                          string  `json:"type"`
+		Factor                        float64 `json:"factor"`
+		LowFreqFactor                 float64 `json:"low_freq_factor"`
+		HighFreqFactor                float64 `json:"high_freq_factor"`
+		OriginalMaxPositionEmbeddings int     `json:"original_max_position_embeddings"`
+	} `json:"rope_scaling"`
+}
+
+// parseHFConfig turns config.json into a Config.
+func parseHFConfig(path string, b []byte) (Config, error) {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s: %s", ErrFormat, path, fmt.Sprintf(format, a...))
+	}
+	var h hfConfig
+	if err := json.Unmarshal(b, &h); err != nil {
+		return Config{}, bad("%v", err)
+	}
+	okArch := len(h.Architectures) == 0 && (h.ModelType == "llama" || h.ModelType == "mistral")
+	for _, a := range h.Architectures {
+		if a == "LlamaForCausalLM" || a == "MistralForCausalLM" {
+			okArch = true
+		}
+	}
+	if !okArch {
+		return Config{}, bad("architectures %v (model_type %q) not supported (want LlamaForCausalLM or MistralForCausalLM)", h.Architectures, h.ModelType)
+	}
+	if h.HiddenAct != "" && h.HiddenAct != "silu" {
+		return Config{}, bad("hidden_act %q not supported (want silu)", h.HiddenAct)
+	}
+	if h.AttentionBias || h.MLPBias {
+		return Config{}, bad("attention_bias / mlp_bias are not supported")
+	}
+	c := Config{
+		Dim: h.HiddenSize, HiddenDim: h.IntermediateSize, NumLayers: h.NumHiddenLayers,
+		NumHeads: h.NumAttentionHeads, NumKVHeads: h.NumAttentionHeads, VocabSize: h.VocabSize,
+		MaxSeqLen: h.MaxPositionEmbeddings, RMSNormEps: 1e-6, RopeTheta: 10000,
+		TiedEmbeddings: h.TieWordEmbeddings,
+	}
+	if h.NumKeyValueHeads != nil {
+		c.NumKVHeads = *h.NumKeyValueHeads
+	}
+	if h.HeadDim != nil {
+		c.HeadDim = *h.HeadDim
+	} else if c.NumHeads > 0 {
+		c.HeadDim = c.Dim / c.NumHeads
+	}
+	if h.RMSNormEps != nil {
+		c.RMSNormEps = float32(*h.RMSNormEps)
+	}
+	if h.RopeTheta != nil {
+		c.RopeTheta = *h.RopeTheta
+	}
+	if s := h.RopeScaling; s != nil {
+		typ := s.RopeType
+		if typ == "" {
+			typ = s.Type
+		}
+		switch typ {
+		case "default", "":
+		case "llama3":
+			c.RopeScaling = &RopeScaling{Factor: s.Factor, LowFreqFactor: s.LowFreqFactor, HighFreqFactor: s.HighFreqFactor, OriginalMaxPositionEmbeddings: s.OriginalMaxPositionEmbeddings}
+		default:
+			return Config{}, bad("rope_scaling type %q not supported (llama3 is)", typ)
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, fmt.Errorf("model: %s: %w", path, err)
+	}
+	return c, nil
+}
+
+func readHF(dir string) (*rawModel, error) {
+	cfgPath := filepath.Join(dir, "config.json")
+	b, err := os.ReadFile(cfgPath)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	c, err := parseHFConfig(cfgPath, b)
+	if err != nil {
+		return nil, err
+	}
+	set, err := safetensors.OpenDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := set.ReadData(); err != nil {
+		return nil, err
+	}
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s: %s", ErrFormat, dir, fmt.Sprintf(format, a...))
+	}
+	load := func(name string, shape ...int64) ([]float32, error) {
+		f, t := set.Tensor(name)
+		if t == nil {
+			return nil, bad("missing tensor %s", name)
+		}
+		if !slices.Equal(t.Shape, shape) {
+			return nil, bad("tensor %s has shape %v, want %v", name, t.Shape, shape)
+		}
+		data, err := f.TensorData(t)
+		if err != nil {
+			return nil, err
+		}
+		switch t.DType {
+		case safetensors.F32:
+			return decodeF32(data), nil
+		case safetensors.F16:
+			return decodeF16(data), nil
+		case safetensors.BF16:
+			return decodeBF16(data), nil
+		}
+		return nil, bad("tensor %s has dtype %s (F32, F16, BF16 are supported)", name, t.DType)
+	}
+	mat := func(name string, rows, cols int) (tensor.Mat, error) {
+		v, err := load(name, int64(rows), int64(cols))
+		return f32Mat(rows, cols, v), err
+	}
+	d, qd, kvd, hd := c.Dim, c.QDim(), c.KVDim(), c.HiddenDim
+	r := &rawModel{cfg: c, layers: make([]rawLayer, c.NumLayers)}
+	if r.embed, err = mat("model.embed_tokens.weight", c.VocabSize, d); err != nil {
+		return nil, err
+	}
+	if r.norm, err = load("model.norm.weight", int64(d)); err != nil {
+		return nil, err
+	}
+	if _, t := set.Tensor("lm_head.weight"); t != nil && !c.TiedEmbeddings {
+		o, err := mat("lm_head.weight", c.VocabSize, d)
+		if err != nil {
+			return nil, err
+		}
+		r.output = &o
+	} else if !c.TiedEmbeddings {
+		return nil, bad("tie_word_embeddings is false but lm_head.weight is missing")
+	}
+	for i := range r.layers {
+		L := &r.layers[i]
+		p := fmt.Sprintf("model.layers.%d.", i)
+		if L.attnNorm, err = load(p+"input_layernorm.weight", int64(d)); err != nil {
+			return nil, err
+		}
+		if L.ffnNorm, err = load(p+"post_attention_layernorm.weight", int64(d)); err != nil {
+			return nil, err
+		}
+		for _, w := range []struct {
+			dst        *tensor.Mat
+			name       string
+			rows, cols int
+		}{
+			{&L.wq, "self_attn.q_proj", qd, d}, {&L.wk, "self_attn.k_proj", kvd, d}, {&L.wv, "self_attn.v_proj", kvd, d},
+			{&L.wo, "self_attn.o_proj", d, qd},
+			{&L.wGate, "mlp.gate_proj", hd, d}, {&L.wUp, "mlp.up_proj", hd, d}, {&L.wDown, "mlp.down_proj", d, hd},
+		} {
+			if *w.dst, err = mat(p+w.name+".weight", w.rows, w.cols); err != nil {
+				return nil, err
+			}
+		}
+		// HF stores q/k for rotate_half RoPE; go back to adjacent pairs.
+		L.wq.F32 = unpermuteQK(L.wq.F32, c.NumHeads, c.HeadDim, d)
+		L.wk.F32 = unpermuteQK(L.wk.F32, c.NumKVHeads, c.HeadDim, d)
+	}
+	return r, nil
+}

@@ -1,0 +1,78 @@
+package model
+
+import "math"
+
+// ropeTable holds cos/sin of pos·freq[i] for positions below len/half.
+type ropeTable struct {
+	half     int
+	freqs    []float64 // half inverse frequencies, scaling applied
+	cos, sin []float32 // [pos·half + i]
+}
+
+// ropeFreqs returns the inverse frequencies θ^(-2i/headDim), with Llama-3
+// scaling and per-frequency divisors applied.
+func ropeFreqs(c *Config, factors []float32) []float64 {
+	half := c.HeadDim / 2
+	f := make([]float64, half)
+	for i := range f {
+		f[i] = 1 / math.Pow(c.RopeTheta, float64(2*i)/float64(c.HeadDim))
+		if i < len(factors) && factors[i] > 0 {
+			f[i] /= float64(factors[i])
+		}
+	}
+	if s := c.RopeScaling; s != nil {
+		old := float64(s.OriginalMaxPositionEmbeddings)
+		lowWavelen := old / s.LowFreqFactor
+		highWavelen := old / s.HighFreqFactor
+		for i, freq := range f {
+			wavelen := 2 * math.Pi / freq
+			switch {
+			case wavelen < highWavelen:
+			case wavelen > lowWavelen:
+				f[i] = freq / s.Factor
+			default:
+				smooth := (old/wavelen - s.LowFreqFactor) / (s.HighFreqFactor - s.LowFreqFactor)
+				f[i] = (1-smooth)*freq/s.Factor + smooth*freq
+			}
+		}
+	}
+	return f
+}
+
+func newRopeTable(c *Config, factors []float32, positions int) ropeTable {
+	t := ropeTable{half: c.HeadDim / 2, freqs: ropeFreqs(c, factors)}
+	t.cos = make([]float32, positions*t.half)
+	t.sin = make([]float32, positions*t.half)
+	for p := 0; p < positions; p++ {
+		for i, f := range t.freqs {
+			s, co := math.Sincos(float64(p) * f)
+			t.cos[p*t.half+i], t.sin[p*t.half+i] = float32(co), float32(s)
+		}
+	}
+	return t
+}
+
+// apply rotates the adjacent pairs of every head of x (heads of headDim =
+// 2·half values) by position pos. scratch holds 2·half floats for positions
+// past the table.
+func (t *ropeTable) apply(x []float32, pos int, scratch []float32) {
+	h := t.half
+	var cs, sn []float32
+	if (pos+1)*h <= len(t.cos) {
+		cs, sn = t.cos[pos*h:(pos+1)*h], t.sin[pos*h:(pos+1)*h]
+	} else {
+		cs, sn = scratch[:h], scratch[h:2*h]
+		for i, f := range t.freqs {
+			s, c := math.Sincos(float64(pos) * f)
+			cs[i], sn[i] = float32(c), float32(s)
+		}
+	}
+	for off := 0; off+2*h <= len(x); off += 2 * h {
+		v := x[off : off+2*h]
+		for i := 0; i < h; i++ {
+			a, b := v[2*i], v[2*i+1]
+			v[2*i] = a*cs[i] - b*sn[i]
+			v[2*i+1] = a*sn[i] + b*cs[i]
+		}
+	}
+}
