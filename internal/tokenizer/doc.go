@@ -4,13 +4,20 @@
 //     from a llama2.c tokenizer file (tok512.bin), a GGUF vocabulary
 //     (tokenizer.ggml.model = "llama") or a Hugging Face tokenizer.json with
 //     a BPE model, byte_fallback and the Prepend("▁")+Replace(" ","▁")
-//     normalizer;
+//     normalizer (Llama 2) or a Metaspace pre-tokenizer (Mistral-style);
 //   - byte-level BPE (GPT-2, Llama 3): from GGUF (tokenizer.ggml.model =
 //     "gpt2", tokenizer.ggml.merges, tokenizer.ggml.pre) or a tokenizer.json
 //     with a ByteLevel / Split pre-tokenizer. The pre-tokenizer regexes are
 //     hand-written state machines (Go's regexp has no lookahead);
 //   - a byte-level dummy vocabulary for the built-in random-weight model
 //     (NewDummy).
+//
+// Configuration comes with the vocabulary: tokenizer_config.json (bos/eos
+// token strings, add_bos_token, chat_template as a string or a list of
+// {name, template}), generation_config.json (eos_token_id, an id or a list),
+// chat_template.jinja, and the GGUF tokenizer.* keys. Anything else a
+// tokenizer.json may ask for (other models, normalizers, pre-tokenizer
+// regexes) is refused with ErrUnsupported rather than approximated.
 //
 // It also owns the incremental detokenizer (Decoder): vLLM's detokenizer
 // semantics, never emitting an incomplete UTF-8 sequence.
