@@ -1,0 +1,27 @@
+// Package runner is the CPU model runner: it owns the physical paged KV
+// cache (model.KVCache, indexed by the block ids the kvcache package hands
+// out) and a forward workspace, turns each sched.SchedulerOutput into one
+// flattened model.Batch (prefill chunks and decodes together), runs the
+// forward pass, samples every row that finished its known tokens with the
+// request's sampling.Params, and returns the sched.RunnerOutput aligned with
+// the scheduled requests. *Runner satisfies core's Executor interface.
+//
+// vLLM counterpart: vllm/v1/worker/cpu_model_runner.py and
+// gpu_model_runner.py (_prepare_inputs, execute_model, sampling).
+//
+// Imports: model, tensor, sampling, sched, kvcache (types only). Never
+// net/http, Prometheus, the tokenizer, or the environment.
+//
+// Invariants:
+//   - The runner keeps no per-request state: everything a step needs rides
+//     on the SchedulerOutput, so preemption and abort need no bookkeeping
+//     here (FinishedReqIDs is ignored).
+//   - A seeded request's draw for output token i uses
+//     sampling.SeededRNG(seed, i), so its tokens do not depend on batch mates
+//     or preemption; unseeded requests draw from one runner-wide generator
+//     (Config.Seed), whose per-row states are taken in request order before
+//     sampling runs in parallel.
+//   - min_tokens masks Config.EOSTokenID (the model's EOS) and the request's
+//     stop token ids.
+//   - Execute is called from one goroutine at a time (the engine loop).
+package runner

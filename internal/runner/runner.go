@@ -1,0 +1,267 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"govllm/internal/model"
+	"govllm/internal/sampling"
+	"govllm/internal/sched"
+	"govllm/internal/tensor"
+)
+
+// ErrInvalidConfig is wrapped by every Config.Validate error.
+var ErrInvalidConfig = errors.New("runner: invalid config")
+
+// ErrInvalidStep marks a SchedulerOutput the runner cannot execute (a
+// request to sample without params, an empty request); errors from the
+// forward pass's own checks wrap model.ErrBatch instead.
+var ErrInvalidStep = errors.New("runner: invalid scheduler output")
+
+// Config sizes the runner's storage.
+type Config struct {
+	// NumBlocks and BlockSize size the physical KV cache; they must match
+	// the kvcache.Manager's.
+	NumBlocks, BlockSize int
+	// MaxNumBatchedTokens and MaxNumSeqs size the workspace and the logits
+	// buffer up front (larger steps still work: buffers grow).
+	MaxNumBatchedTokens, MaxNumSeqs int
+	// EOSTokenID is the model's end-of-sequence id, masked while a request
+	// has fewer than min_tokens outputs; -1 when the model has none.
+	EOSTokenID int32
+	// Seed starts the generator unseeded requests draw from.
+	Seed uint64
+}
+
+// DefaultConfig returns vLLM-like defaults: 1024 blocks of 16 tokens, a
+// 2048-token step budget, 128 sequences, no EOS, seed 0.
+func DefaultConfig() Config {
+	return Config{NumBlocks: 1024, BlockSize: 16, MaxNumBatchedTokens: 2048, MaxNumSeqs: 128, EOSTokenID: -1}
+}
+
+// Validate reports a configuration error wrapping ErrInvalidConfig.
+func (c Config) Validate() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, a...))
+	}
+	switch {
+	case c.NumBlocks < 1:
+		return bad("num blocks must be at least 1, got %d", c.NumBlocks)
+	case c.BlockSize < 1:
+		return bad("block size must be at least 1, got %d", c.BlockSize)
+	case c.MaxNumBatchedTokens < 1:
+		return bad("max num batched tokens must be at least 1, got %d", c.MaxNumBatchedTokens)
+	case c.MaxNumSeqs < 1:
+		return bad("max num seqs must be at least 1, got %d", c.MaxNumSeqs)
+	case c.EOSTokenID < -1:
+		return bad("eos token id must be -1 (none) or a token id, got %d", c.EOSTokenID)
+	}
+	return nil
+}
+
+// Stats are cumulative timings of Execute (for benchmarks and logging).
+type Stats struct {
+	Steps   int64
+	Execute time.Duration // whole Execute calls
+	Forward time.Duration // inside model.Forward
+	Sample  time.Duration // sampling all rows
+}
+
+// Runner executes scheduler steps on one model. It is driven by one
+// goroutine at a time.
+type Runner struct {
+	m     *model.Model
+	pool  *tensor.Pool
+	cfg   Config
+	kv    *model.KVCache
+	ws    *model.Workspace
+	vocab int
+
+	batch    model.Batch
+	blockIDs []int32   // backing store of every Seq.BlockTable of the step
+	logits   []float32 // rows × vocab
+	rows     []row     // the requests that sample, in logits-row order
+
+	samplers []sampling.Sampler // one per pool thread
+	rng      sampling.RNG       // the runner-wide generator of unseeded requests
+
+	stats Stats
+}
+
+// row is one request to sample this step.
+type row struct {
+	req int // index into SchedulerOutput.Requests
+	rng sampling.RNG
+}
+
+// New allocates the physical KV cache (cfg.NumBlocks × cfg.BlockSize token
+// slots, m.Config.KVBytesPerToken() bytes each) and a workspace for m. pool
+// may be nil (everything runs on the caller).
+func New(m *model.Model, pool *tensor.Pool, cfg Config) (*Runner, error) {
+	if m == nil {
+		return nil, fmt.Errorf("%w: nil model", ErrInvalidConfig)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	vocab := m.Config.VocabSize
+	if int(cfg.EOSTokenID) >= vocab {
+		return nil, fmt.Errorf("%w: eos token id %d outside the vocabulary of %d", ErrInvalidConfig, cfg.EOSTokenID, vocab)
+	}
+	return &Runner{
+		m:        m,
+		pool:     pool,
+		cfg:      cfg,
+		kv:       model.NewKVCache(m.Config, cfg.NumBlocks, cfg.BlockSize),
+		ws:       m.NewWorkspace(cfg.MaxNumBatchedTokens),
+		vocab:    vocab,
+		logits:   make([]float32, cfg.MaxNumSeqs*vocab),
+		samplers: make([]sampling.Sampler, pool.Threads()),
+		rng:      sampling.NewRNG(cfg.Seed),
+	}, nil
+}
+
+// Stats returns the cumulative timings.
+func (r *Runner) Stats() Stats { return r.stats }
+
+// Execute runs one step: it feeds every scheduled request's tokens through
+// the model in one flattened batch (writing their K/V into the blocks of
+// their block tables) and samples a token for each request whose Sample is
+// set. The returned RunnerOutput is aligned with so.Requests and owned by
+// the caller.
+func (r *Runner) Execute(ctx context.Context, so *sched.SchedulerOutput) (*sched.RunnerOutput, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	out := &sched.RunnerOutput{SampledTokenIDs: make([]int32, len(so.Requests))}
+	if err := r.prepare(so); err != nil {
+		return nil, err
+	}
+	if len(r.batch.Tokens) > 0 {
+		tf := time.Now()
+		err := r.m.Forward(r.ws, r.pool, &r.batch, r.kv, r.logits[:len(r.rows)*r.vocab])
+		r.stats.Forward += time.Since(tf)
+		if err != nil {
+			return nil, fmt.Errorf("runner: forward: %w", err)
+		}
+	}
+	ts := time.Now()
+	r.sample(so, out)
+	now := time.Now()
+	r.stats.Sample += now.Sub(ts)
+	r.stats.Execute += now.Sub(t0)
+	r.stats.Steps++
+	return out, nil
+}
+
+// prepare builds r.batch and r.rows from so.
+func (r *Runner) prepare(so *sched.SchedulerOutput) error {
+	nTok, nBlk := 0, 0
+	for i := range so.Requests {
+		req := &so.Requests[i]
+		if len(req.TokenIDs) == 0 {
+			return fmt.Errorf("%w: request %q schedules no tokens", ErrInvalidStep, req.ID)
+		}
+		if req.Sample && req.Params == nil {
+			return fmt.Errorf("%w: request %q samples without params", ErrInvalidStep, req.ID)
+		}
+		nTok += len(req.TokenIDs)
+		nBlk += len(req.BlockTable)
+	}
+	b := &r.batch
+	b.Tokens = b.Tokens[:0]
+	b.Seqs = b.Seqs[:0]
+	r.rows = r.rows[:0]
+	if cap(r.blockIDs) < nBlk {
+		r.blockIDs = make([]int32, 0, nBlk)
+	}
+	if cap(b.Tokens) < nTok {
+		b.Tokens = make([]int32, 0, nTok)
+	}
+	ids := r.blockIDs[:0]
+	for i := range so.Requests {
+		req := &so.Requests[i]
+		b.Tokens = append(b.Tokens, req.TokenIDs...)
+		start := len(ids)
+		for _, id := range req.BlockTable {
+			ids = append(ids, int32(id))
+		}
+		b.Seqs = append(b.Seqs, model.Seq{
+			NumTokens:  len(req.TokenIDs),
+			Start:      req.Start,
+			BlockTable: ids[start:len(ids):len(ids)],
+			NeedLogits: req.Sample,
+		})
+		if req.Sample {
+			rw := row{req: i}
+			if s := req.Params.Seed; s != nil {
+				rw.rng = sampling.SeededRNG(*s, len(req.OutputTokenIDs))
+			} else if !req.Params.Greedy() {
+				rw.rng = sampling.NewRNG(r.rng.Uint64())
+			}
+			r.rows = append(r.rows, rw)
+		}
+	}
+	r.blockIDs = ids
+	if need := len(r.rows) * r.vocab; len(r.logits) < need {
+		r.logits = make([]float32, need)
+	}
+	return nil
+}
+
+// sample fills out from the logits rows, in parallel over the pool's
+// threads (thread w takes rows w, w+T, w+2T, … with its own Sampler).
+func (r *Runner) sample(so *sched.SchedulerOutput, out *sched.RunnerOutput) {
+	for i := range out.SampledTokenIDs {
+		out.SampledTokenIDs[i] = -1
+	}
+	var lps []*sampling.Logprobs
+	for _, rw := range r.rows {
+		if so.Requests[rw.req].Params.Logprobs != nil {
+			lps = make([]*sampling.Logprobs, len(so.Requests))
+			break
+		}
+	}
+	out.Logprobs = lps
+	threads := min(len(r.samplers), len(r.rows))
+	work := func(lo, hi int) {
+		for w := lo; w < hi; w++ {
+			s := &r.samplers[w]
+			for j := w; j < len(r.rows); j += threads {
+				rw := &r.rows[j]
+				req := &so.Requests[rw.req]
+				tok, lp := s.Sample(r.logits[j*r.vocab:(j+1)*r.vocab], req.Params,
+					req.PromptTokenIDs, req.OutputTokenIDs, r.cfg.EOSTokenID, &rw.rng)
+				out.SampledTokenIDs[rw.req] = tok
+				if lp != nil {
+					lps[rw.req] = lp
+				}
+			}
+		}
+	}
+	if threads <= 1 || !r.parallelWorth(so) {
+		threads = 1
+		work(0, 1)
+		return
+	}
+	r.pool.ParallelFor(threads, work)
+}
+
+// parallelWorth reports whether sampling is heavy enough to hand to the
+// pool: greedy rows are one argmax each, cheaper than the hand-off unless
+// there are many.
+func (r *Runner) parallelWorth(so *sched.SchedulerOutput) bool {
+	cost := 0
+	for _, rw := range r.rows {
+		p := so.Requests[rw.req].Params
+		if p.Greedy() && p.Logprobs == nil {
+			cost++
+		} else {
+			cost += 8
+		}
+	}
+	return cost*r.vocab >= 1<<18
+}
