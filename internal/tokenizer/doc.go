@@ -17,7 +17,10 @@
 // {name, template}), generation_config.json (eos_token_id, an id or a list),
 // chat_template.jinja, and the GGUF tokenizer.* keys. Anything else a
 // tokenizer.json may ask for (other models, normalizers, pre-tokenizer
-// regexes) is refused with ErrUnsupported rather than approximated.
+// regexes) is refused with ErrUnsupported rather than approximated. Known
+// simplifications: an added token's single_word and normalized flags are
+// ignored (it is matched in the raw text), and unknown characters without
+// byte fallback always fuse into one <unk>.
 //
 // It also owns the incremental detokenizer (Decoder): vLLM's detokenizer
 // semantics, never emitting an incomplete UTF-8 sequence.
@@ -47,8 +50,9 @@
 // Invariants:
 //   - a *Tokenizer is immutable after Load/NewDummy and safe for concurrent
 //     use; a *Decoder belongs to one goroutine;
-//   - Encode merges with a priority queue over a linked list of symbols
-//     (O(n log n)), so long inputs stay cheap;
+//   - Encode merges long words with a priority queue over a linked list of
+//     symbols (O(n log n)) and short ones with linear scans, so long inputs
+//     stay cheap; its only allocation is the returned slice;
 //   - for every id sequence, the concatenated Decoder deltas equal the
 //     decoded text, and every delta is valid UTF-8 (bytes that can never
 //     become valid UTF-8 are replaced by U+FFFD, one per byte, exactly as in
