@@ -1,0 +1,112 @@
+package httpapi
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"govllm/internal/core"
+	"govllm/internal/kvcache"
+	"govllm/internal/llm"
+	gomodel "govllm/internal/model"
+	"govllm/internal/runner"
+	"govllm/internal/sched"
+	"govllm/internal/stats"
+	"govllm/internal/tensor"
+	"govllm/internal/tokenizer"
+)
+
+// countingLogger counts what reaches the engine's stat loggers.
+type countingLogger struct {
+	mu               sync.Mutex
+	promptTokens     int
+	finishedRequests int
+}
+
+func (c *countingLogger) Record(_ *stats.SchedulerStats, it *stats.IterationStats) {
+	if it == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.promptTokens += it.NumPromptTokens()
+	c.finishedRequests += len(it.FinishedRequests)
+}
+
+func (c *countingLogger) counts() (int, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.promptTokens, c.finishedRequests
+}
+
+// newRealEngine is the real stack under the server: the built-in random
+// model, the CPU runner, the engine core and llm.AsyncEngine.
+func newRealEngine(t *testing.T, loggers ...llm.StatLogger) *llm.AsyncEngine {
+	t.Helper()
+	mc, err := gomodel.DummyConfig("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const maxLen, blockSize, blocks = 256, 16, 128
+	m := gomodel.NewDummy(mc, tensor.F32, 1)
+	tok := tokenizer.NewDummy(mc.VocabSize)
+	run, err := runner.New(m, nil, runner.Config{NumBlocks: blocks, BlockSize: blockSize, MaxNumBatchedTokens: 256, MaxNumSeqs: 8, EOSTokenID: tok.EOS()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := sched.DefaultConfig()
+	sc.MaxModelLen, sc.MaxNumSeqs, sc.MaxNumBatchedTokens = maxLen, 8, 256
+	c, err := core.New(core.Config{Sched: sc, KV: kvcache.Config{NumBlocks: blocks, BlockSize: blockSize, EnablePrefixCaching: true}}, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := llm.NewAsyncEngine(llm.Config{MaxModelLen: maxLen}, c, tok, loggers...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
+// TestRealEngine runs the OpenAI SDK scenarios and bad requests against the
+// real AsyncEngine: bad requests never move the engine's statistics.
+func TestRealEngine(t *testing.T) {
+	counter := &countingLogger{}
+	eng := newRealEngine(t, counter)
+	s, err := New(Config{ServedModelNames: []string{model}}, eng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+
+	for _, body := range []string{
+		`{"prompt":"a","top_p":0}`, `{"prompt":"a","max_tokens":1000}`, `{"prompt":"` + strings.Repeat("x", 300) + `"}`,
+		`{"prompt":[1,99999]}`, `{"model":"other","prompt":"a"}`, `{"prompt":"a","n":0}`,
+	} {
+		if r := do(t, srv, "POST", "/v1/completions", body); r.status < 400 {
+			t.Fatalf("%s accepted: %s", body, r.body)
+		}
+	}
+	if p, f := counter.counts(); p != 0 || f != 0 {
+		t.Fatalf("bad requests reached the engine: %d prompt tokens, %d finished", p, f)
+	}
+
+	runSDKChecks(t, context.Background(), newSDKClient(srv.URL, ""), model, "")
+	// Four generation requests; the stat loggers see each step right after
+	// its outputs were delivered, so wait for the last one.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, f := counter.counts()
+		if f == 4 {
+			break
+		}
+		if f > 4 || time.Now().After(deadline) {
+			t.Fatalf("finished requests = %d, want 4 (the SDK scenarios)", f)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
