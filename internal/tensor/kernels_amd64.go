@@ -19,6 +19,46 @@ func gemm4x3AVX2(out *float32, ldo int, x *float32, ldx int, w *float32, ldw int
 //go:noescape
 func q8dot4AVX2(out *float32, xq *int8, xd *float32, w *byte, ldw, nb int)
 
+//go:noescape
+func dotAVX512(a, b *float32, k int) float32
+
+//go:noescape
+func axpyAVX512(y *float32, alpha float32, x *float32, k int)
+
+//go:noescape
+func mv4AVX512(out, x, w *float32, ldw, k int)
+
+//go:noescape
+func gemm4x6AVX512(out *float32, ldo int, x *float32, ldx int, w *float32, ldw int, k int)
+
+//go:noescape
+func q8dot4VNNI(out *float32, xq *int8, xd *float32, w *byte, ldw, nb int)
+
+// avx512Kernels handle any column count (masked tails), so vl is 1.
+var avx512Kernels = &kernels{
+	name: "avx512", vl: 1, mr: 4, nr: 6,
+	dot: func(a, b []float32, k int) float32 {
+		_, _ = a[k-1], b[k-1]
+		return dotAVX512(&a[0], &b[0], k)
+	},
+	axpy: func(y []float32, alpha float32, x []float32, k int) {
+		_, _ = y[k-1], x[k-1]
+		axpyAVX512(&y[0], alpha, &x[0], k)
+	},
+	mv4: func(out, x, w []float32, ldw, k int) {
+		_, _, _ = out[3], x[k-1], w[3*ldw+k-1]
+		mv4AVX512(&out[0], &x[0], &w[0], ldw, k)
+	},
+	gemm: func(out []float32, ldo int, x []float32, ldx int, w []float32, ldw, k int) {
+		_, _, _ = out[3*ldo+5], x[3*ldx+k-1], w[5*ldw+k-1]
+		gemm4x6AVX512(&out[0], ldo, &x[0], ldx, &w[0], ldw, k)
+	},
+	q8dot4: func(out []float32, xq []int8, xd []float32, w []byte, ldw, nb int) {
+		_, _, _, _ = out[3], xq[nb*Q8BlockSize-1], xd[nb-1], w[3*ldw+nb*Q8BlockBytes-1]
+		q8dot4VNNI(&out[0], &xq[0], &xd[0], &w[0], ldw, nb)
+	},
+}
+
 var avx2Kernels = &kernels{
 	name: "avx2", vl: 8, mr: 4, nr: 3,
 	dot: func(a, b []float32, k int) float32 {
@@ -60,6 +100,9 @@ func archImpls() []*kernels {
 	var l []*kernels
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C {
 		l = append(l, avx2Kernels)
+		if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNNI {
+			l = append(l, avx512Kernels)
+		}
 	}
 	return l
 }
