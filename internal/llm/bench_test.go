@@ -108,3 +108,32 @@ func BenchmarkAsyncThroughput(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStoriesThroughput is the same comparison on the real
+// stories260K model through the CPU runner (sync Engine, 32 requests of
+// "Once upon a time", 64 forced greedy tokens).
+func BenchmarkStoriesThroughput(b *testing.B) {
+	s := loadStories(b)
+	for _, on := range []bool{false, true} {
+		b.Run(fmt.Sprintf("stats=%v", on), func(b *testing.B) {
+			c, g := s.core(b, coreOpts{})
+			g.Open()
+			e, err := New(Config{}, c, s.tok, statsLoggers(b, on)...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			round := 0
+			for b.Loop() {
+				round++
+				reqs := make([]Request, benchN)
+				for i := range reqs {
+					reqs[i] = Request{ID: fmt.Sprintf("s%d-%d", round, i), PromptTokenIDs: s.prompt, Params: forced(benchM)}
+				}
+				if _, err := e.Generate(context.Background(), reqs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(round*benchN*benchM)/b.Elapsed().Seconds(), "tok/s")
+		})
+	}
+}
