@@ -1,6 +1,9 @@
 package sched
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // CheckInvariants verifies the queues against the request map and the
 // KV-cache manager (whose own invariants it checks too). Tests call it;
@@ -17,6 +20,9 @@ func (s *Scheduler) CheckInvariants() error {
 		}
 		if have := len(s.kv.BlockTable(string(r.ID))) * s.kv.BlockSize(); have < r.NumComputedTokens {
 			return fmt.Errorf("sched: %q computed %d tokens with blocks for %d", r.ID, r.NumComputedTokens, have)
+		}
+		if !slices.Equal(r.blockTable, s.kv.BlockTable(string(r.ID))) {
+			return fmt.Errorf("sched: %q cached block table %v, manager's %v", r.ID, r.blockTable, s.kv.BlockTable(string(r.ID)))
 		}
 		if r.NumComputedTokens > r.NumTokens() {
 			return fmt.Errorf("sched: %q computed %d of %d tokens", r.ID, r.NumComputedTokens, r.NumTokens())

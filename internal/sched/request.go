@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"govllm/internal/kvcache"
 	"govllm/internal/sampling"
 	"govllm/internal/stats"
 )
@@ -57,6 +58,10 @@ type Request struct {
 	NumPreemptions    int
 
 	allTokens []int32 // prompt + output, append-only
+	// blockTable is the table the KV manager last returned for this request
+	// (nil when it holds no blocks): the scheduler skips AllocateSlots when
+	// it already covers a step.
+	blockTable []kvcache.BlockID
 	seq       uint64  // arrival order, breaks ties
 
 	events       []stats.Event

@@ -205,8 +205,12 @@ func (s *Scheduler) scheduleRunning() {
 // preempting victims until the allocation succeeds. It returns false when r
 // itself had to be preempted. *i follows r's index as victims leave.
 func (s *Scheduler) allocateOrPreempt(r *Request, n int, i *int) ([]kvcache.BlockID, bool) {
+	if len(r.blockTable)*s.kv.BlockSize() >= r.NumComputedTokens+n {
+		return r.blockTable, true // fast path: the blocks already cover the step
+	}
 	for {
 		if table, ok := s.kv.AllocateSlots(string(r.ID), r.NumComputedTokens, n, kvcache.Prefix{}); ok {
+			r.blockTable = table
 			return table, true
 		}
 		v := s.victim()
@@ -246,6 +250,7 @@ func (s *Scheduler) preempt(v *Request) {
 		s.scheduled = slices.Delete(s.scheduled, j, j+1)
 	}
 	s.kv.Free(string(v.ID))
+	v.blockTable = nil
 	v.Status = StatusPreempted
 	v.NumComputedTokens = 0
 	v.NumPreemptions++
@@ -268,6 +273,7 @@ func (s *Scheduler) scheduleWaiting() {
 		if !ok {
 			return // no preemption for waiting requests: wait for blocks
 		}
+		r.blockTable = table
 		s.waiting.Pop()
 		r.NumComputedTokens = prefix.NumTokens
 		if !r.prefillSet {
@@ -331,6 +337,7 @@ func (s *Scheduler) Abort(ids ...RequestID) {
 func (s *Scheduler) finish(r *Request) {
 	r.Status = StatusFinished
 	s.kv.Free(string(r.ID))
+	r.blockTable = nil
 	delete(s.requests, r.ID)
 	s.finishedIDs = append(s.finishedIDs, r.ID)
 }
