@@ -62,7 +62,7 @@ type Request struct {
 	// (nil when it holds no blocks): the scheduler skips AllocateSlots when
 	// it already covers a step.
 	blockTable []kvcache.BlockID
-	seq       uint64  // arrival order, breaks ties
+	seq        uint64 // arrival order, breaks ties
 
 	events       []stats.Event
 	prefillStats *stats.PrefillStats
