@@ -148,7 +148,9 @@ func (s *Scheduler) AddRequest(er EngineRequest) error {
 // Schedule plans one step: running requests first (decodes and continuing
 // prefill chunks, preempting when KV blocks run out), then waiting ones
 // (unless something was preempted this step). The result is owned by the
-// Scheduler and valid until the next Schedule.
+// Scheduler and valid until the next Schedule; every Schedule must be
+// followed by exactly one UpdateFromOutput for it (with a nil RunnerOutput
+// when nothing was scheduled).
 func (s *Scheduler) Schedule() *SchedulerOutput {
 	s.step = stepState{ts: s.now(), budget: s.cfg.MaxNumBatchedTokens}
 	s.out.Requests = s.out.Requests[:0]
