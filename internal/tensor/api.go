@@ -125,4 +125,3 @@ func F16ToF32(h uint16) float32 {
 
 // BF16ToF32 converts a bfloat16 bit pattern.
 func BF16ToF32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
-

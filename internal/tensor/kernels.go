@@ -21,6 +21,10 @@ type kernels struct {
 	// j < 4 over nb blocks, where W row j starts at w[j·ldw] in GGML Q8_0
 	// layout (dw = the block's float16 scale).
 	q8dot4 func(out []float32, xq []int8, xd []float32, w []byte, ldw, nb int)
+	// q8gemm (optional) is q8dot4 for four activation rows at once:
+	// out[i·ldo+j] for i, j < 4, activation row i at xu[i·ldx:] stored
+	// offset by +128 (xu = xq ^ 0x80) with scales at xd[i·ldd:].
+	q8gemm func(out []float32, ldo int, xu []byte, ldx int, xd []float32, ldd int, w []byte, ldw, nb int)
 }
 
 // goKernels is the portable implementation, used where no SIMD level is

@@ -34,6 +34,9 @@ func gemm4x6AVX512(out *float32, ldo int, x *float32, ldx int, w *float32, ldw i
 //go:noescape
 func q8dot4VNNI(out *float32, xq *int8, xd *float32, w *byte, ldw, nb int)
 
+//go:noescape
+func q8gemm4x4VNNI(out *float32, ldo int, xu *byte, ldx int, xd *float32, ldd int, w *byte, ldw, nb int)
+
 // avx512Kernels handle any column count (masked tails), so vl is 1.
 var avx512Kernels = &kernels{
 	name: "avx512", vl: 1, mr: 4, nr: 6,
@@ -56,6 +59,11 @@ var avx512Kernels = &kernels{
 	q8dot4: func(out []float32, xq []int8, xd []float32, w []byte, ldw, nb int) {
 		_, _, _, _ = out[3], xq[nb*Q8BlockSize-1], xd[nb-1], w[3*ldw+nb*Q8BlockBytes-1]
 		q8dot4VNNI(&out[0], &xq[0], &xd[0], &w[0], ldw, nb)
+	},
+	q8gemm: func(out []float32, ldo int, xu []byte, ldx int, xd []float32, ldd int, w []byte, ldw, nb int) {
+		_, _, _ = out[3*ldo+3], xu[3*ldx+nb*Q8BlockSize-1], xd[3*ldd+nb-1]
+		_ = w[3*ldw+nb*Q8BlockBytes-1]
+		q8gemm4x4VNNI(&out[0], ldo, &xu[0], ldx, &xd[0], ldd, &w[0], ldw, nb)
 	},
 }
 

@@ -1,6 +1,9 @@
 package tensor
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // parMinWork is the multiply-add count (n·Rows·Cols) below which MatMul runs
 // on the caller alone: under it the hand-off to the workers costs more than
@@ -159,35 +162,56 @@ func (p *Pool) matMulQ8(out, x []float32, n int, w *Mat) {
 	rows, cols := w.Rows, w.Cols
 	nb := cols / Q8BlockSize
 	ldw := nb * Q8BlockBytes
-	xq, xd := p.q8Scratch(n*cols, n*nb)
+	xq, xd, xu := p.q8Scratch(n*cols, n*nb)
 	for i := 0; i < n; i++ {
 		quantizeRow(xq[i*cols:(i+1)*cols], xd[i*nb:(i+1)*nb], x[i*cols:(i+1)*cols])
+	}
+	n4 := 0 // activation rows handled four at a time by q8gemm
+	if k.q8gemm != nil && n >= 4 {
+		n4 = n &^ 3
+		offsetBytes(xu[:n4*cols], int8AsBytes(xq[:n4*cols]))
 	}
 	const panel = 4
 	panels := (rows + panel - 1) / panel
 	p.parallel(n*rows*cols, panels, func(lo, hi int) {
 		r0, r1 := lo*panel, min(hi*panel, rows)
-		var tmp [4]float32
 		for r := r0; r < r1; r += panel {
 			wp := w.Q[r*ldw:]
 			m := min(panel, r1-r)
-			for i := 0; i < n; i++ {
-				xqi, xdi := xq[i*cols:(i+1)*cols], xd[i*nb:(i+1)*nb]
-				if m == panel {
-					k.q8dot4(out[i*rows+r:i*rows+r+4], xqi, xdi, wp, ldw, nb)
-					continue
+			if m < panel {
+				for i := 0; i < n; i++ {
+					xqi, xdi := xq[i*cols:(i+1)*cols], xd[i*nb:(i+1)*nb]
+					for j := 0; j < m; j++ {
+						out[i*rows+r+j] = q8dot1(xqi, xdi, wp[j*ldw:(j+1)*ldw], nb)
+					}
 				}
-				for j := 0; j < m; j++ {
-					q8dot1(tmp[:1], xqi, xdi, wp[j*ldw:(j+1)*ldw], nb)
-					out[i*rows+r+j] = tmp[0]
-				}
+				continue
+			}
+			for i := 0; i < n4; i += 4 {
+				k.q8gemm(out[i*rows+r:], rows, xu[i*cols:], cols, xd[i*nb:], nb, wp, ldw, nb)
+			}
+			for i := n4; i < n; i++ {
+				k.q8dot4(out[i*rows+r:i*rows+r+4], xq[i*cols:(i+1)*cols], xd[i*nb:(i+1)*nb], wp, ldw, nb)
 			}
 		}
 	})
 }
 
+// offsetBytes writes src+128 (mod 256) to dst: int8 values as the unsigned
+// bytes 0..255.
+func offsetBytes(dst, src []byte) {
+	dst = dst[:len(src)]
+	i := 0
+	for ; i+8 <= len(src); i += 8 {
+		binary.LittleEndian.PutUint64(dst[i:], binary.LittleEndian.Uint64(src[i:])^0x8080808080808080)
+	}
+	for ; i < len(src); i++ {
+		dst[i] = src[i] ^ 0x80
+	}
+}
+
 // q8dot1 is the one-row form of q8dot4, for the last rows of a matrix.
-func q8dot1(out []float32, xq []int8, xd []float32, w []byte, nb int) {
+func q8dot1(xq []int8, xd []float32, w []byte, nb int) float32 {
 	var s float32
 	for b := 0; b < nb; b++ {
 		blk := w[b*Q8BlockBytes : (b+1)*Q8BlockBytes]
@@ -198,22 +222,23 @@ func q8dot1(out []float32, xq []int8, xd []float32, w []byte, nb int) {
 		}
 		s += float32(is) * (xd[b] * F16ToF32(uint16(blk[0])|uint16(blk[1])<<8))
 	}
-	out[0] = s
+	return s
 }
 
 // q8Scratch returns buffers for the quantized activations, reused across
 // calls (the pool has one caller at a time).
-func (p *Pool) q8Scratch(nq, nd int) ([]int8, []float32) {
+func (p *Pool) q8Scratch(nq, nd int) ([]int8, []float32, []byte) {
 	if p == nil {
-		return make([]int8, nq), make([]float32, nd)
+		return make([]int8, nq), make([]float32, nd), make([]byte, nq)
 	}
 	if cap(p.xq) < nq {
 		p.xq = make([]int8, nq)
+		p.xu = make([]byte, nq)
 	}
 	if cap(p.xd) < nd {
 		p.xd = make([]float32, nd)
 	}
-	return p.xq[:nq], p.xd[:nd]
+	return p.xq[:nq], p.xd[:nd], p.xu[:nq]
 }
 
 // quantizeRow quantizes x like QuantizeQ8_0 into separate int8 values and

@@ -43,6 +43,7 @@ type Pool struct {
 	// Q8_0 activation scratch, reused by MatMul.
 	xq []int8
 	xd []float32
+	xu []byte
 }
 
 // spinIters bounds the busy-wait of workers and caller before they park.
