@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"govllm/internal/core"
 	"govllm/internal/metrics"
 	"govllm/internal/output"
+	"govllm/internal/sched"
+	"govllm/internal/stats"
 	"govllm/internal/tokenizer"
 )
 
@@ -134,6 +137,32 @@ func BenchmarkStoriesThroughput(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(round*benchN*benchM)/b.Elapsed().Seconds(), "tok/s")
+		})
+	}
+}
+
+// BenchmarkSeam measures one decode step of 32 requests through the seam
+// (process + record) alone, with and without statistics: the per-step cost
+// the statistics add, to set against a real step's forward pass.
+func BenchmarkSeam(b *testing.B) {
+	tok := tokenizer.NewDummy(testVocab)
+	for _, on := range []bool{false, true} {
+		b.Run(fmt.Sprintf("stats=%v", on), func(b *testing.B) {
+			p := newPipeline(tok, statsLoggers(b, on))
+			co := sched.CoreOutputs{SchedulerStats: &stats.SchedulerStats{NumRunningReqs: benchN, KVCacheUsage: 0.5}}
+			for i := range benchN {
+				params := forced(1 << 30)
+				id := fmt.Sprintf("r%d", i)
+				if _, err := p.proc.AddRequest(output.Request{ID: id, PromptTokenIDs: prompt(i, benchP), Params: params, ArrivalTime: time.Now()}); err != nil {
+					b.Fatal(err)
+				}
+				co.Outputs = append(co.Outputs, sched.CoreOutput{ReqID: sched.RequestID(id), NewTokenIDs: []int32{300 + int32(i)}, StopReason: -1})
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				co.Timestamp = time.Now()
+				p.handle(&co)
+			}
 		})
 	}
 }
