@@ -33,6 +33,8 @@ type recorder struct {
 
 type aggregate struct {
 	Records, IterRecords    int
+	StatsOnly               int  // records without IterationStats
+	LastStatsOnly           bool // the latest record was stats-only
 	PromptTokens, GenTokens int
 	PromptComputed          int
 	PromptCached            int
@@ -62,6 +64,10 @@ func (r *recorder) Record(s *stats.SchedulerStats, it *stats.IterationStats) {
 	r.mu.Lock()
 	a := &r.agg
 	a.Records++
+	a.LastStatsOnly = it == nil
+	if it == nil {
+		a.StatsOnly++
+	}
 	if s != nil {
 		a.Last = *s
 		a.MaxRunning = max(a.MaxRunning, s.NumRunningReqs)
@@ -113,15 +119,15 @@ func (r *recorder) snapshot() aggregate {
 	return a
 }
 
-// waitIdle waits until the recorder's last snapshot shows an empty engine:
-// the stats-only step after the last request left. The bound is a liveness
-// guard, not a timing assertion.
+// waitIdle waits until the recorder's last record is the stats-only
+// snapshot of an empty engine that follows the last request's exit. The
+// bound is a liveness guard, not a timing assertion.
 func (r *recorder) waitIdle(t *testing.T) aggregate {
 	t.Helper()
 	deadline := time.After(20 * time.Second)
 	for {
 		a := r.snapshot()
-		if a.Records > 0 && a.Last.NumRunningReqs == 0 && a.Last.NumWaitingReqs == 0 && a.Last.KVCacheUsage == 0 && a.IterRecords > 0 {
+		if a.LastStatsOnly && a.Last.NumRunningReqs == 0 && a.Last.NumWaitingReqs == 0 && a.Last.KVCacheUsage == 0 && a.IterRecords > 0 {
 			return a
 		}
 		select {

@@ -239,3 +239,25 @@ func TestPreemptionKeepsOutputs(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryStepRecorded: the seam records every step, including the
+// stats-only snapshot after the last request left (vLLM's sync engine
+// drops steps without outputs; govllm's two front ends do not).
+func TestEveryStepRecorded(t *testing.T) {
+	tok := tokenizer.NewDummy(testVocab)
+	const m = 5
+	for _, fe := range frontEnds {
+		t.Run(fe.name, func(t *testing.T) {
+			c, g := newCore(t, coreOpts{})
+			rec := newRecorder()
+			fe.run(t, c, g, tok, llmConfig(coreOpts{}), []Request{{ID: "one", PromptTokenIDs: prompt(0, 4), Params: forced(m)}}, rec)
+			a := rec.snapshot()
+			if a.IterRecords != m || a.StatsOnly < 1 || !a.LastStatsOnly {
+				t.Errorf("records: %d with outputs (want %d), %d stats-only (want ≥ 1), last stats-only %v", a.IterRecords, m, a.StatsOnly, a.LastStatsOnly)
+			}
+			if a.Last != (stats.SchedulerStats{}) {
+				t.Errorf("last snapshot %+v, want all zero", a.Last)
+			}
+		})
+	}
+}
