@@ -10,7 +10,8 @@
 // (ParentRequest) and the per-request asyncio queue (RequestOutputCollector).
 //
 // Imports: sched (wire types), sampling, stats. Not the tokenizer: the
-// Processor consumes a small Decoder interface built by its caller.
+// Processor consumes a small Decoder interface built by its caller
+// (*tokenizer.Decoder satisfies it; the tests use both).
 //
 // Invariants:
 //   - a Processor belongs to one goroutine (the output side of the front

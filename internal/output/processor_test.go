@@ -355,3 +355,45 @@ func TestProcessorAbortAll(t *testing.T) {
 		}
 	}
 }
+
+func TestProcessorLogprobs(t *testing.T) {
+	lp := func(tok int32) *sampling.Logprobs {
+		return &sampling.Logprobs{Sampled: sampling.TokenLogprob{Token: tok, Logprob: -float32(tok)}, Rank: 1}
+	}
+	two := 2
+	cases := []struct {
+		name     string
+		logprobs *int
+		kind     Kind
+		want     [][]int32 // sampled tokens of the logprobs per step's output
+	}{
+		{"not requested: dropped", nil, Delta, [][]int32{nil, nil}},
+		{"delta: new positions only", &two, Delta, [][]int32{{3}, {4, 5}}},
+		{"cumulative: all positions", &two, Cumulative, [][]int32{{3}, {3, 4, 5}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := newTestProcessor()
+			if _, err := p.AddRequest(Request{ID: "r", Params: params(func(p *sampling.Params) { p.Logprobs = c.logprobs }), Kind: c.kind}); err != nil {
+				t.Fatal(err)
+			}
+			steps := []sched.CoreOutput{
+				{ReqID: "r", NewTokenIDs: []int32{3}, NewLogprobs: []*sampling.Logprobs{lp(3)}, StopReason: -1},
+				{ReqID: "r", NewTokenIDs: []int32{4, 5}, NewLogprobs: []*sampling.Logprobs{lp(4), lp(5)}, FinishReason: stats.FinishLength, StopReason: -1},
+			}
+			for i, o := range steps {
+				outs, _ := p.Process(&sched.CoreOutputs{Outputs: []sched.CoreOutput{o}}, nil)
+				var got []int32
+				for _, l := range outs[0].Outputs[0].Logprobs {
+					got = append(got, l.Sampled.Token)
+					if l.Sampled.Logprob != -float32(l.Sampled.Token) {
+						t.Errorf("logprob of %d = %g", l.Sampled.Token, l.Sampled.Logprob)
+					}
+				}
+				if !slices.Equal(got, c.want[i]) {
+					t.Errorf("step %d: logprobs for %v, want %v", i, got, c.want[i])
+				}
+			}
+		})
+	}
+}
