@@ -10,4 +10,15 @@
 //
 // Clocks: every timestamp is a time.Time carrying Go's monotonic reading, so
 // intervals are monotonic; intervals are clamped at zero, never negative.
+// TTFT and e2e latency run from the caller's arrival time (taken before
+// tokenization) to the iteration timestamp; queue, prefill, decode,
+// inference and inter-token intervals use the engine's event and step stamps.
+//
+// Invariants kept by the formulas (formulas.go):
+//   - inference == prefill + decode for every finished request, exactly;
+//   - an output without tokens observes no TTFT and no inter-token latency;
+//   - with k tokens in one output, the gap since the previous output is
+//     spread over k inter-token samples, so ITL samples == tokens − 1;
+//   - prompt tokens are counted once per request (at its first output),
+//     split into computed + cached == total.
 package stats
