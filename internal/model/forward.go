@@ -3,7 +3,6 @@ package model
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"govllm/internal/tensor"
 )
@@ -26,13 +25,14 @@ type Workspace struct {
 	pos, slot      []int     // per row
 	seqOf          []int32   // per row: index into Batch.Seqs
 	scores         [][]float32
-	ropeScratch    []float32
+	ropeScratch    [][]float32 // per chunk: cos/sin past the RoPE table
 	cfg            Config
 
-	// Attention job for pool.ParallelFor, built once so Forward does not
-	// allocate a closure per layer.
-	attnFn func(lo, hi int)
-	job    attnJob
+	// Jobs for pool.ParallelFor, with their functions bound once so
+	// Forward allocates no closures.
+	attnFn, rowsFn func(lo, hi int)
+	job            attnJob
+	rows           rowJob
 }
 
 type attnJob struct {
@@ -44,9 +44,10 @@ type attnJob struct {
 
 // NewWorkspace returns a Workspace sized for batches of up to maxTokens tokens.
 func (m *Model) NewWorkspace(maxTokens int) *Workspace {
-	ws := &Workspace{cfg: m.Config, ropeScratch: make([]float32, m.Config.HeadDim)}
+	ws := &Workspace{cfg: m.Config}
 	ws.ensure(max(maxTokens, 1), 1)
 	ws.attnFn = ws.runAttention
+	ws.rowsFn = ws.runRows
 	return ws
 }
 
@@ -68,6 +69,12 @@ func (ws *Workspace) ensure(n, k int) {
 	if k > ws.capLogits {
 		ws.capLogits = max(k, n)
 		ws.lx = make([]float32, ws.capLogits*c.Dim)
+	}
+}
+
+func (ws *Workspace) ensureRopeScratch(chunks int) {
+	for len(ws.ropeScratch) < chunks {
+		ws.ropeScratch = append(ws.ropeScratch, make([]float32, ws.cfg.HeadDim))
 	}
 }
 
@@ -173,46 +180,43 @@ func (m *Model) Forward(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCache,
 	for i, tok := range b.Tokens {
 		m.embedRow(x[i*dim:(i+1)*dim], tok)
 	}
-	eps := c.RMSNormEps
+	chunks := 1
+	if n*dim >= rowsParMin {
+		chunks = min(pool.Threads(), n)
+	}
+	ws.ensureRopeScratch(chunks)
+	ws.rows = rowJob{m: m, kv: kv, n: n, chunks: chunks}
+	rows := func(phase rowPhase, l int, norm []float32) {
+		ws.rows.phase, ws.rows.l, ws.rows.norm = phase, l, norm
+		if chunks == 1 {
+			ws.runRows(0, 1)
+		} else {
+			pool.ParallelFor(chunks, ws.rowsFn)
+		}
+	}
+	xb, xo := ws.xb[:n*dim], ws.xo[:n*dim]
 	for l := range m.Layers {
 		L := &m.Layers[l]
-		xb := ws.xb[:n*dim]
-		for i := 0; i < n; i++ {
-			tensor.RMSNorm(xb[i*dim:(i+1)*dim], x[i*dim:(i+1)*dim], L.AttnNorm, eps)
+		if l == 0 {
+			rows(phaseNorm, l, L.AttnNorm) // xb = norm(x)
+		} else {
+			rows(phaseAddNorm, l, L.AttnNorm) // x += xo (previous MLP); xb = norm(x)
 		}
-		qkv := ws.qkv[:n*qkvW]
-		pool.MatMul(qkv, xb, n, &L.Wqkv)
-		kc, vc := kv.K[l], kv.V[l]
-		for i := 0; i < n; i++ {
-			row := qkv[i*qkvW : (i+1)*qkvW]
-			m.rope.apply(row[:qd+kvd], ws.pos[i], ws.ropeScratch)
-			s := ws.slot[i] * kvd
-			copy(kc[s:s+kvd], row[qd:qd+kvd])
-			copy(vc[s:s+kvd], row[qd+kvd:])
-		}
+		pool.MatMul(ws.qkv[:n*qkvW], xb, n, &L.Wqkv)
+		rows(phaseRope, l, nil) // RoPE on q, k; k, v to the cache
 		m.attention(ws, pool, b, kv, l, n, maxPos)
-		xo := ws.xo[:n*dim]
 		pool.MatMul(xo, ws.att[:n*qd], n, &L.Wo)
-		tensor.Axpy(x, 1, xo)
-
-		for i := 0; i < n; i++ {
-			tensor.RMSNorm(xb[i*dim:(i+1)*dim], x[i*dim:(i+1)*dim], L.FFNNorm, eps)
-		}
-		h13 := ws.h13[:n*2*hid]
-		pool.MatMul(h13, xb, n, &L.W13)
-		hb := ws.hb[:n*hid]
-		for i := 0; i < n; i++ {
-			g := h13[i*2*hid : i*2*hid+hid]
-			tensor.SwiGLU(g, h13[i*2*hid+hid:(i+1)*2*hid])
-			copy(hb[i*hid:(i+1)*hid], g)
-		}
-		pool.MatMul(xo, hb, n, &L.W2)
-		tensor.Axpy(x, 1, xo)
+		rows(phaseAddNorm, l, L.FFNNorm) // x += attention; xb = norm(x)
+		pool.MatMul(ws.h13[:n*2*hid], xb, n, &L.W13)
+		rows(phaseSwiGLU, l, nil) // hb = silu(gate)·up
+		pool.MatMul(xo, ws.hb[:n*hid], n, &L.W2)
 	}
+	ws.rows = rowJob{}
 
 	if k == 0 {
 		return nil
 	}
+	// Only the rows that want logits take the last residual and final norm.
 	lx := ws.lx[:k*dim]
 	r, row := 0, 0
 	for s := range b.Seqs {
@@ -220,12 +224,80 @@ func (m *Model) Forward(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCache,
 		row += seq.NumTokens
 		if seq.NeedLogits {
 			last := row - 1
-			tensor.RMSNorm(lx[r*dim:(r+1)*dim], x[last*dim:(last+1)*dim], m.Norm, eps)
+			xl := x[last*dim : (last+1)*dim]
+			tensor.Axpy(xl, 1, xo[last*dim:(last+1)*dim])
+			tensor.RMSNorm(lx[r*dim:(r+1)*dim], xl, m.Norm, c.RMSNormEps)
 			r++
 		}
 	}
 	pool.MatMul(logits[:k*c.VocabSize], lx, k, &m.Output)
 	return nil
+}
+
+// rowsParMin is the element count (rows × Dim) from which the per-row
+// phases (norms, RoPE, SwiGLU) are split over the pool.
+const rowsParMin = 1 << 14
+
+type rowPhase uint8
+
+const (
+	phaseNorm    rowPhase = iota // xb = norm(x)
+	phaseAddNorm                 // x += xo; xb = norm(x)
+	phaseRope                    // RoPE on q and k of qkv; k, v into the cache
+	phaseSwiGLU                  // hb = silu(gate)·up from h13
+)
+
+// rowJob is the per-row work of one phase, run by runRows.
+type rowJob struct {
+	m         *Model
+	kv        *KVCache
+	n, chunks int
+	phase     rowPhase
+	l         int
+	norm      []float32
+}
+
+// runRows runs ws.rows.phase on the rows of chunks [lo, hi).
+func (ws *Workspace) runRows(lo, hi int) {
+	j := &ws.rows
+	c := &j.m.Config
+	dim, qd, kvd, hid := c.Dim, c.QDim(), c.KVDim(), c.HiddenDim
+	qkvW := qd + 2*kvd
+	eps := c.RMSNormEps
+	for ch := lo; ch < hi; ch++ {
+		r0, r1 := j.n*ch/j.chunks, j.n*(ch+1)/j.chunks
+		switch j.phase {
+		case phaseNorm, phaseAddNorm:
+			for i := r0; i < r1; i++ {
+				xi := ws.x[i*dim : (i+1)*dim]
+				if j.phase == phaseAddNorm {
+					tensor.Axpy(xi, 1, ws.xo[i*dim:(i+1)*dim])
+				}
+				tensor.RMSNorm(ws.xb[i*dim:(i+1)*dim], xi, j.norm, eps)
+			}
+		case phaseRope:
+			kc, vc := j.kv.K[j.l], j.kv.V[j.l]
+			for i := r0; i < r1; i++ {
+				row := ws.qkv[i*qkvW : (i+1)*qkvW]
+				j.m.rope.apply(row[:qd+kvd], ws.pos[i], ws.ropeScratch[ch])
+				s := ws.slot[i] * kvd
+				copy(kc[s:s+kvd], row[qd:qd+kvd])
+				copy(vc[s:s+kvd], row[qd+kvd:])
+			}
+		case phaseSwiGLU:
+			for i := r0; i < r1; i++ {
+				swiglu(ws.hb[i*hid:(i+1)*hid], ws.h13[i*2*hid:i*2*hid+hid], ws.h13[i*2*hid+hid:(i+1)*2*hid])
+			}
+		}
+	}
+}
+
+// swiglu writes silu(g)·u to dst.
+func swiglu(dst, g, u []float32) {
+	g, u = g[:len(dst)], u[:len(dst)]
+	for i, x := range g {
+		dst[i] = x / (1 + expf(-x)) * u[i]
+	}
 }
 
 // embedRow writes the embedding of tok to dst.
@@ -237,79 +309,5 @@ func (m *Model) embedRow(dst []float32, tok int32) {
 		tensor.DequantizeQ8_0(dst, m.Embed.Q[int(tok)*rb:(int(tok)+1)*rb])
 	default:
 		copy(dst, m.Embed.F32[int(tok)*d:(int(tok)+1)*d])
-	}
-}
-
-// attnParMin is the multiply-add count of one layer's attention below which
-// it runs on the caller alone (the hand-off would cost more).
-const attnParMin = 1 << 15
-
-// attention computes ws.att (n × QDim) for layer l: each row's query heads
-// attend to positions 0..pos of the row's sequence. Work units are (head,
-// row) pairs, head-major, so every thread gets an equal share of the causal
-// triangle of a prefill.
-func (m *Model) attention(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCache, l, n, maxPos int) {
-	c := &m.Config
-	units := c.NumHeads * n
-	work := 0
-	for i := 0; i < n; i++ {
-		work += ws.pos[i] + 1
-	}
-	work *= c.NumHeads * c.HeadDim * 2
-	chunks := 1
-	if work >= attnParMin {
-		chunks = min(pool.Threads(), units)
-	}
-	ws.ensureScores(chunks, maxPos+1)
-	ws.job = attnJob{m: m, b: b, kv: kv, l: l, n: n, chunks: chunks}
-	if chunks == 1 {
-		ws.runAttention(0, 1)
-	} else {
-		pool.ParallelFor(chunks, ws.attnFn)
-	}
-	ws.job = attnJob{}
-}
-
-// runAttention computes the (head, row) units of chunks [lo, hi) of ws.job.
-func (ws *Workspace) runAttention(lo, hi int) {
-	j := &ws.job
-	units := j.m.Config.NumHeads * j.n
-	for ch := lo; ch < hi; ch++ {
-		sc := ws.scores[ch]
-		for u := units * ch / j.chunks; u < units*(ch+1)/j.chunks; u++ {
-			j.m.attendOne(ws, j.b, j.kv, j.l, u/j.n, u%j.n, sc)
-		}
-	}
-}
-
-// attendOne computes head h of row i.
-func (m *Model) attendOne(ws *Workspace, b *Batch, kv *KVCache, l, h, i int, sc []float32) {
-	c := &m.Config
-	hd, qd, kvd := c.HeadDim, c.QDim(), c.KVDim()
-	qkvW := qd + 2*kvd
-	q := ws.qkv[i*qkvW+h*hd : i*qkvW+(h+1)*hd]
-	out := ws.att[i*qd+h*hd : i*qd+(h+1)*hd]
-	kvOff := (h / (c.NumHeads / c.NumKVHeads)) * hd
-	pos := ws.pos[i]
-	bt := b.Seqs[ws.seqOf[i]].BlockTable
-	bs := kv.BlockSize
-	kc, vc := kv.K[l], kv.V[l]
-	scale := float32(1 / math.Sqrt(float64(hd)))
-	sc = sc[:pos+1]
-	for blk, p := 0, 0; p <= pos; blk++ {
-		base := int(bt[blk]) * bs
-		for j := 0; j < bs && p <= pos; j, p = j+1, p+1 {
-			o := (base+j)*kvd + kvOff
-			sc[p] = tensor.Dot(q, kc[o:o+hd]) * scale
-		}
-	}
-	tensor.Softmax(sc)
-	clear(out)
-	for blk, p := 0, 0; p <= pos; blk++ {
-		base := int(bt[blk]) * bs
-		for j := 0; j < bs && p <= pos; j, p = j+1, p+1 {
-			o := (base+j)*kvd + kvOff
-			tensor.Axpy(out, sc[p], vc[o:o+hd])
-		}
 	}
 }

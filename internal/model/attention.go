@@ -1,0 +1,152 @@
+package model
+
+import (
+	"math"
+
+	"govllm/internal/tensor"
+)
+
+// attnParMin is the multiply-add count of one layer's attention below which
+// it runs on the caller alone (the hand-off would cost more).
+const attnParMin = 1 << 15
+
+// attention computes ws.att (n × QDim) for layer l: each row's query heads
+// attend to positions 0..pos of the row's sequence. A work unit is one KV
+// head of one row: the query heads sharing that KV head (GQA) are done
+// together, so each K and V row is read once per group. Units are
+// KV-head-major, so every thread gets an equal share of a prefill's causal
+// triangle.
+func (m *Model) attention(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCache, l, n, maxPos int) {
+	c := &m.Config
+	units := c.NumKVHeads * n
+	work := 0
+	for i := 0; i < n; i++ {
+		work += ws.pos[i] + 1
+	}
+	work *= c.NumHeads * c.HeadDim * 2
+	chunks := 1
+	if work >= attnParMin {
+		chunks = min(pool.Threads(), units)
+	}
+	ws.ensureScores(chunks, (maxPos+1)*(c.NumHeads/c.NumKVHeads))
+	ws.job = attnJob{m: m, b: b, kv: kv, l: l, n: n, chunks: chunks}
+	if chunks == 1 {
+		ws.runAttention(0, 1)
+	} else {
+		pool.ParallelFor(chunks, ws.attnFn)
+	}
+	ws.job = attnJob{}
+}
+
+// runAttention computes the units of chunks [lo, hi) of ws.job.
+func (ws *Workspace) runAttention(lo, hi int) {
+	j := &ws.job
+	units := j.m.Config.NumKVHeads * j.n
+	for ch := lo; ch < hi; ch++ {
+		sc := ws.scores[ch]
+		for u := units * ch / j.chunks; u < units*(ch+1)/j.chunks; u++ {
+			j.m.attendGroup(ws, j.b, j.kv, j.l, u/j.n, u%j.n, sc)
+		}
+	}
+}
+
+// attendGroup computes the query heads of KV head g for row i. sc holds
+// group·(pos+1) floats of scores.
+func (m *Model) attendGroup(ws *Workspace, b *Batch, kv *KVCache, l, g, i int, sc []float32) {
+	c := &m.Config
+	hd, qd, kvd := c.HeadDim, c.QDim(), c.KVDim()
+	grp := c.NumHeads / c.NumKVHeads
+	qkvW := qd + 2*kvd
+	q := ws.qkv[i*qkvW+g*grp*hd : i*qkvW+(g+1)*grp*hd]
+	out := ws.att[i*qd+g*grp*hd : i*qd+(g+1)*grp*hd]
+	kvOff := g * hd
+	pos := ws.pos[i]
+	np := pos + 1
+	bt := b.Seqs[ws.seqOf[i]].BlockTable
+	bs := kv.BlockSize
+	kc, vc := kv.K[l], kv.V[l]
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	sc = sc[:grp*np]
+	small := hd < 32 // short rows: inline loops beat kernel calls
+	for blk, p := 0, 0; p < np; blk++ {
+		base := int(bt[blk]) * bs
+		for j := 0; j < bs && p < np; j, p = j+1, p+1 {
+			o := (base+j)*kvd + kvOff
+			k := kc[o : o+hd : o+hd]
+			for h := 0; h < grp; h++ {
+				qh := q[h*hd : (h+1)*hd : (h+1)*hd]
+				var d float32
+				if small {
+					for t, kv := range k {
+						d += qh[t] * kv
+					}
+				} else {
+					d = tensor.Dot(qh, k)
+				}
+				sc[h*np+p] = d * scale
+			}
+		}
+	}
+	for h := 0; h < grp; h++ {
+		softmax(sc[h*np : (h+1)*np])
+	}
+	clear(out)
+	for blk, p := 0, 0; p < np; blk++ {
+		base := int(bt[blk]) * bs
+		for j := 0; j < bs && p < np; j, p = j+1, p+1 {
+			o := (base+j)*kvd + kvOff
+			v := vc[o : o+hd : o+hd]
+			for h := 0; h < grp; h++ {
+				a := sc[h*np+p]
+				oh := out[h*hd : (h+1)*hd : (h+1)*hd]
+				if small {
+					for t, vv := range v {
+						oh[t] += a * vv
+					}
+				} else {
+					tensor.Axpy(oh, a, v)
+				}
+			}
+		}
+	}
+}
+
+// softmax normalises x in place, with a float32 exp.
+func softmax(x []float32) {
+	m := x[0]
+	for _, v := range x[1:] {
+		m = max(m, v)
+	}
+	var s float32
+	for i, v := range x {
+		e := expf(v - m)
+		x[i] = e
+		s += e
+	}
+	inv := 1 / s
+	for i := range x {
+		x[i] *= inv
+	}
+}
+
+// expf returns e^x for x ≤ 0 (as in softmax) in float32: Cephes expf, range
+// reduction by ln 2 and a degree-6 polynomial, within 2 ulp; 0 below -87.3.
+func expf(x float32) float32 {
+	if !(x >= -87.33654) {
+		return 0
+	}
+	if x > 88 {
+		return float32(math.Exp(float64(x)))
+	}
+	fx := x*1.44269504088896341 + 0.5
+	n := int32(fx)
+	if float32(n) > fx {
+		n-- // floor
+	}
+	fn := float32(n)
+	x = x - fn*0.693359375 - fn*-2.12194440e-4
+	z := x * x
+	y := ((((1.9875691500e-4*x+1.3981999507e-3)*x+8.3334519073e-3)*x+4.1665795894e-2)*x+1.6666665459e-1)*x + 5.0000001201e-1
+	y = y*z + x + 1
+	return y * math.Float32frombits(uint32(n+127)<<23)
+}

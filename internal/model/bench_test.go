@@ -1,0 +1,118 @@
+package model
+
+import (
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"govllm/internal/tensor"
+	"govllm/internal/testmodels"
+)
+
+// benchModel is built once per process (tinyllama-1.1b is 4.4 GB of F32).
+type benchModel struct {
+	once sync.Once
+	m    *Model
+	make func(b *testing.B) *Model
+}
+
+var benchModels = []struct {
+	name string
+	bm   *benchModel
+}{
+	{"stories260K", &benchModel{make: func(b *testing.B) *Model {
+		m, err := Load(filepath.Join(testmodels.Dir(b, "stories260K"), "stories260K.gguf"), LoadOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return m
+	}}},
+	{"stories110m-f32", &benchModel{make: dummyMaker("stories110m", tensor.F32)}},
+	{"stories110m-q8_0", &benchModel{make: dummyMaker("stories110m", tensor.Q8_0)}},
+	{"tinyllama-1.1b-f32", &benchModel{make: dummyMaker("tinyllama-1.1b", tensor.F32)}},
+}
+
+func dummyMaker(shape string, dt tensor.DType) func(b *testing.B) *Model {
+	return func(b *testing.B) *Model {
+		c, err := DummyConfig(shape)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return NewDummy(c, dt, 1)
+	}
+}
+
+func (bm *benchModel) get(b *testing.B) *Model {
+	bm.once.Do(func() { bm.m = bm.make(b) })
+	if bm.m == nil {
+		b.Skip("model unavailable")
+	}
+	return bm.m
+}
+
+const benchPrompt = 128
+
+// BenchmarkPrefill: one 128-token prompt per iteration.
+func BenchmarkPrefill(b *testing.B) {
+	for _, bmod := range benchModels {
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/threads=%d", bmod.name, threads), func(b *testing.B) {
+				m := bmod.bm.get(b)
+				pool := tensor.NewPool(threads)
+				defer pool.Close()
+				kv := NewKVCache(m.Config, benchPrompt/16, 16)
+				bt := make([]int32, benchPrompt/16)
+				for i := range bt {
+					bt[i] = int32(i)
+				}
+				ws := m.NewWorkspace(benchPrompt)
+				logits := make([]float32, m.Config.VocabSize)
+				batch := &Batch{Tokens: randTokens(benchPrompt, m.Config.VocabSize, 1),
+					Seqs: []Seq{{NumTokens: benchPrompt, BlockTable: bt, NeedLogits: true}}}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					if err := m.Forward(ws, pool, batch, kv, logits); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(benchPrompt*b.N)/b.Elapsed().Seconds(), "tok/s")
+			})
+		}
+	}
+}
+
+// BenchmarkDecode: one token of a single sequence per iteration, at
+// positions 0..127 in turn (as llama-bench's tg128).
+func BenchmarkDecode(b *testing.B) {
+	for _, bmod := range benchModels {
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/threads=%d", bmod.name, threads), func(b *testing.B) {
+				m := bmod.bm.get(b)
+				pool := tensor.NewPool(threads)
+				defer pool.Close()
+				kv := NewKVCache(m.Config, benchPrompt/16, 16)
+				bt := make([]int32, benchPrompt/16)
+				for i := range bt {
+					bt[i] = int32(i)
+				}
+				ws := m.NewWorkspace(1)
+				logits := make([]float32, m.Config.VocabSize)
+				toks := randTokens(benchPrompt, m.Config.VocabSize, 2)
+				batch := &Batch{Tokens: toks[:1], Seqs: []Seq{{NumTokens: 1, BlockTable: bt, NeedLogits: true}}}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := range b.N {
+					p := i % benchPrompt
+					batch.Tokens = toks[p : p+1]
+					batch.Seqs[0].Start = p
+					if err := m.Forward(ws, pool, batch, kv, logits); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+			})
+		}
+	}
+}
