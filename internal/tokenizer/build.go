@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // vocabEntry is one token of a vocabulary being loaded.
@@ -26,6 +27,7 @@ func newTokenizer(k kind, entries []vocabEntry) *Tokenizer {
 		merges:  map[uint64]merge{},
 		spaceID: -1,
 		unk:     -1,
+		scratch: &sync.Pool{},
 		bos:     -1,
 		eos:     -1,
 	}
@@ -129,10 +131,12 @@ func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // setMerges installs ranked merges given as "left right" pairs.
 func (t *Tokenizer) setMerges(pairs [][2]string) error {
+	var buf []byte
 	for r, p := range pairs {
 		a, okA := t.vocab[p[0]]
 		b, okB := t.vocab[p[1]]
-		id, okM := t.vocab[p[0]+p[1]]
+		buf = append(append(buf[:0], p[0]...), p[1]...)
+		id, okM := t.vocab[string(buf)]
 		if !okA || !okB || !okM {
 			return fmt.Errorf("%w: merge %d %q %q: piece not in vocabulary", ErrFormat, r, p[0], p[1])
 		}

@@ -180,6 +180,7 @@ func TestLoadErrors(t *testing.T) {
 // pre "llama-bpe") from the Llama 3 tokenizer.json and checks that it
 // encodes exactly as the tokenizer.json does.
 func TestGGUFByteLevel(t *testing.T) {
+	t.Parallel()
 	hf := refTokenizer(t, "llama3")
 	types := make([]int32, hf.VocabSize())
 	for i := range types {
@@ -236,5 +237,72 @@ func TestGGUFByteLevel(t *testing.T) {
 		if got := g.Decode(want, false); got != hf.Decode(want, false) {
 			t.Fatalf("GGUF Decode = %q, tokenizer.json gives %q", got, hf.Decode(want, false))
 		}
+	}
+}
+
+// TestLoadHFFlags checks what the loader derives from the normalizer,
+// pre-tokenizer and decoder of a tokenizer.json.
+func TestLoadHFFlags(t *testing.T) {
+	split := func(pattern string) any {
+		return map[string]any{"type": "Split", "pattern": map[string]any{"Regex": pattern}, "behavior": "Isolated", "invert": false}
+	}
+	metaspace := func(scheme string, split bool) map[string]any {
+		return map[string]any{"type": "Metaspace", "replacement": "▁", "add_prefix_space": true, "prepend_scheme": scheme, "split": split}
+	}
+	type flags struct {
+		kind                                                   kind
+		pretok                                                 pretokKind
+		ignoreMerges, prefix, unlessSpace, first, every, strip bool
+	}
+	tests := []struct {
+		name   string
+		mutate func(tj map[string]any)
+		want   flags
+	}{
+		{"llama3", func(tj map[string]any) { tj["model"].(map[string]any)["ignore_merges"] = true },
+			flags{kind: kindByteLevel, pretok: pretokLlama3, ignoreMerges: true}},
+		{"gpt2 ByteLevel regex", func(tj map[string]any) {
+			tj["pre_tokenizer"] = map[string]any{"type": "ByteLevel", "add_prefix_space": false}
+		}, flags{kind: kindByteLevel, pretok: pretokGPT2}},
+		{"gpt2 Split", func(tj map[string]any) {
+			tj["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{split(gpt2Pattern), map[string]any{"type": "ByteLevel", "use_regex": false}}}
+		}, flags{kind: kindByteLevel, pretok: pretokGPT2}},
+		{"qwen2 Split", func(tj map[string]any) {
+			tj["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{split(qwen2Pattern), map[string]any{"type": "ByteLevel", "use_regex": false}}}
+		}, flags{kind: kindByteLevel, pretok: pretokQwen2}},
+		{"llama2 normalizer", func(tj map[string]any) {
+			tj["normalizer"] = map[string]any{"type": "Sequence", "normalizers": []any{
+				map[string]any{"type": "Prepend", "prepend": "▁"},
+				map[string]any{"type": "Replace", "pattern": map[string]any{"String": " "}, "content": "▁"}}}
+			tj["pre_tokenizer"] = nil
+			tj["decoder"] = map[string]any{"type": "Sequence", "decoders": []any{
+				map[string]any{"type": "Replace", "pattern": map[string]any{"String": "▁"}, "content": " "},
+				map[string]any{"type": "ByteFallback"}, map[string]any{"type": "Fuse"},
+				map[string]any{"type": "Strip", "content": " ", "start": 1, "stop": 0}}}
+		}, flags{kind: kindSPM, prefix: true, strip: true}},
+		{"metaspace first", func(tj map[string]any) {
+			tj["pre_tokenizer"] = metaspace("first", false)
+			tj["decoder"] = metaspace("first", false)
+		}, flags{kind: kindSPM, prefix: true, unlessSpace: true, first: true, strip: true}},
+		{"metaspace always split", func(tj map[string]any) {
+			tj["pre_tokenizer"] = metaspace("always", true)
+			tj["decoder"] = metaspace("always", true)
+		}, flags{kind: kindSPM, prefix: true, unlessSpace: true, every: true, strip: true}},
+		{"metaspace never", func(tj map[string]any) {
+			tj["pre_tokenizer"] = metaspace("never", false)
+			tj["decoder"] = metaspace("never", false)
+		}, flags{kind: kindSPM, unlessSpace: true}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tok, err := Load(writeHFDir(t, tc.mutate, map[string]string{}), LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := flags{tok.kind, tok.pretok, tok.ignoreMerges, tok.prefixSpace, tok.prefixUnlessSpace, tok.prefixFirstOnly, tok.splitEverySpace, tok.stripLeading}
+			if got != tc.want {
+				t.Fatalf("flags %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }

@@ -80,6 +80,7 @@ func splitCorpus() []string {
 // TestPretokReference compares the state machines with the regexes run by
 // JavaScript (node), which supports the lookahead Go's regexp lacks.
 func TestPretokReference(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("SKIPPING pre-tokenizer reference comparison: node is not installed")
 	}

