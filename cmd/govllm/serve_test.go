@@ -189,7 +189,7 @@ func metricValue(t *testing.T, url, series string) float64 {
 // AsyncEngine → httpapi, with metrics) on a real listener and drives it with
 // the official OpenAI SDK, then shuts it down as SIGINT would.
 func TestServeDummyStack(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	noLeaks(t)
 	cfg := testServeConfig()
 	cfg.ServedModelNames = []string{"dummy"}
 	cfg.APIKey = "key"
@@ -240,7 +240,7 @@ func TestServeDummyStack(t *testing.T) {
 // engine request; the running gauge and KV usage return to 0 and the abort
 // is counted (govllm counts client aborts, metrics.md Part A §6).
 func TestServeClientDisconnect(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	noLeaks(t)
 	cfg := testServeConfig()
 	cfg.ServedModelNames = []string{"dummy"}
 	url, stop := startServe(t, cfg)
@@ -330,3 +330,10 @@ func TestServeStories260K(t *testing.T) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// noLeaks checks, after every other cleanup (the server's stop included),
+// that the test left no goroutine behind.
+func noLeaks(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+}
