@@ -64,12 +64,14 @@ func BenchmarkSyncThroughput(b *testing.B) {
 			}
 			b.ReportAllocs()
 			round := 0
+			cpu0 := cpuTime()
 			for b.Loop() {
 				round++
 				if _, err := e.Generate(context.Background(), benchRequests(round)); err != nil {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(round), "cpu-ns/op")
 			b.ReportMetric(float64(round*benchN*benchM)/b.Elapsed().Seconds(), "tok/s")
 		})
 	}
@@ -126,6 +128,7 @@ func BenchmarkStoriesThroughput(b *testing.B) {
 				b.Fatal(err)
 			}
 			round := 0
+			cpu0 := cpuTime()
 			for b.Loop() {
 				round++
 				reqs := make([]Request, benchN)
@@ -136,6 +139,7 @@ func BenchmarkStoriesThroughput(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(round), "cpu-ns/op")
 			b.ReportMetric(float64(round*benchN*benchM)/b.Elapsed().Seconds(), "tok/s")
 		})
 	}
