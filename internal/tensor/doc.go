@@ -4,5 +4,40 @@
 // Pool, a set of persistent workers with a cheap barrier.
 //
 // vLLM counterpart: the CPU attention backend and kernels. Imports: nothing
-// internal (a leaf).
+// internal (a leaf); golang.org/x/sys/cpu for feature detection.
+//
+// # Kernel levels
+//
+// At start-up the best level the CPU supports is chosen once:
+//
+//   - avx512: AVX-512 F/BW/VL + VNNI. F32 GEMM is a 4×6 register-blocked
+//     micro-kernel (24 zmm accumulators, each W load reused by 4 activation
+//     rows); the matvec (n == 1) streams 4 W rows with 8 accumulators; column
+//     tails use masked loads. Q8_0 uses VPDPBUSD two blocks per zmm (1×4
+//     kernel for decode, 4×4 for n ≥ 4).
+//   - avx2: AVX2 + FMA + F16C. 4×3 F32 GEMM, 1×4 matvec, Q8_0 via
+//     VPMADDUBSW/VPMADDWD with the sign trick.
+//   - go: portable Go, always built; the only level with the purego build
+//     tag or off amd64.
+//
+// Tests run every level the machine supports against a float64 reference.
+//
+// # Q8_0
+//
+// Mat.Q holds GGML Q8_0 blocks unchanged (34 bytes: float16 scale, 32 int8).
+// MatMul quantizes the activation rows to Q8_0 once per call (as llama.cpp
+// does: round half away from zero, float16-rounded scale), then sums
+// int8·int8 block products scaled by both blocks' scales. Results therefore
+// differ from a float dot product with the dequantized weights by the
+// activation's quantization error (about 0.4% of each block's max).
+//
+// # Invariants
+//
+//   - MatMul writes exactly n×w.Rows outputs and reads n×w.Cols inputs; it
+//     panics on short slices or Cols not a multiple of 32 for Q8_0.
+//   - A Pool is driven by one goroutine at a time (see Pool); nil and the
+//     zero Pool run on the caller. Below about 64K multiply-adds a MatMul
+//     runs on the caller alone, because the hand-off costs more.
+//   - Outputs are deterministic for a given level and thread count: each
+//     output element is computed by one thread in a fixed order.
 package tensor

@@ -53,10 +53,11 @@ func dotGo(a, b []float32, k int) float32 {
 	var s0, s1, s2, s3 float32
 	c := 0
 	for ; c+4 <= k; c += 4 {
-		s0 += a[c] * b[c]
-		s1 += a[c+1] * b[c+1]
-		s2 += a[c+2] * b[c+2]
-		s3 += a[c+3] * b[c+3]
+		aa, bb := a[c:c+4:c+4], b[c:c+4:c+4]
+		s0 += aa[0] * bb[0]
+		s1 += aa[1] * bb[1]
+		s2 += aa[2] * bb[2]
+		s3 += aa[3] * bb[3]
 	}
 	for ; c < k; c++ {
 		s0 += a[c] * b[c]

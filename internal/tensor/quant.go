@@ -24,21 +24,26 @@ func QuantizeQ8_0(dst []byte, src []float32) {
 
 // q8Scale returns max|x|/127 for one block.
 func q8Scale(x []float32) float32 {
-	var amax float32
+	var m uint32 // max |x| as bits: for non-negative floats, order is bit order
 	for _, v := range x {
-		amax = max(amax, float32(math.Abs(float64(v))))
+		m = max(m, math.Float32bits(v)&0x7fffffff)
 	}
-	return amax / 127
+	return math.Float32frombits(m) / 127
 }
 
-// q8Round writes round-half-away-from-zero(x/d) as int8 to q (zeros when d is 0).
+// q8Round writes round-half-away-from-zero(x/d) as int8 to q (zeros when d
+// is 0), like C's roundf(x·(1/d)).
 func q8Round(q []byte, x []float32, d float32) {
 	var id float32
 	if d != 0 {
 		id = 1 / d
 	}
+	q = q[:len(x)]
 	for j, v := range x {
-		q[j] = byte(int8(math.Round(float64(v * id))))
+		// |v·id| ≤ 127, so adding ±0.5 in float64 is exact and the
+		// conversion's truncation completes the rounding.
+		f := float64(v * id)
+		q[j] = byte(int8(f + math.Copysign(0.5, f)))
 	}
 }
 
