@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -283,4 +284,84 @@ func TestConfigFromCore(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAsyncCancellationStorm: many concurrent streaming requests, a third
+// of them cancelled mid-flight. Whatever the interleaving, every stream
+// ends with a finished output, the statistics account for every request
+// exactly once, the tokens counted equal the tokens delivered, and the
+// engine ends empty.
+func TestAsyncCancellationStorm(t *testing.T) {
+	tok := tokenizer.NewDummy(testVocab)
+	c, g := newCore(t, coreOpts{numBlocks: 64, blockSize: 8, maxModelLen: 512})
+	g.Open()
+	rec := newRecorder()
+	a, err := NewAsyncEngine(Config{}, c, tok, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	const n = 40
+	type outcome struct {
+		tokens int
+		finish stats.FinishReason
+		err    error
+	}
+	outs := make(chan outcome, n)
+	for i := range n {
+		go func() {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			s, err := a.Generate(ctx, Request{ID: fmt.Sprintf("storm-%d", i), PromptTokenIDs: prompt(i, 5+i%7), Params: forced(5 + (i*13)%60)})
+			if err != nil {
+				outs <- outcome{err: err}
+				return
+			}
+			var o outcome
+			for reads := 0; ; reads++ {
+				if i%3 == 0 && reads == 1+i%4 {
+					cancel() // the client goes away; keep reading to see the end
+				}
+				ro, err := s.Next(context.Background())
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					o.err = err
+					break
+				}
+				o.tokens += len(ro.Outputs[0].TokenIDs)
+				o.finish = ro.Outputs[0].FinishReason
+			}
+			outs <- o
+		}()
+	}
+	delivered, aborted := 0, 0
+	for range n {
+		o := <-outs
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+		if o.finish == stats.FinishNone {
+			t.Errorf("a stream ended without a finish reason")
+		}
+		if o.finish == stats.FinishAbort {
+			aborted++
+		}
+		delivered += o.tokens
+	}
+	agg := rec.waitIdle(t)
+	if sumReasons(agg.Finished) != n || agg.Finished[stats.FinishAbort] != aborted || agg.ClientAborts != aborted {
+		t.Errorf("finished %v, client aborts %d; streams saw %d aborts of %d", agg.Finished, agg.ClientAborts, aborted, n)
+	}
+	if agg.GenTokens != delivered {
+		t.Errorf("generation tokens counted %d, delivered %d", agg.GenTokens, delivered)
+	}
+	if agg.Last.NumRunningReqs != 0 || agg.Last.NumWaitingReqs != 0 || agg.Last.KVCacheUsage != 0 {
+		t.Errorf("engine not empty: %+v", agg.Last)
+	}
+	if len(agg.NParams) != n {
+		t.Errorf("%d user requests observed, want %d", len(agg.NParams), n)
+	}
+	t.Logf("%d of %d requests aborted by their clients", aborted, n)
 }
