@@ -188,6 +188,16 @@ func readGGUF(path string) (*rawModel, error) {
 		switch t.Type {
 		case gguf.GGMLTypeQ8_0:
 			return tensor.Mat{Rows: rows, Cols: cols, Type: tensor.Q8_0, Q: data}, nil
+		case gguf.GGMLTypeQ4_0, gguf.GGMLTypeQ4_K, gguf.GGMLTypeQ6_K:
+			// No kernels for these: expand, then keep as Q8_0 (≈1 byte a
+			// weight) when the rows allow it.
+			v, err := ggmlToF32(t, data)
+			if err != nil {
+				return tensor.Mat{}, bad("%v", err)
+			}
+			m := f32Mat(rows, cols, v)
+			quantizeMat(&m)
+			return m, nil
 		default:
 			v, err := ggmlToF32(t, data)
 			if err != nil {
@@ -264,7 +274,7 @@ func readGGUF(path string) (*rawModel, error) {
 	return r, nil
 }
 
-// ggmlToF32 converts a tensor of a float or Q4_0 type to F32.
+// ggmlToF32 converts a tensor of a float or quantized type to F32.
 func ggmlToF32(t *gguf.TensorInfo, data []byte) ([]float32, error) {
 	switch t.Type {
 	case gguf.GGMLTypeF32:
@@ -279,8 +289,12 @@ func ggmlToF32(t *gguf.TensorInfo, data []byte) ([]float32, error) {
 		return out, nil
 	case gguf.GGMLTypeQ4_0:
 		return dequantQ4_0(data, int(t.NumElements())), nil
+	case gguf.GGMLTypeQ4_K:
+		return dequantQ4K(data, int(t.NumElements())), nil
+	case gguf.GGMLTypeQ6_K:
+		return dequantQ6K(data, int(t.NumElements())), nil
 	}
-	return nil, fmt.Errorf("tensor %s: type %v is not supported (F32, F16, BF16, Q8_0, Q4_0 are)", t.Name, t.Type)
+	return nil, fmt.Errorf("tensor %s: type %v is not supported (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K are)", t.Name, t.Type)
 }
 
 // dequantQ4_0 expands GGML Q4_0 blocks (f16 scale, 16 bytes of nibbles:
