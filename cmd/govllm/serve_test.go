@@ -337,3 +337,34 @@ func noLeaks(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 }
+
+// TestServeGracefulShutdown: on the shutdown signal an in-flight stream
+// runs to its end ([DONE]) before serve returns.
+func TestServeGracefulShutdown(t *testing.T) {
+	noLeaks(t)
+	cfg := testServeConfig()
+	cfg.ShutdownGrace = 60 * time.Second
+	url, stop := startServe(t, cfg)
+	body := `{"prompt":"story","max_tokens":48,"ignore_eos":true,"stream":true}`
+	resp, err := http.Post(url+"/v1/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	if line, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "data: {") {
+		t.Fatalf("first chunk %q, %v", line, err)
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- stop() }()
+	rest, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("stream cut during shutdown: %v", err)
+	}
+	if !strings.HasSuffix(string(rest), "data: [DONE]\n\n") || !strings.Contains(string(rest), `"finish_reason":"length"`) {
+		t.Fatalf("stream did not finish: %q", rest)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -23,6 +24,7 @@ type fakeEngine struct {
 	dead      atomic.Pointer[error]
 	panicMsg  string        // Generate panics with it when set
 	holdAfter int           // > 0: after that many tokens, wait for ctx (disconnect tests)
+	failAfter int           // > 0: after that many tokens, the stream fails (engine death)
 	started   chan struct{} // closed when a held request reached its hold point
 	cancelled chan struct{} // closed when a request's ctx was cancelled mid-generation
 
@@ -89,6 +91,10 @@ func (f *fakeEngine) run(ctx context.Context, req llm.Request, st *output.Stream
 		}
 		if ctx.Err() != nil {
 			st.Fail(ctx.Err())
+			return
+		}
+		if f.failAfter > 0 && k == f.failAfter {
+			st.Fail(fmt.Errorf("fake: %w", llm.ErrEngineDead))
 			return
 		}
 		delta := &output.RequestOutput{RequestID: req.ID, PromptTokenIDs: req.PromptTokenIDs, Finished: k == p.MaxTokens-1, NumCachedTokens: 0}

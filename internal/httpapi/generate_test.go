@@ -302,3 +302,22 @@ func TestNewValidates(t *testing.T) {
 		t.Fatal("broken chat template accepted")
 	}
 }
+
+// An engine failure mid-stream is reported in the stream as an error
+// envelope, then the stream ends with [DONE]; without streaming it is a 503.
+func TestEngineFailureMidStream(t *testing.T) {
+	f := newFake()
+	f.failAfter = 2
+	srv := newTestServer(t, f, nil)
+	r := do(t, srv, "POST", "/v1/completions", `{"prompt":"x","max_tokens":5,"stream":true}`)
+	events := sseEvents(t, r.body)
+	var e openai.ErrorResponse
+	if err := json.Unmarshal([]byte(events[len(events)-1]), &e); err != nil || e.Error.Code != 503 || e.Error.Type != "ServiceUnavailableError" {
+		t.Fatalf("last event %q", events[len(events)-1])
+	}
+	r = do(t, srv, "POST", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"max_tokens":5}`)
+	if r.status != 503 {
+		t.Fatalf("non-streaming: %d %s", r.status, r.body)
+	}
+	envelope(t, r)
+}
