@@ -34,8 +34,8 @@ func checkIncremental(t *testing.T, tok *Tokenizer, prompt, out []int32, skip bo
 		}
 	} else {
 		pre := tok.Decode(prompt, skip)
-		if !utf8.FullRuneInString(pre[max(0, len(pre)-3):]) || strings.HasSuffix(pre, "\uFFFD") {
-			return // the prompt ends inside a character: no prefix relation
+		if strings.HasSuffix(pre, "\uFFFD") {
+			return // the prompt may end inside a character: no prefix relation
 		}
 		if !strings.HasPrefix(full, pre) {
 			t.Fatalf("Decode(all) %q does not start with Decode(prompt) %q", full, pre)

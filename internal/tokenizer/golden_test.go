@@ -112,6 +112,9 @@ func TestStories260KMetadata(t *testing.T) {
 			if tok.VocabSize() != 512 || tok.BOS() != 1 || tok.EOS() != 2 || !slices.Equal(tok.EOSIDs(), []int32{2}) {
 				t.Fatalf("vocab %d bos %d eos %d eosIDs %v", tok.VocabSize(), tok.BOS(), tok.EOS(), tok.EOSIDs())
 			}
+			if s := tok.String(); s != "sentencepiece-bpe vocab=512 bos=1 eos=[2]" {
+				t.Fatalf("String() = %q", s)
+			}
 			if tok.BOSToken() != "<s>" || tok.EOSToken() != "</s>" {
 				t.Fatalf("BOSToken %q EOSToken %q", tok.BOSToken(), tok.EOSToken())
 			}

@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -96,6 +97,16 @@ type LoadOptions struct {
 	// file (tok512.bin-style), a tokenizer.json, a .gguf file or a Hugging
 	// Face directory. Empty: derived from the model path.
 	TokenizerPath string
+}
+
+// String describes the tokenizer for logs, e.g.
+// "sentencepiece-bpe vocab=512 bos=1 eos=[2]".
+func (t *Tokenizer) String() string {
+	k := "sentencepiece-bpe"
+	if t.kind == kindByteLevel {
+		k = "byte-level-bpe"
+	}
+	return fmt.Sprintf("%s vocab=%d bos=%d eos=%v", k, len(t.text), t.bos, t.eosIDs)
 }
 
 // BOS returns the beginning-of-sequence id, -1 when none.
