@@ -786,3 +786,85 @@ g44done:
 	VMOVUPS X12, (DI)
 	VZEROUPPER
 	RET
+
+// func quantizeAVX512(q *int8, d *float32, x *float32, nb int)
+// Quantizes nb blocks of 32 floats exactly as quantizeRow does: scale
+// max|x|/127 rounded to float16 (d gets it back as float32), values
+// round-half-away-from-zero(x·(1/scale)) computed in float64. nb ≥ 1.
+TEXT ·quantizeAVX512(SB), NOSPLIT, $0-32
+	MOVQ q+0(FP), DI
+	MOVQ d+8(FP), DX
+	MOVQ x+16(FP), SI
+	MOVQ nb+24(FP), CX
+	MOVL $0x7fffffff, AX
+	VPBROADCASTD AX, Z31
+	MOVQ $0x8000000000000000, AX
+	VPBROADCASTQ AX, Z30
+	MOVQ $0x3fe0000000000000, AX // 0.5
+	VPBROADCASTQ AX, Z29
+	MOVL $0x42fe0000, AX // 127.0
+	VMOVD AX, X28
+	MOVL $0x3f800000, AX // 1.0
+	VMOVD AX, X27
+
+qloop:
+	VMOVUPS       (SI), Z0
+	VMOVUPS       64(SI), Z1
+	VPANDD        Z31, Z0, Z2
+	VPANDD        Z31, Z1, Z3
+	VPMAXUD       Z3, Z2, Z2
+	VEXTRACTI64X4 $1, Z2, Y3
+	VPMAXUD       Y3, Y2, Y2
+	VEXTRACTI128  $1, Y2, X3
+	VPMAXUD       X3, X2, X2
+	VPSHUFD       $0x4e, X2, X3
+	VPMAXUD       X3, X2, X2
+	VPSHUFD       $0xb1, X2, X3
+	VPMAXUD       X3, X2, X2
+	VDIVSS        X28, X2, X4
+	VCVTPS2PH     $0, X4, X5
+	VCVTPH2PS     X5, X6
+	VMOVSS        X6, (DX)
+	VMOVD         X4, AX
+	VXORPS        X7, X7, X7
+	TESTL         AX, AX
+	JZ            qscaled
+	VDIVSS        X4, X27, X7
+
+qscaled:
+	VBROADCASTSS  X7, Z7
+	VMULPS        Z7, Z0, Z0
+	VMULPS        Z7, Z1, Z1
+	VCVTPS2PD     Y0, Z8
+	VEXTRACTF64X4 $1, Z0, Y9
+	VCVTPS2PD     Y9, Z9
+	VCVTPS2PD     Y1, Z10
+	VEXTRACTF64X4 $1, Z1, Y11
+	VCVTPS2PD     Y11, Z11
+	VPANDQ        Z30, Z8, Z12
+	VPANDQ        Z30, Z9, Z13
+	VPANDQ        Z30, Z10, Z14
+	VPANDQ        Z30, Z11, Z15
+	VPORQ         Z29, Z12, Z12
+	VPORQ         Z29, Z13, Z13
+	VPORQ         Z29, Z14, Z14
+	VPORQ         Z29, Z15, Z15
+	VADDPD        Z12, Z8, Z8
+	VADDPD        Z13, Z9, Z9
+	VADDPD        Z14, Z10, Z10
+	VADDPD        Z15, Z11, Z11
+	VCVTTPD2DQ    Z8, Y8
+	VCVTTPD2DQ    Z9, Y9
+	VCVTTPD2DQ    Z10, Y10
+	VCVTTPD2DQ    Z11, Y11
+	VPMOVDB       Y8, (DI)
+	VPMOVDB       Y9, 8(DI)
+	VPMOVDB       Y10, 16(DI)
+	VPMOVDB       Y11, 24(DI)
+	ADDQ          $128, SI
+	ADDQ          $32, DI
+	ADDQ          $4, DX
+	DECQ          CX
+	JNZ           qloop
+	VZEROUPPER
+	RET

@@ -25,6 +25,9 @@ type kernels struct {
 	// out[i·ldo+j] for i, j < 4, activation row i at xu[i·ldx:] stored
 	// offset by +128 (xu = xq ^ 0x80) with scales at xd[i·ldd:].
 	q8gemm func(out []float32, ldo int, xu []byte, ldx int, xd []float32, ldd int, w []byte, ldw, nb int)
+	// quantize converts len(d) blocks of x to Q8_0 values q and float32
+	// scales d, bit-identical to QuantizeQ8_0.
+	quantize func(q []int8, d []float32, x []float32)
 }
 
 // goKernels is the portable implementation, used where no SIMD level is
@@ -32,7 +35,7 @@ type kernels struct {
 var goKernels = &kernels{
 	name: "go", vl: 1,
 	dot: dotGo, mv4: mv4Go, gemm: gemmGo, mr: 2, nr: 4, axpy: axpyGo,
-	q8dot4: q8dot4Go,
+	q8dot4: q8dot4Go, quantize: quantizeRow,
 }
 
 // impl is the level in use; tests switch it with useImpl.

@@ -37,6 +37,9 @@ func q8dot4VNNI(out *float32, xq *int8, xd *float32, w *byte, ldw, nb int)
 //go:noescape
 func q8gemm4x4VNNI(out *float32, ldo int, xu *byte, ldx int, xd *float32, ldd int, w *byte, ldw, nb int)
 
+//go:noescape
+func quantizeAVX512(q *int8, d *float32, x *float32, nb int)
+
 // avx512Kernels handle any column count (masked tails), so vl is 1.
 var avx512Kernels = &kernels{
 	name: "avx512", vl: 1, mr: 4, nr: 6,
@@ -64,6 +67,14 @@ var avx512Kernels = &kernels{
 		_, _, _ = out[3*ldo+3], xu[3*ldx+nb*Q8BlockSize-1], xd[3*ldd+nb-1]
 		_ = w[3*ldw+nb*Q8BlockBytes-1]
 		q8gemm4x4VNNI(&out[0], ldo, &xu[0], ldx, &xd[0], ldd, &w[0], ldw, nb)
+	},
+	quantize: func(q []int8, d []float32, x []float32) {
+		nb := len(d)
+		if nb == 0 {
+			return
+		}
+		_, _ = q[nb*Q8BlockSize-1], x[nb*Q8BlockSize-1]
+		quantizeAVX512(&q[0], &d[0], &x[0], nb)
 	},
 }
 
@@ -101,6 +112,7 @@ var avx2Kernels = &kernels{
 		_, _, _, _ = out[3], xq[nb*Q8BlockSize-1], xd[nb-1], w[3*ldw+nb*Q8BlockBytes-1]
 		q8dot4AVX2(&out[0], &xq[0], &xd[0], &w[0], ldw, nb)
 	},
+	quantize: quantizeRow,
 }
 
 // archImpls lists the SIMD levels this CPU can run, slowest first.

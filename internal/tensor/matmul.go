@@ -184,9 +184,10 @@ func (p *Pool) matMulQ8(out, x []float32, n int, w *Mat) {
 	nb := cols / Q8BlockSize
 	ldw := nb * Q8BlockBytes
 	xq, xd, xu := p.q8Scratch(n*cols, n*nb)
-	for i := 0; i < n; i++ {
-		quantizeRow(xq[i*cols:(i+1)*cols], xd[i*nb:(i+1)*nb], x[i*cols:(i+1)*cols])
-	}
+	quant := k.quantize
+	p.parallel(n*cols*32, n, func(lo, hi int) {
+		quant(xq[lo*cols:hi*cols], xd[lo*nb:hi*nb], x[lo*cols:hi*cols])
+	})
 	n4 := 0 // activation rows handled four at a time by q8gemm
 	if k.q8gemm != nil && n >= 4 {
 		n4 = n &^ 3

@@ -11,7 +11,29 @@ func QuantizeQ8_0(dst []byte, src []float32) {
 		panic("tensor: QuantizeQ8_0: length not a multiple of 32")
 	}
 	nb := len(src) / Q8BlockSize
+	if nb == 0 {
+		return
+	}
 	_ = dst[nb*Q8BlockBytes-1]
+	const chunk = 64
+	var q [chunk * Q8BlockSize]int8
+	var d [chunk]float32
+	for b0 := 0; b0 < nb; b0 += chunk {
+		m := min(chunk, nb-b0)
+		impl.quantize(q[:m*Q8BlockSize], d[:m], src[b0*Q8BlockSize:(b0+m)*Q8BlockSize])
+		for b := 0; b < m; b++ {
+			blk := dst[(b0+b)*Q8BlockBytes : (b0+b+1)*Q8BlockBytes]
+			h := F32ToF16(d[b]) // exact: d[b] is a float16 value
+			blk[0], blk[1] = byte(h), byte(h>>8)
+			copy(blk[2:], int8AsBytes(q[b*Q8BlockSize:(b+1)*Q8BlockSize]))
+		}
+	}
+}
+
+// quantizeQ8Go is QuantizeQ8_0 in plain Go, the reference the kernels are
+// tested against.
+func quantizeQ8Go(dst []byte, src []float32) {
+	nb := len(src) / Q8BlockSize
 	for b := 0; b < nb; b++ {
 		x := src[b*Q8BlockSize : (b+1)*Q8BlockSize]
 		blk := dst[b*Q8BlockBytes : (b+1)*Q8BlockBytes]

@@ -119,3 +119,57 @@ func TestQuantizeQ8_0(t *testing.T) {
 		}
 	})
 }
+
+// TestQuantizeKernelsMatchQuantizeQ8_0 checks every level's activation
+// quantizer and QuantizeQ8_0 against the plain Go quantizer, bit for bit, on blocks with ties,
+// zeros, tiny and huge values.
+func TestQuantizeKernelsMatchQuantizeQ8_0(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	var blocks [][]float32
+	ties := make([]float32, 32) // amax 127 → scale 1: k+0.5 are exact ties
+	for i := range ties {
+		ties[i] = float32(i-16) + 0.5
+	}
+	ties[0] = 127
+	blocks = append(blocks, ties, make([]float32, 32))
+	for _, scale := range []float64{1, 1e-3, 1e-9, 1e-38, 1e4, 1e7} {
+		b := make([]float32, 32)
+		for i := range b {
+			b[i] = float32(rng.NormFloat64() * scale)
+		}
+		blocks = append(blocks, b)
+	}
+	one := make([]float32, 32)
+	one[7] = -3
+	blocks = append(blocks, one)
+	var x []float32
+	for _, b := range blocks {
+		x = append(x, b...)
+	}
+	nb := len(blocks)
+	want := make([]byte, nb*34)
+	quantizeQ8Go(want, x)
+	got := make([]byte, nb*34)
+	QuantizeQ8_0(got, x)
+	if string(got) != string(want) {
+		t.Errorf("QuantizeQ8_0 differs from the Go reference")
+	}
+	for _, k := range allImpls() {
+		t.Run(k.name, func(t *testing.T) {
+			q := make([]int8, nb*32)
+			d := make([]float32, nb)
+			k.quantize(q, d, x)
+			for b := 0; b < nb; b++ {
+				wd := F16ToF32(uint16(want[b*34]) | uint16(want[b*34+1])<<8)
+				if math.Float32bits(d[b]) != math.Float32bits(wd) {
+					t.Errorf("block %d: scale %v, want %v", b, d[b], wd)
+				}
+				for j := 0; j < 32; j++ {
+					if byte(q[b*32+j]) != want[b*34+2+j] {
+						t.Errorf("block %d elem %d (x=%v): q %d, want %d", b, j, x[b*32+j], q[b*32+j], int8(want[b*34+2+j]))
+					}
+				}
+			}
+		})
+	}
+}
