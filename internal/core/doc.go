@@ -15,5 +15,6 @@
 // Invariants: every Step returns a SchedulerStats snapshot, even when no
 // request produced output; Run emits one extra stats-only CoreOutputs after
 // the last request leaves, so gauges return to 0; an Executor error is
-// sticky (the engine is dead and every later Step fails with ErrEngineDead).
+// sticky (the engine is dead and every later Step fails with ErrEngineDead),
+// except an Execute that fails because Step's own context was cancelled.
 package core

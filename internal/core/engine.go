@@ -86,7 +86,9 @@ func (e *Engine) HasWork() bool {
 // Step runs one step: schedule, execute (skipped when nothing is scheduled),
 // update. The result always carries SchedulerStats, and its Timestamp is
 // taken after execution. An executor error (or an output that does not
-// match the batch) kills the engine.
+// match the batch) kills the engine, except the cancellation of ctx itself:
+// then Step returns an error wrapping ctx.Err() and the engine stays usable
+// (the next Step redoes the work).
 func (e *Engine) Step(ctx context.Context) (sched.CoreOutputs, error) {
 	if e.err != nil {
 		return sched.CoreOutputs{}, fmt.Errorf("%w: %w", ErrEngineDead, e.err)
@@ -96,6 +98,11 @@ func (e *Engine) Step(ctx context.Context) (sched.CoreOutputs, error) {
 	if len(so.Requests) > 0 {
 		var err error
 		ro, err = e.exec.Execute(ctx, so)
+		if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			// Cancelled, not broken: the step is planned again next time.
+			e.s.AbandonStep(so)
+			return sched.CoreOutputs{}, fmt.Errorf("core: step cancelled: %w", err)
+		}
 		if err == nil {
 			err = sched.CheckRunnerOutput(so, ro)
 		}

@@ -510,3 +510,52 @@ func BenchmarkStep(b *testing.B) {
 		})
 	}
 }
+
+// TestStepCancelledIsNotFatal: an Execute cancelled with Step's context
+// leaves the engine usable, and the outputs are those of an uncancelled run.
+func TestStepCancelledIsNotFatal(t *testing.T) {
+	collect := func(cancelAt map[int]bool) map[sched.RequestID][]int32 {
+		e := newEngine(t, fake())
+		for i := range 3 {
+			if err := e.AddRequest(req(fmt.Sprint("r", i), 6+5*i, 6)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := map[sched.RequestID][]int32{}
+		for step := 0; e.HasWork(); step++ {
+			ctx := context.Background()
+			if cancelAt[step] {
+				c, cancel := context.WithCancel(ctx)
+				cancel()
+				ctx = c
+			}
+			outs, err := e.Step(ctx)
+			if cancelAt[step] {
+				if !errors.Is(err, context.Canceled) || errors.Is(err, ErrEngineDead) {
+					t.Fatalf("cancelled step: %v", err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range outs.Outputs {
+				got[o.ReqID] = append(got[o.ReqID], o.NewTokenIDs...)
+			}
+		}
+		if err := e.Scheduler().CheckInvariants(); err != nil {
+			t.Fatal(err)
+		}
+		if free := e.Scheduler().KV().NumFreeBlocks(); free != testConfig().KV.NumBlocks {
+			t.Fatalf("free %d", free)
+		}
+		return got
+	}
+	want := collect(nil)
+	got := collect(map[int]bool{0: true, 2: true, 3: true})
+	for id, w := range want {
+		if !slices.Equal(got[id], w) || len(w) != 6 {
+			t.Errorf("%s: %v, want %v", id, got[id], w)
+		}
+	}
+}

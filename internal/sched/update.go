@@ -35,6 +35,24 @@ func CheckRunnerOutput(so *SchedulerOutput, ro *RunnerOutput) error {
 	return nil
 }
 
+// AbandonStep undoes the hand-off of so, the current step's plan, when the
+// executor did not run it (its context was cancelled): the finished ids go
+// back for the next step. Nothing else needs undoing: computed tokens only
+// advance in UpdateFromOutput and blocks are registered in the prefix cache
+// only there, so the next Schedule plans the same tokens again (in the
+// blocks already allocated for them).
+func (s *Scheduler) AbandonStep(so *SchedulerOutput) {
+	if so != &s.out {
+		return
+	}
+	s.finishedIDs = append(s.finishedIDs, so.FinishedReqIDs...)
+	so.FinishedReqIDs = so.FinishedReqIDs[:0]
+	so.Requests = so.Requests[:0]
+	clear(s.scheduled)
+	s.scheduled = s.scheduled[:0]
+	s.assertInvariants()
+}
+
 // UpdateFromOutput applies one executed step (ro may be nil when nothing was
 // scheduled): it advances computed tokens, caches newly full blocks, appends
 // sampled tokens, checks stop conditions, frees finished requests and builds
