@@ -77,6 +77,7 @@ func (m *Model) attendGroup(ws *Workspace, b *Batch, kv *KVCache, l, g, i int, s
 				qh := q[h*hd : (h+1)*hd : (h+1)*hd]
 				var d float32
 				if small {
+					qh = qh[:len(k)]
 					for t, kv := range k {
 						d += qh[t] * kv
 					}
@@ -100,6 +101,7 @@ func (m *Model) attendGroup(ws *Workspace, b *Batch, kv *KVCache, l, g, i int, s
 				a := sc[h*np+p]
 				oh := out[h*hd : (h+1)*hd : (h+1)*hd]
 				if small {
+					oh = oh[:len(v)]
 					for t, vv := range v {
 						oh[t] += a * vv
 					}
@@ -119,7 +121,20 @@ func softmax(x []float32) {
 	}
 	var s float32
 	for i, v := range x {
-		e := expf(v - m)
+		// expf(v - m), inlined: v - m ≤ 0.
+		t := v - m
+		e := float32(0)
+		if t >= -87.33654 {
+			fx := t*1.44269504088896341 + 0.5
+			n := int32(fx)
+			if float32(n) > fx {
+				n--
+			}
+			fn := float32(n)
+			t = t - fn*0.693359375 - fn*-2.12194440e-4
+			y := ((((1.9875691500e-4*t+1.3981999507e-3)*t+8.3334519073e-3)*t+4.1665795894e-2)*t+1.6666665459e-1)*t + 5.0000001201e-1
+			e = (y*t*t + t + 1) * math.Float32frombits(uint32(n+127)<<23)
+		}
 		x[i] = e
 		s += e
 	}
