@@ -22,6 +22,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"go.uber.org/goleak"
 
+	"govllm/internal/model"
 	"govllm/internal/testmodels"
 )
 
@@ -366,5 +367,70 @@ func TestServeGracefulShutdown(t *testing.T) {
 	}
 	if err := <-stopped; err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestKVBlocks(t *testing.T) {
+	mc := model.Config{Dim: 64, NumLayers: 2, NumHeads: 4, NumKVHeads: 4, HeadDim: 16, VocabSize: 512, HiddenDim: 128, MaxSeqLen: 512}
+	per := mc.KVBytesPerToken() // 2 (K,V) × 2 layers × 64 × 4 bytes = 1 KiB
+	tests := []struct {
+		name                         string
+		mem                          int64
+		override, maxLen, seqs, want int
+		err                          bool
+	}{
+		{"from memory", int64(per) * 16 * 100, 0, 256, 64, 100, false},
+		{"capped at max-num-seqs full sequences", int64(per) * 16 * 10000, 0, 256, 4, 64, false},
+		{"override wins", 1, 50, 256, 4, 50, false},
+		{"too small for one sequence", int64(per) * 16 * 10, 0, 256, 4, 0, true},
+		{"override too small", 0, 3, 256, 4, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := testServeConfig()
+			c.KVCacheMemory, c.NumGPUBlocksOverride, c.MaxModelLen, c.MaxNumSeqs, c.BlockSize = tt.mem, tt.override, tt.maxLen, tt.seqs, 16
+			got, err := kvBlocks(c, mc)
+			if (err != nil) != tt.err || got != tt.want {
+				t.Fatalf("kvBlocks = %d, %v; want %d (err %v)", got, err, tt.want, tt.err)
+			}
+		})
+	}
+}
+
+func TestLoadGenerationConfig(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "generation_config.json"), []byte(`{"temperature":0.6,"top_p":0.9,"top_k":40,"eos_token_id":[1,2]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(t.TempDir(), "g.json")
+	os.WriteFile(bad, []byte(`{"top_p":7}`), 0o644)
+	tests := []struct {
+		name, model, gc string
+		temp            float32
+		topK            int
+		err             bool
+	}{
+		{"auto from model dir", dir, "auto", 0.6, 40, false},
+		{"auto without model", "", "auto", 1, 0, false},
+		{"vllm ignores the file", dir, "vllm", 1, 0, false},
+		{"explicit dir", "", dir, 0.6, 40, false},
+		{"invalid values", "", bad, 0, 0, true},
+		{"missing path", "", filepath.Join(dir, "nope.json"), 0, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := testServeConfig()
+			c.Model, c.GenerationConfig = tt.model, tt.gc
+			p, err := loadGenerationConfig(c)
+			if tt.err {
+				if err == nil {
+					t.Fatal("accepted")
+				}
+				return
+			}
+			if err != nil || p.Temperature != tt.temp || p.TopK != tt.topK {
+				t.Fatalf("%+v, %v", p, err)
+			}
+		})
 	}
 }

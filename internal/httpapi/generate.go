@@ -49,6 +49,9 @@ func (s *Server) checkTokenIDs(param string, ids []int32) error {
 // start finishes validation (max-model-len, sampling ranges) and hands the
 // request to the engine. Nothing reaches the engine unless it is valid.
 func (s *Server) start(r *http.Request, g *genRequest) (*output.Stream, error) {
+	if g.priority != 0 && !s.cfg.PriorityScheduling {
+		return nil, &openai.ParamError{Param: "priority", Msg: "priority scheduling is not enabled (start the server with --scheduling-policy priority)"}
+	}
 	if err := openai.FinishParams(&g.params, len(g.promptID), s.eng.MaxModelLen()); err != nil {
 		return nil, err
 	}

@@ -321,3 +321,16 @@ func TestEngineFailureMidStream(t *testing.T) {
 	}
 	envelope(t, r)
 }
+
+func TestChatContinueFinalMessageAndPriority(t *testing.T) {
+	f := newFake()
+	srv := newTestServer(t, f, func(c *Config) { c.PriorityScheduling = true })
+	body := `{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"Once upon"}],"continue_final_message":true,"max_tokens":1,"priority":-5}`
+	if r := do(t, srv, "POST", "/v1/chat/completions", body); r.status != 200 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	req := f.lastRequest()
+	if got := f.tok.Decode(req.PromptTokenIDs, false); got != "<s>user: hi\nassistant: Once upon" || req.Priority != -5 {
+		t.Fatalf("prompt %q priority %d", got, req.Priority)
+	}
+}

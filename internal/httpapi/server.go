@@ -51,6 +51,9 @@ type Config struct {
 	Instrument func(handler string, h http.Handler) http.Handler
 	// Logger receives request and error logs; nil discards them.
 	Logger *slog.Logger
+	// PriorityScheduling accepts a non-zero "priority" (the engine runs the
+	// priority policy); otherwise such a request is a 400, as in vLLM.
+	PriorityScheduling bool
 	// DisableLogRequests turns off the one-line log per generation request.
 	DisableLogRequests bool
 	// Version is reported by GET /version.

@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"govllm/internal/chattemplate"
 	"govllm/internal/openai"
 )
 
@@ -19,9 +20,12 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const model = "test-model"
 
+// testTemplate is chattemplate.Default plus a raise_exception switch.
+const testTemplate = "{% if fail %}{{ raise_exception('asked to fail') }}{% endif %}" + chattemplate.Default
+
 func newTestServer(t *testing.T, f *fakeEngine, mod func(*Config)) *httptest.Server {
 	t.Helper()
-	cfg := Config{ServedModelNames: []string{model, "alias"}, Version: "1.2.3", MaxBodyBytes: 1 << 16}
+	cfg := Config{ServedModelNames: []string{model, "alias"}, Version: "1.2.3", MaxBodyBytes: 1 << 16, ChatTemplate: testTemplate}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -160,6 +164,9 @@ func TestBadRequestsNeverReachEngine(t *testing.T) {
 		{"stop_token_ids out of vocab", "POST", "/v1/completions", `{"prompt":"a","stop_token_ids":[100000]}`, 400, "stop_token_ids"},
 		{"echo", "POST", "/v1/completions", `{"prompt":"a","echo":true}`, 400, "echo"},
 		{"best_of", "POST", "/v1/completions", `{"prompt":"a","best_of":3}`, 400, "best_of"},
+		{"priority under fcfs", "POST", "/v1/completions", `{"prompt":"a","priority":-1}`, 400, "priority"},
+		{"chat continue without assistant", "POST", "/v1/chat/completions", `{` + user + `,"continue_final_message":true}`, 400, "continue_final_message"},
+		{"chat template raises", "POST", "/v1/chat/completions", `{"messages":[{"role":"assistant","content":"a"}],"chat_template_kwargs":{"fail":true}}`, 400, "messages"},
 		{"stream_options without stream", "POST", "/v1/completions", `{"prompt":"a","stream_options":{"include_usage":true}}`, 400, "stream_options"},
 		{"body too large", "POST", "/v1/completions", big, 413, ""},
 		{"chat no messages", "POST", "/v1/chat/completions", `{"messages":[]}`, 400, "messages"},

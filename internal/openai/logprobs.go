@@ -41,7 +41,7 @@ func CompletionLogprobsFrom(lps []sampling.Logprobs, piece func(int32) string, o
 				top[s] = clampLogprob(t.Logprob)
 			}
 		}
-		if _, ok := top[tok]; !ok && len(lp.Top) > 0 {
+		if _, ok := top[tok]; !ok {
 			top[tok] = clampLogprob(lp.Sampled.Logprob)
 		}
 		out.TopLogprobs = append(out.TopLogprobs, top)

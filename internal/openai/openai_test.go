@@ -218,22 +218,23 @@ func TestLogprobsConversion(t *testing.T) {
 	lps := []sampling.Logprobs{
 		{Sampled: sampling.TokenLogprob{Token: 1, Logprob: -0.5}, Rank: 1, Top: []sampling.TokenLogprob{{Token: 1, Logprob: -0.5}, {Token: 2, Logprob: -1}}},
 		{Sampled: sampling.TokenLogprob{Token: 3, Logprob: float32(math.Inf(-1))}, Rank: 3, Top: []sampling.TokenLogprob{{Token: 2, Logprob: -0.1}}},
+		{Sampled: sampling.TokenLogprob{Token: 2, Logprob: -2}, Rank: 2}, // logprobs=0: the sampled token only
 	}
 	c, off := CompletionLogprobsFrom(lps, piece, 5)
 	want := &CompletionLogprobs{
-		Tokens:        []string{"a", "é"},
-		TokenLogprobs: []float64{-0.5, MinLogprob},
-		TopLogprobs:   []map[string]float64{{"a": -0.5, " bc": -1}, {" bc": -0.10000000149011612, "é": MinLogprob}},
-		TextOffset:    []int{5, 6},
+		Tokens:        []string{"a", "é", " bc"},
+		TokenLogprobs: []float64{-0.5, MinLogprob, -2},
+		TopLogprobs:   []map[string]float64{{"a": -0.5, " bc": -1}, {" bc": -0.10000000149011612, "é": MinLogprob}, {" bc": -2}},
+		TextOffset:    []int{5, 6, 8},
 	}
-	if !reflect.DeepEqual(c, want) || off != 8 {
+	if !reflect.DeepEqual(c, want) || off != 11 {
 		t.Fatalf("got %+v off %d", c, off)
 	}
 	if _, err := json.Marshal(c); err != nil {
 		t.Fatal(err)
 	}
 	ch := ChatLogprobsFrom(lps, piece)
-	if len(ch.Content) != 2 || ch.Content[1].Token != "é" || !reflect.DeepEqual(ch.Content[1].Bytes, []int{0xc3, 0xa9}) ||
+	if len(ch.Content) != 3 || ch.Content[1].Token != "é" || !reflect.DeepEqual(ch.Content[1].Bytes, []int{0xc3, 0xa9}) ||
 		len(ch.Content[0].TopLogprobs) != 2 || ch.Content[1].Logprob != MinLogprob {
 		t.Fatalf("chat logprobs %+v", ch)
 	}
