@@ -11,7 +11,10 @@
 // model.safetensors.index.json); a file starting with the GGUF magic; any
 // other file is read as a llama2.c checkpoint (legacy v0 header, or the
 // "ak42" v1 header). F16/BF16 weights become F32 at load; GGUF Q8_0 weights
-// stay Q8_0; LoadOptions.Quantize = "q8_0" quantizes F32 matrices at load.
+// stay Q8_0; GGUF Q4_0, Q4_K and Q6_K matrices are expanded and held as
+// Q8_0 (there are no kernels for them); LoadOptions.Quantize = "q8_0"
+// quantizes F32 matrices at load. Matrices whose input width is not a
+// multiple of 32 stay F32. Files are read with ordinary reads (no mmap).
 //
 // Q and K weights are kept in the "adjacent pairs" RoPE layout of llama2.c
 // and GGUF (x[2i], x[2i+1] rotate together); HF checkpoints, stored for
@@ -31,9 +34,21 @@
 // attends causally to positions 0..pos of its own sequence (GQA: NumHeads /
 // NumKVHeads query heads share a KV head). Logits are computed only for the
 // last token of each Seq with NeedLogits, laid out [k × VocabSize] in Seq
-// order (k = number of such Seqs). Forward allocates nothing once the
-// Workspace has seen a batch of the same size. A Workspace and a KVCache
-// belong to one caller at a time; a Model is immutable and may be shared.
+// order (k = number of such Seqs); only those rows take the final norm and
+// the output head.
+//
+// Parallelism: the matrix multiplications go through pool.MatMul; the
+// per-row phases (norms, RoPE and the KV write, SwiGLU) and attention are
+// split over the pool with ParallelFor once a batch is big enough to pay
+// for the hand-off. Attention work units are (KV head, row), KV-head-major:
+// the query heads that share a KV head (GQA) are computed together so each
+// K/V row is read once per group, and every thread gets an equal share of a
+// prefill's causal triangle. The jobs handed to the pool are bound once per
+// Workspace, so Forward itself allocates nothing once the Workspace has seen
+// a batch of the same size (tensor.Pool.MatMul may still allocate).
+//
+// A Workspace and a KVCache belong to one caller at a time; a Model is
+// immutable and may be shared.
 //
 // vLLM counterpart: model_executor/models/llama.py and the model loaders.
 // Imports: internal/tensor, internal/gguf, internal/safetensors and the

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -187,7 +188,8 @@ func readGGUF(path string) (*rawModel, error) {
 		}
 		switch t.Type {
 		case gguf.GGMLTypeQ8_0:
-			return tensor.Mat{Rows: rows, Cols: cols, Type: tensor.Q8_0, Q: data}, nil
+			// A copy, so the file's buffer is not kept alive by the model.
+			return tensor.Mat{Rows: rows, Cols: cols, Type: tensor.Q8_0, Q: bytes.Clone(data)}, nil
 		case gguf.GGMLTypeQ4_0, gguf.GGMLTypeQ4_K, gguf.GGMLTypeQ6_K:
 			// No kernels for these: expand, then keep as Q8_0 (≈1 byte a
 			// weight) when the rows allow it.
