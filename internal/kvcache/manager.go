@@ -13,6 +13,12 @@ import (
 type Prefix struct {
 	Blocks    []BlockID
 	NumTokens int // len(Blocks) * BlockSize
+
+	// The lookup, recorded in the prefix-cache stats by a successful
+	// AllocateSlots.
+	looked     bool
+	numQueried int
+	preempted  bool
 }
 
 // reqBlocks is one request's block table and hash chain.
@@ -125,10 +131,13 @@ func (m *Manager) key(rb *reqBlocks, i int, tokens []int32) blockKey {
 
 // ComputedBlocks finds the longest cached prefix of tokens (the request's
 // prompt plus any generated tokens) in whole blocks, capped at len(tokens)−1
-// tokens so that the last token is always computed, and records the lookup
-// in the prefix-cache stats (as a preempted request's when preempted). The
-// request must hold no blocks. With prefix caching off it returns an empty
-// Prefix and records nothing.
+// tokens so that the last token is always computed. The lookup (len(tokens)
+// queried, NumTokens hit, counted as a preempted request's when preempted)
+// is recorded in the prefix-cache stats when the AllocateSlots that takes
+// the Prefix succeeds, so a request that waits for blocks over several steps
+// counts once (vLLM records every attempt). The request must hold no
+// blocks. With prefix caching off it returns an empty Prefix and nothing is
+// recorded.
 func (m *Manager) ComputedBlocks(reqID string, tokens []int32, preempted bool) Prefix {
 	if !m.cfg.EnablePrefixCaching || len(tokens) == 0 {
 		return Prefix{}
@@ -149,9 +158,7 @@ func (m *Manager) ComputedBlocks(reqID string, tokens []int32, preempted bool) P
 		hit = append(hit, b)
 	}
 	m.scratch = hit
-	numHit := len(hit) * bs
-	m.stats.Record(len(tokens), numHit, preempted)
-	return Prefix{Blocks: hit, NumTokens: numHit}
+	return Prefix{Blocks: hit, NumTokens: len(hit) * bs, looked: true, numQueried: len(tokens), preempted: preempted}
 }
 
 // AllocateSlots makes the request's blocks cover numComputedTokens +
@@ -188,6 +195,9 @@ func (m *Manager) AllocateSlots(reqID string, numComputedTokens, numNewTokens in
 	}
 	if len(prefix.Blocks) > 0 {
 		rb.numCached = len(prefix.Blocks)
+	}
+	if prefix.looked {
+		m.stats.Record(prefix.numQueried, prefix.NumTokens, prefix.preempted)
 	}
 	for range need {
 		b := m.p.popHead()

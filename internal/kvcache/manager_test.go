@@ -328,10 +328,25 @@ func TestPreemptedStatsAndDisabled(t *testing.T) {
 	m.AllocateSlots("a", 0, 6, m.ComputedBlocks("a", toks, false))
 	m.CacheFullBlocks("a", toks, 6)
 	m.Free("a")
-	m.ComputedBlocks("a", toks, true)
+	m.TakePrefixCacheStats()
+	// hog leaves two free blocks: a's first two (cached) blocks.
+	m.AllocateSlots("hog", 0, 12, Prefix{})
+	p := m.ComputedBlocks("a", toks, true)
+	if st := m.TakePrefixCacheStats(); st.PreemptedRequests != 0 {
+		t.Fatalf("lookup recorded before allocation: %+v", st)
+	}
+	// A failed allocation records nothing; the successful retry records once.
+	if _, ok := m.AllocateSlots("a", p.NumTokens, len(toks)-p.NumTokens, p); ok || p.NumTokens != 4 {
+		t.Fatalf("hit %d; allocation of 2 hit + 1 new blocks from 2 free succeeded", p.NumTokens)
+	}
+	m.Free("hog")
+	p = m.ComputedBlocks("a", toks, true)
+	if _, ok := m.AllocateSlots("a", p.NumTokens, len(toks)-p.NumTokens, p); !ok {
+		t.Fatal("retry failed")
+	}
 	m.Free("a")
 	got := m.TakePrefixCacheStats()
-	want := stats.PrefixCacheStats{Requests: 1, Queries: 6, PreemptedRequests: 1, PreemptedQueries: 6, PreemptedHits: 4}
+	want := stats.PrefixCacheStats{PreemptedRequests: 1, PreemptedQueries: 6, PreemptedHits: 4}
 	if got != want {
 		t.Fatalf("stats %+v, want %+v", got, want)
 	}

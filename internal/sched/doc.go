@@ -18,7 +18,11 @@
 // preempt itself the running requests after it are still served). If
 // nothing was preempted it then admits
 // waiting requests (prefix-cache lookup over prompt + generated tokens,
-// chunked prefill, MaxNumSeqs) with a SCHEDULED event; a request's
+// chunked prefill, MaxNumSeqs) with a SCHEDULED event — a prefix-cache
+// lookup counts in the stats only when the request is admitted, so a
+// request blocked at the head of the queue for many steps counts once
+// (vLLM counts every attempt, inflating queries under memory pressure); a
+// request's
 // PrefillStats are set the first time it is scheduled. The executor runs the
 // SchedulerOutput; UpdateFromOutput advances computed tokens, registers newly
 // full blocks in the prefix cache (only now, after their KV was written),
