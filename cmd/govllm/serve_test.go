@@ -434,3 +434,34 @@ func TestLoadGenerationConfig(t *testing.T) {
 		})
 	}
 }
+
+// With --disable-log-stats /metrics still answers, with the HTTP and
+// process families but no vllm:* family.
+func TestServeDisableLogStats(t *testing.T) {
+	noLeaks(t)
+	cfg := testServeConfig()
+	cfg.DisableLogStats = true
+	url, stop := startServe(t, cfg)
+	if r, err := http.Post(url+"/v1/completions", "application/json", strings.NewReader(`{"prompt":"a","max_tokens":2}`)); err != nil || r.StatusCode != 200 {
+		t.Fatalf("completion: %v", err)
+	} else {
+		r.Body.Close()
+	}
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
+		t.Fatalf("/metrics Content-Type %q", ct)
+	}
+	text := string(b)
+	if strings.Contains(text, "vllm:") || !strings.Contains(text, `http_requests_total{handler="/v1/completions",method="POST",status="2xx"} 1`) ||
+		!strings.Contains(text, "go_goroutines") {
+		t.Fatalf("/metrics with --disable-log-stats:\n%s", text)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
