@@ -6,6 +6,20 @@
 // serving_completion.py, serving_chat.py, serving_models.py and
 // serving_tokenization.py.
 //
+// Routes (anything else is a 404 envelope; a known path with another method
+// a 405 with Allow):
+//
+//	POST /v1/completions       text completion, JSON or SSE (stream: true)
+//	POST /v1/chat/completions  chat completion through the chat template
+//	GET  /v1/models            the served model names
+//	POST /tokenize             prompt or messages → token ids
+//	POST /detokenize           token ids → text
+//	GET  /health, /ping        200 while the engine runs, 503 once it died
+//	GET  /version              {"version": ...}
+//	GET  /metrics              the injected Prometheus handler
+//
+// With Config.APIKey set, /v1/* requires "Authorization: Bearer <key>".
+//
 // Imports: internal/openai (wire types), internal/chattemplate, internal/llm
 // (Request and typed errors), internal/output (Stream), internal/tokenizer,
 // internal/sampling, internal/stats and net/http. Never Prometheus: /metrics
