@@ -435,13 +435,27 @@ func TestLoadGenerationConfig(t *testing.T) {
 	}
 }
 
-// With --disable-log-stats /metrics still answers, with the HTTP and
+// --chat-template is used; with --disable-log-stats /metrics still answers, with the HTTP and
 // process families but no vllm:* family.
 func TestServeDisableLogStats(t *testing.T) {
 	noLeaks(t)
 	cfg := testServeConfig()
 	cfg.DisableLogStats = true
+	cfg.ChatTemplate = filepath.Join(t.TempDir(), "t.jinja")
+	if err := os.WriteFile(cfg.ChatTemplate, []byte("[{{ messages[0]['content'] }}]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	url, stop := startServe(t, cfg)
+	// --chat-template replaces the model's template.
+	if r, err := http.Post(url+"/tokenize", "application/json", strings.NewReader(`{"messages":[{"role":"user","content":"hi"}]}`)); err != nil {
+		t.Fatal(err)
+	} else {
+		b, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		if !strings.Contains(string(b), `"tokens":[91,104,105,93]`) {
+			t.Fatalf("--chat-template not used: %s", b)
+		}
+	}
 	if r, err := http.Post(url+"/v1/completions", "application/json", strings.NewReader(`{"prompt":"a","max_tokens":2}`)); err != nil || r.StatusCode != 200 {
 		t.Fatalf("completion: %v", err)
 	} else {

@@ -232,6 +232,8 @@ func TestAuth(t *testing.T) {
 		{"models needs key", "GET", "/v1/models", "", nil, 401},
 		{"chat needs key", "POST", "/v1/chat/completions", `{}`, nil, 401},
 		{"right key", "POST", "/v1/completions", body, []string{"Authorization", "Bearer sekrit"}, 200},
+		{"lower-case scheme", "POST", "/v1/completions", body, []string{"Authorization", "bearer sekrit"}, 200},
+		{"empty bearer", "POST", "/v1/completions", body, []string{"Authorization", "Bearer "}, 401},
 		{"models with key", "GET", "/v1/models", "", []string{"Authorization", "Bearer sekrit"}, 200},
 		{"health is open", "GET", "/health", "", nil, 200},
 		{"version is open", "GET", "/version", "", nil, 200},
@@ -248,7 +250,7 @@ func TestAuth(t *testing.T) {
 			}
 		})
 	}
-	if n := f.calls.Load(); n != 1 {
-		t.Fatalf("Generate called %d times, want 1", n)
+	if n := f.calls.Load(); n != 2 {
+		t.Fatalf("Generate called %d times, want 2", n)
 	}
 }
