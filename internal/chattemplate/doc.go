@@ -14,8 +14,10 @@
 // six conversations byte-identically to @huggingface/jinja, the renderer of
 // transformers.js (TestMatchesHuggingFaceJinja runs it under node from
 // testdata/npm). It applies trim_blocks/lstrip_blocks as Hugging Face does,
-// supports the Python string methods templates use (strip, title, …), and is
-// concurrency-safe after Compile, so gonja was not needed.
+// supports what these templates use (the strip method, the trim filter,
+// slicing, loop variables, raise_exception, strftime_now), and is
+// concurrency-safe after Compile, so gonja was not needed. Llama 3.2's
+// "Today Date" comes from strftime_now; the comparison pins date_string.
 //
 // Invariants:
 //   - the template variables are messages, add_generation_prompt, bos_token,
