@@ -71,30 +71,43 @@ func BenchmarkPrefill(b *testing.B) {
 	for _, bmod := range benchModels {
 		for _, threads := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%s/threads=%d", bmod.name, threads), func(b *testing.B) {
-				m := bmod.bm.get(b)
-				pool := tensor.NewPool(threads)
-				defer pool.Close()
-				kv := NewKVCache(m.Config, benchPrompt/16, 16)
-				bt := make([]int32, benchPrompt/16)
-				for i := range bt {
-					bt[i] = int32(i)
-				}
-				ws := m.NewWorkspace(benchPrompt)
-				logits := make([]float32, m.Config.VocabSize)
-				batch := &Batch{Tokens: randTokens(benchPrompt, m.Config.VocabSize, 1),
-					Seqs: []Seq{{NumTokens: benchPrompt, BlockTable: bt, NeedLogits: true}}}
-				b.ReportAllocs()
-				b.ResetTimer()
-				cpu0 := cpuTime()
-				for range b.N {
-					if err := m.Forward(ws, pool, batch, kv, logits); err != nil {
-						b.Fatal(err)
-					}
-				}
-				reportSpeed(b, benchPrompt*b.N, cpuTime()-cpu0)
+				benchPrefill(b, bmod.bm.get(b), threads, benchPrompt)
 			})
 		}
 	}
+}
+
+// BenchmarkPrefillLong: a 1024-token prompt, where attention is a visible
+// share of the work (stories110m shape).
+func BenchmarkPrefillLong(b *testing.B) {
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("stories110m-f32/threads=%d", threads), func(b *testing.B) {
+			benchPrefill(b, benchModels[1].bm.get(b), threads, 1024)
+		})
+	}
+}
+
+func benchPrefill(b *testing.B, m *Model, threads, n int) {
+	pool := tensor.NewPool(threads)
+	defer pool.Close()
+	kv := NewKVCache(m.Config, (n+15)/16, 16)
+	bt := make([]int32, (n+15)/16)
+	for i := range bt {
+		bt[i] = int32(i)
+	}
+	ws := m.NewWorkspace(n)
+	logits := make([]float32, m.Config.VocabSize)
+	batch := &Batch{Tokens: randTokens(n, m.Config.VocabSize, 1),
+		Seqs: []Seq{{NumTokens: n, BlockTable: bt, NeedLogits: true}}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for range b.N {
+		if err := m.Forward(ws, pool, batch, kv, logits); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportSpeed(b, n*b.N, cpuTime()-cpu0)
 }
 
 // BenchmarkDecode: one token of a single sequence per iteration, at

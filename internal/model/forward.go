@@ -33,6 +33,12 @@ type Workspace struct {
 	attnFn, rowsFn func(lo, hi int)
 	job            attnJob
 	rows           rowJob
+
+	// Attention plan of the current batch (see planAttention).
+	units      []attnUnit
+	unitCost   []int64
+	chunkStart []int
+	tiles      []tileScratch
 }
 
 type attnJob struct {
@@ -185,6 +191,7 @@ func (m *Model) Forward(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCache,
 		chunks = min(pool.Threads(), n)
 	}
 	ws.ensureRopeScratch(chunks)
+	ws.planAttention(m, b, pool)
 	ws.rows = rowJob{m: m, kv: kv, n: n, chunks: chunks}
 	rows := func(phase rowPhase, l int, norm []float32) {
 		ws.rows.phase, ws.rows.l, ws.rows.norm = phase, l, norm
