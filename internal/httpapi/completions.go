@@ -41,7 +41,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		Usage:   openai.NewUsage(len(g.promptID), completionTokens(o), o.NumCachedTokens),
 	}
 	for _, c := range o.Outputs {
-		ch := openai.CompletionChoice{Index: c.Index, Text: c.Text, FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason}
+		ch := openai.CompletionChoice{Index: c.Index, Text: g.echo + c.Text, FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason}
 		if g.params.Logprobs != nil {
 			ch.Logprobs, _ = openai.CompletionLogprobsFrom(c.Logprobs, s.tok.Piece, 0)
 		}
@@ -66,8 +66,14 @@ func (s *Server) prepareCompletion(req *openai.CompletionRequest, arrival time.T
 			return nil, err
 		}
 		g.promptID = req.Prompt.TokenIDs
+		if req.Echo {
+			g.echo = s.tok.Decode(g.promptID, false)
+		}
 	} else {
 		g.promptID = s.tok.Encode(req.Prompt.Text, true)
+		if req.Echo {
+			g.echo = req.Prompt.Text
+		}
 	}
 	if err := s.checkTokenIDs("stop_token_ids", params.StopTokenIDs); err != nil {
 		return nil, err
@@ -79,6 +85,7 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, g *gen
 	sse := startSSE(w)
 	created := s.cfg.Now().Unix()
 	offsets := make([]int, g.params.N)
+	echoed := make([]bool, g.params.N)
 	generated := 0
 	chunk := func(choices []openai.CompletionChoice, usage *openai.Usage) openai.CompletionResponse {
 		return openai.CompletionResponse{ID: g.id, Object: "text_completion", Created: created, Model: g.model, Choices: choices, Usage: usage}
@@ -92,6 +99,10 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, g *gen
 				continue
 			}
 			ch := openai.CompletionChoice{Index: c.Index, Text: c.Text, FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason}
+			if c.Index < len(echoed) && !echoed[c.Index] {
+				echoed[c.Index] = true
+				ch.Text = g.echo + ch.Text
+			}
 			if g.params.Logprobs != nil && c.Index < len(offsets) {
 				ch.Logprobs, offsets[c.Index] = openai.CompletionLogprobsFrom(c.Logprobs, s.tok.Piece, offsets[c.Index])
 			}

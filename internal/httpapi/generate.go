@@ -33,6 +33,7 @@ type genRequest struct {
 	priority int
 	stream   bool
 	usage    *openai.StreamOptions
+	echo     string // completions "echo": the prompt text put before each choice's text
 }
 
 // checkTokenIDs rejects ids outside the vocabulary.

@@ -334,3 +334,37 @@ func TestChatContinueFinalMessageAndPriority(t *testing.T) {
 		t.Fatalf("prompt %q priority %d", got, req.Priority)
 	}
 }
+
+func TestCompletionEcho(t *testing.T) {
+	f := newFake()
+	srv := newTestServer(t, f, nil)
+	gen := f.tok.Decode([]int32{258, 259}, false)
+	tests := []struct{ name, body, want string }{
+		{"text", `{"prompt":"Hi!","max_tokens":2,"echo":true}`, "Hi!" + gen},
+		{"token ids", `{"prompt":[104,105],"max_tokens":2,"echo":true}`, "hi" + gen},
+		{"stream", `{"prompt":"Hi!","max_tokens":2,"echo":true,"stream":true}`, "Hi!" + gen},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := do(t, srv, "POST", "/v1/completions", tt.body)
+			if r.status != 200 {
+				t.Fatalf("%d %s", r.status, r.body)
+			}
+			var text string
+			if strings.Contains(tt.body, "stream") {
+				for _, ev := range sseEvents(t, r.body) {
+					var c openai.CompletionResponse
+					json.Unmarshal([]byte(ev), &c)
+					text += c.Choices[0].Text
+				}
+			} else {
+				var c openai.CompletionResponse
+				json.Unmarshal(r.body, &c)
+				text = c.Choices[0].Text
+			}
+			if text != tt.want {
+				t.Fatalf("text %q, want %q", text, tt.want)
+			}
+		})
+	}
+}

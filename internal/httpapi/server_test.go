@@ -162,7 +162,7 @@ func TestBadRequestsNeverReachEngine(t *testing.T) {
 		{"empty stop string", "POST", "/v1/completions", `{"prompt":"a","stop":[""]}`, 400, "stop"},
 		{"stop wrong type", "POST", "/v1/completions", `{"prompt":"a","stop":{"x":1}}`, 400, "stop"},
 		{"stop_token_ids out of vocab", "POST", "/v1/completions", `{"prompt":"a","stop_token_ids":[100000]}`, 400, "stop_token_ids"},
-		{"echo", "POST", "/v1/completions", `{"prompt":"a","echo":true}`, 400, "echo"},
+		{"echo with logprobs", "POST", "/v1/completions", `{"prompt":"a","echo":true,"logprobs":1}`, 400, "echo"},
 		{"best_of", "POST", "/v1/completions", `{"prompt":"a","best_of":3}`, 400, "best_of"},
 		{"priority under fcfs", "POST", "/v1/completions", `{"prompt":"a","priority":-1}`, 400, "priority"},
 		{"chat continue without assistant", "POST", "/v1/chat/completions", `{` + user + `,"continue_final_message":true}`, 400, "continue_final_message"},

@@ -37,8 +37,8 @@ func (r *CompletionRequest) check() error {
 		return err
 	}
 	switch {
-	case r.Echo:
-		return paramErr("echo", "echo is not supported")
+	case r.Echo && r.Logprobs != nil:
+		return paramErr("echo", "echo together with logprobs is not supported (prompt logprobs are not computed)")
 	case r.Suffix != nil && *r.Suffix != "":
 		return paramErr("suffix", "suffix is not supported")
 	case r.StreamOptions != nil && !r.Stream:
