@@ -16,4 +16,3 @@ func BenchmarkSoftmax512(b *testing.B) {
 	}
 	b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(b.N*512), "cpu-ns/elem")
 }
-
