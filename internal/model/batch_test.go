@@ -2,7 +2,9 @@ package model
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"sort"
 	"path/filepath"
 	"testing"
 
@@ -60,6 +62,9 @@ func testModels(t *testing.T) map[string]*Model {
 	scaled.MaxSeqLen = 16 // positions past the RoPE table are computed on the fly
 	scaled.RopeScaling = &RopeScaling{Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalMaxPositionEmbeddings: 8}
 	ms["dummy-llama3-rope"] = NewDummy(scaled, tensor.F32, 2)
+	wide := gqa
+	wide.Dim, wide.NumHeads, wide.NumKVHeads, wide.HeadDim = 128, 4, 2, attnTileMinHeadDim // tiled prefill attention
+	ms["dummy-wide-heads"] = NewDummy(wide, tensor.F32, 3)
 	if dir := testmodels.Dir(t, "stories260K"); dir != "" {
 		m, err := Load(filepath.Join(dir, "stories260K.gguf"), LoadOptions{})
 		if err != nil {
@@ -74,16 +79,23 @@ func testModels(t *testing.T) map[string]*Model {
 // a prefill split across two Forward calls, a sequence that needs no logits
 // — and checks each against the same sequence run on its own.
 func TestBatchedMatchesAlone(t *testing.T) {
+	models := testModels(t)
+	names := make([]string, 0, len(models))
+	for name := range models {
+		names = append(names, name)
+	}
+	sort.Strings(names)
 	for _, threads := range []int{1, 2} {
 		pool := tensor.NewPool(threads)
-		for name, m := range testModels(t) {
-			t.Run(name, func(t *testing.T) {
+		for _, name := range names {
+			m := models[name]
+			t.Run(fmt.Sprintf("%s/threads=%d", name, threads), func(t *testing.T) {
 				V := m.Config.VocabSize
 				a := randTokens(20, V, 1) // decoded: 19 tokens first, then 1
-				b := randTokens(23, V, 2) // prefill in chunks of 10 and 13
+				b := randTokens(80, V, 2) // prefill in chunks of 40 and 40 (tiles where heads are wide)
 				c := randTokens(9, V, 3)  // one chunk, no logits wanted in step 1
 				wantA := runAlone(t, m, pool, a, []int{19, 1})
-				wantB := runAlone(t, m, pool, b, []int{10, 13})
+				wantB := runAlone(t, m, pool, b, []int{40, 40})
 				wantC := runAlone(t, m, pool, c, []int{9})
 
 				kv := NewKVCache(m.Config, 64, 8)
@@ -96,13 +108,13 @@ func TestBatchedMatchesAlone(t *testing.T) {
 					}
 					return s
 				}
-				btA, btB, btC := bt(0, 3), bt(1, 3), bt(2, 2)
-				// Step 1: a's first 19, b's first 10, c whole (no logits).
+				btA, btB, btC := bt(0, 3), bt(1, 10), bt(2, 2)
+				// Step 1: a's first 19, b's first 40, c whole (no logits).
 				step1 := &Batch{
-					Tokens: append(append(append([]int32{}, a[:19]...), b[:10]...), c...),
+					Tokens: append(append(append([]int32{}, a[:19]...), b[:40]...), c...),
 					Seqs: []Seq{
 						{NumTokens: 19, Start: 0, BlockTable: btA, NeedLogits: true},
-						{NumTokens: 10, Start: 0, BlockTable: btB, NeedLogits: false},
+						{NumTokens: 40, Start: 0, BlockTable: btB, NeedLogits: false},
 						{NumTokens: 9, Start: 0, BlockTable: btC, NeedLogits: false},
 					},
 				}
@@ -113,11 +125,11 @@ func TestBatchedMatchesAlone(t *testing.T) {
 				// Step 2: a decodes its last token, b the rest of its prompt,
 				// c a zero-token entry.
 				step2 := &Batch{
-					Tokens: append(append([]int32{}, a[19]), b[10:]...),
+					Tokens: append(append([]int32{}, a[19]), b[40:]...),
 					Seqs: []Seq{
 						{NumTokens: 1, Start: 19, BlockTable: btA, NeedLogits: true},
 						{NumTokens: 0, Start: 9, BlockTable: btC},
-						{NumTokens: 13, Start: 10, BlockTable: btB, NeedLogits: true},
+						{NumTokens: 40, Start: 40, BlockTable: btB, NeedLogits: true},
 					},
 				}
 				if err := m.Forward(ws, pool, step2, kv, logits); err != nil {
