@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"path/filepath"
+	"sort"
 	"testing"
 
 	"govllm/internal/tensor"
