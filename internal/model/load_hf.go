@@ -29,6 +29,7 @@ type hfConfig struct {
 	HiddenAct             string   `json:"hidden_act"`
 	AttentionBias         bool     `json:"attention_bias"`
 	MLPBias               bool     `json:"mlp_bias"`
+	SlidingWindow         *int     `json:"sliding_window"`
 	RopeScaling           *struct {
 		RopeType                      string  `json:"rope_type"`
 		Type                          string  `json:"type"`
@@ -71,6 +72,11 @@ func parseHFConfig(path string, b []byte) (Config, error) {
 	}
 	if h.NumKeyValueHeads != nil {
 		c.NumKVHeads = *h.NumKeyValueHeads
+	}
+	// Mistral's sliding-window attention equals full attention while no
+	// sequence is longer than the window: cap the context there.
+	if w := h.SlidingWindow; w != nil && *w > 0 && *w < c.MaxSeqLen {
+		c.MaxSeqLen = *w
 	}
 	if h.HeadDim != nil {
 		c.HeadDim = *h.HeadDim

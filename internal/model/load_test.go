@@ -364,6 +364,18 @@ func TestParseHFConfigLlama3(t *testing.T) {
 	}
 }
 
+func TestParseHFConfigSlidingWindow(t *testing.T) {
+	c, err := parseHFConfig("config.json", []byte(`{"architectures":["MistralForCausalLM"],"hidden_size":4096,"intermediate_size":14336,
+		"num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":8,"vocab_size":32000,
+		"max_position_embeddings":32768,"rms_norm_eps":1e-05,"rope_theta":10000.0,"sliding_window":4096}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxSeqLen != 4096 || c.HeadDim != 128 || c.RMSNormEps != 1e-5 {
+		t.Fatalf("config %+v: want the context capped at the 4096-token window", c)
+	}
+}
+
 func TestLoadLlama2C(t *testing.T) {
 	dir := testmodels.Dir(t, "stories260K")
 	raw, err := os.ReadFile(filepath.Join(dir, "stories260K.bin"))
