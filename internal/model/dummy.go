@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"govllm/internal/tensor"
 )
@@ -56,17 +57,28 @@ func NewDummy(cfg Config, dtype tensor.DType, seed uint64) *Model {
 	}
 	c := cfg
 	qd, kvd := c.QDim(), c.KVDim()
-	type job struct {
-		dst []float32
-		id  uint64
-	}
-	var jobs []job
-	next := uint64(0)
-	alloc := func(n int) []float32 {
-		s := make([]float32, n)
-		jobs = append(jobs, job{s, next})
-		next++
-		return s
+	a := float32(dummyStd * math.Sqrt(3))
+	const chunk = 1 << 16
+	// mat makes the id-th random matrix; each 64K-value chunk has its own
+	// stream. With Q8_0 each matrix is quantized as soon as it is filled, so
+	// at most one F32 matrix is alive at a time.
+	mat := func(rows, cols int, id uint64, quantize bool) tensor.Mat {
+		f := make([]float32, rows*cols)
+		parallel((len(f)+chunk-1)/chunk, func(k int) {
+			fillUniform(f[k*chunk:min((k+1)*chunk, len(f))], seed, id<<32|uint64(k), a)
+		})
+		m := f32Mat(rows, cols, f)
+		if quantize && cols%tensor.Q8BlockSize == 0 {
+			rb := cols / tensor.Q8BlockSize * tensor.Q8BlockBytes
+			q := make([]byte, rows*rb)
+			step := max(1, chunk/cols)
+			parallel((rows+step-1)/step, func(k int) {
+				r0, r1 := k*step, min((k+1)*step, rows)
+				tensor.QuantizeQ8_0(q[r0*rb:r1*rb], f[r0*cols:r1*cols])
+			})
+			m = tensor.Mat{Rows: rows, Cols: cols, Type: tensor.Q8_0, Q: q}
+		}
+		return m
 	}
 	ones := func(n int) []float32 {
 		s := make([]float32, n)
@@ -75,69 +87,51 @@ func NewDummy(cfg Config, dtype tensor.DType, seed uint64) *Model {
 		}
 		return s
 	}
+	q8 := dtype == tensor.Q8_0
 	m := &Model{Config: c, Layers: make([]Layer, c.NumLayers), Norm: ones(c.Dim)}
-	m.Embed = f32Mat(c.VocabSize, c.Dim, alloc(c.VocabSize*c.Dim))
+	m.Embed = mat(c.VocabSize, c.Dim, 0, false)
+	id := uint64(1)
 	for i := range m.Layers {
 		m.Layers[i] = Layer{
 			AttnNorm: ones(c.Dim), FFNNorm: ones(c.Dim),
-			Wqkv: f32Mat(qd+2*kvd, c.Dim, alloc((qd+2*kvd)*c.Dim)),
-			Wo:   f32Mat(c.Dim, qd, alloc(c.Dim*qd)),
-			W13:  f32Mat(2*c.HiddenDim, c.Dim, alloc(2*c.HiddenDim*c.Dim)),
-			W2:   f32Mat(c.Dim, c.HiddenDim, alloc(c.Dim*c.HiddenDim)),
+			Wqkv: mat(qd+2*kvd, c.Dim, id, q8),
+			Wo:   mat(c.Dim, qd, id+1, q8),
+			W13:  mat(2*c.HiddenDim, c.Dim, id+2, q8),
+			W2:   mat(c.Dim, c.HiddenDim, id+3, q8),
 		}
+		id += 4
 	}
 	if c.TiedEmbeddings {
 		m.Output = m.Embed
-	} else {
-		m.Output = f32Mat(c.VocabSize, c.Dim, alloc(c.VocabSize*c.Dim))
-	}
-
-	// Fill in parallel, chunk by chunk; each chunk has its own stream.
-	const chunk = 1 << 16
-	type piece struct {
-		dst    []float32
-		stream uint64
-	}
-	var pieces []piece
-	for _, j := range jobs {
-		for off, k := 0, uint64(0); off < len(j.dst); off, k = off+chunk, k+1 {
-			pieces = append(pieces, piece{j.dst[off:min(off+chunk, len(j.dst))], j.id<<32 | k})
+		if q8 {
+			quantizeMat(&m.Output) // its own Q8_0 copy; Embed stays F32
 		}
+	} else {
+		m.Output = mat(c.VocabSize, c.Dim, id, q8)
 	}
-	a := float32(dummyStd * math.Sqrt(3))
-	workers := min(runtime.NumCPU(), len(pieces))
+	m.rope = newRopeTable(&m.Config, nil, min(c.MaxSeqLen, maxRopeTable))
+	return m
+}
+
+// parallel runs fn(0..n-1) on up to NumCPU goroutines and waits for them.
+func parallel(n int, fn func(i int)) {
+	workers := min(runtime.NumCPU(), n)
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	nextPiece := 0
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
-				mu.Lock()
-				p := nextPiece
-				nextPiece++
-				mu.Unlock()
-				if p >= len(pieces) {
+				i := int(next.Add(1) - 1)
+				if i >= n {
 					return
 				}
-				fillUniform(pieces[p].dst, seed, pieces[p].stream, a)
+				fn(i)
 			}
 		}()
 	}
 	wg.Wait()
-
-	if dtype == tensor.Q8_0 {
-		for i := range m.Layers {
-			L := &m.Layers[i]
-			for _, w := range []*tensor.Mat{&L.Wqkv, &L.Wo, &L.W13, &L.W2} {
-				quantizeMat(w)
-			}
-		}
-		quantizeMat(&m.Output)
-	}
-	m.rope = newRopeTable(&m.Config, nil, min(c.MaxSeqLen, maxRopeTable))
-	return m
 }
 
 // fillUniform writes uniform values in [-a, a) from a splitmix64 stream.
