@@ -86,7 +86,7 @@ func (m *Model) attention(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCach
 			break
 		}
 	}
-	ws.job = attnJob{m: m, b: b, kv: kv, l: l, n: n, chunks: chunks}
+	ws.job = attnJob{m: m, b: b, kv: kv, l: l}
 	if chunks == 1 {
 		ws.runAttention(0, 1)
 	} else {

@@ -183,6 +183,14 @@ func TestForwardRejects(t *testing.T) {
 		{"cache of another model", Batch{Tokens: []int32{1}, Seqs: []Seq{{NumTokens: 1, BlockTable: []int32{0}}}}, otherKV, logits},
 		{"nil cache", Batch{Tokens: []int32{1}, Seqs: []Seq{{NumTokens: 1, BlockTable: []int32{0}}}}, nil, logits},
 	}
+	t.Run("workspace of another model", func(t *testing.T) {
+		other := NewDummy(Config{Dim: 64, HiddenDim: 64, NumLayers: 1, NumHeads: 4, NumKVHeads: 2, HeadDim: 16,
+			VocabSize: 50, MaxSeqLen: 32, RMSNormEps: 1e-5, RopeTheta: 10000}, tensor.F32, 1)
+		b := Batch{Tokens: []int32{1}, Seqs: []Seq{{NumTokens: 1, BlockTable: []int32{0}}}}
+		if err := m.Forward(other.NewWorkspace(1), nil, &b, kv, logits); !errors.Is(err, ErrBatch) {
+			t.Fatalf("err = %v, want ErrBatch", err)
+		}
+	})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := m.Forward(ws, nil, &tc.b, tc.kv, tc.logits); !errors.Is(err, ErrBatch) {

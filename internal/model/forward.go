@@ -42,10 +42,10 @@ type Workspace struct {
 }
 
 type attnJob struct {
-	m            *Model
-	b            *Batch
-	kv           *KVCache
-	l, n, chunks int
+	m  *Model
+	b  *Batch
+	kv *KVCache
+	l  int
 }
 
 // NewWorkspace returns a Workspace sized for batches of up to maxTokens tokens.
@@ -159,6 +159,10 @@ func (m *Model) Forward(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCache,
 	k, maxPos, err := m.checkBatch(b, kv, len(logits))
 	if err != nil {
 		return err
+	}
+	if ws == nil || ws.cfg.Dim != m.Config.Dim || ws.cfg.HiddenDim != m.Config.HiddenDim ||
+		ws.cfg.QDim() != m.Config.QDim() || ws.cfg.KVDim() != m.Config.KVDim() || ws.cfg.HeadDim != m.Config.HeadDim {
+		return batchErr("workspace was made for another model")
 	}
 	n := len(b.Tokens)
 	if n == 0 {
