@@ -59,6 +59,7 @@ type serveConfig struct {
 	Threads              int
 	LoadFormat           string // auto | dummy
 	DummyShape           string
+	Quantization         string // "" (keep the file's types) or q8_0
 	Tokenizer            string // tokenizer path (llama2.c tok512.bin, tokenizer.json, HF dir, .gguf)
 	LogStatsInterval     time.Duration
 	Seed                 uint64
@@ -128,6 +129,7 @@ func parseServeArgs(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.IntVar(&c.Threads, "threads", c.Threads, "CPU threads for the forward pass")
 	fs.StringVar(&c.LoadFormat, "load-format", c.LoadFormat, "auto (read MODEL) or dummy (random weights of --dummy-shape)")
 	fs.StringVar(&c.DummyShape, "dummy-shape", c.DummyShape, "shape of the built-in random model: "+strings.Join(model.DummyShapes(), ", "))
+	fs.StringVar(&c.Quantization, "quantization", "", "quantize F32 weights at load: q8_0 (default: keep the file's types)")
 	fs.StringVar(&c.Tokenizer, "tokenizer", "", "tokenizer path (llama2.c tok512.bin, tokenizer.json, HF dir or .gguf; default: from MODEL)")
 	fs.DurationVar(&c.LogStatsInterval, "log-stats-interval", c.LogStatsInterval, "interval of the statistics log line")
 	fs.Uint64Var(&c.Seed, "seed", 0, "seed of unseeded sampling")
@@ -431,14 +433,22 @@ func loadModel(cfg serveConfig) (*model.Model, *tokenizer.Tokenizer, error) {
 	default:
 		return nil, nil, fmt.Errorf("--load-format must be auto or dummy, got %q", cfg.LoadFormat)
 	}
+	dtype := tensor.F32
+	switch cfg.Quantization {
+	case "":
+	case "q8_0":
+		dtype = tensor.Q8_0
+	default:
+		return nil, nil, fmt.Errorf("--quantization must be q8_0, got %q", cfg.Quantization)
+	}
 	if cfg.Model == "" {
 		mc, err := model.DummyConfig(cfg.DummyShape)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--dummy-shape: %w", err)
 		}
-		return model.NewDummy(mc, tensor.F32, cfg.Seed), tokenizer.NewDummy(mc.VocabSize), nil
+		return model.NewDummy(mc, dtype, cfg.Seed), tokenizer.NewDummy(mc.VocabSize), nil
 	}
-	m, err := model.Load(cfg.Model, model.LoadOptions{})
+	m, err := model.Load(cfg.Model, model.LoadOptions{Quantize: cfg.Quantization})
 	if err != nil {
 		return nil, nil, err
 	}

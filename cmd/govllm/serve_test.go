@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"govllm/internal/tensor"
 	"io"
 	"log/slog"
 	"net"
@@ -53,6 +54,7 @@ func TestParseServeArgs(t *testing.T) {
 				c.Host, c.DisableLogStats, c.DisableLogRequests, c.ChatTemplate = "127.0.0.1", true, true, "t.jinja"
 				c.GenerationConfig, c.LoadFormat, c.DummyShape, c.Tokenizer = "vllm", "dummy", "stories110m", "tok.bin"
 			}, nil},
+		{"quantization", []string{"--quantization", "q8_0"}, "", func(c *serveConfig) { c.Quantization = "q8_0" }, nil},
 		{"api key flag", []string{"--api-key", "k1"}, "k2", func(c *serveConfig) { c.APIKey = "k1" }, nil},
 		{"api key env", nil, "k2", func(c *serveConfig) { c.APIKey = "k2" }, nil},
 		{"help", []string{"--help"}, "", nil, flag.ErrHelp},
@@ -82,7 +84,7 @@ func TestParseServeArgs(t *testing.T) {
 	var help strings.Builder
 	parseServeArgs([]string{"--help"}, &help)
 	for _, f := range []string{"--host", "--port", "--served-model-name", "--api-key", "--max-model-len", "--kv-cache-memory",
-		"--generation-config", "--no-enable-prefix-caching", "--dummy-shape", "--log-stats-interval", "Usage: govllm serve [MODEL]"} {
+		"--generation-config", "--no-enable-prefix-caching", "--dummy-shape", "--quantization", "--log-stats-interval", "Usage: govllm serve [MODEL]"} {
 		if !strings.Contains(help.String(), strings.TrimPrefix(f, "-")) {
 			t.Errorf("--help does not document %s", f)
 		}
@@ -477,5 +479,21 @@ func TestServeDisableLogStats(t *testing.T) {
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestLoadModelQuantization(t *testing.T) {
+	cfg := defaultServeConfig()
+	cfg.Quantization = "q4_k"
+	if _, _, err := loadModel(cfg); err == nil || !strings.Contains(err.Error(), "--quantization") {
+		t.Fatalf("loadModel with --quantization q4_k: err = %v, want a --quantization error", err)
+	}
+	cfg.Quantization = "q8_0"
+	m, _, err := loadModel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Layers[0].Wqkv.Type; got != tensor.Q8_0 {
+		t.Fatalf("dummy model with --quantization q8_0 has %v attention weights, want Q8_0", got)
 	}
 }
