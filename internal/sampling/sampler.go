@@ -81,7 +81,7 @@ func (s *Sampler) Sample(logits []float32, p *Params, prompt, output []int32, eo
 	if raw == nil {
 		return tok, nil
 	}
-	return tok, computeLogprobs(raw, tok, *p.Logprobs)
+	return tok, s.computeLogprobs(raw, tok, *p.Logprobs)
 }
 
 // Argmax returns the index of the largest value, the lowest index among
@@ -163,24 +163,15 @@ func maskStops(logits []float32, p *Params, eos int32) {
 // sampleRandom draws from softmax(logits/T) restricted, in vLLM v1's order,
 // by min_p, then top_k, then top_p (each renormalising what it keeps).
 func (s *Sampler) sampleRandom(logits []float32, p *Params, rng *RNG) int32 {
-	m := float32(math.Inf(-1))
-	for _, l := range logits {
-		m = max(m, l)
-	}
+	m := maxOf(logits)
 	if math.IsInf(float64(m), -1) {
 		return 0 // everything masked
 	}
 	if _, _, filtered := filters(p, len(logits)); !filtered {
 		// Unfiltered: one pass of exp, then an inverse-CDF draw in id order.
-		invT := 1 / p.Temperature
 		s.w = grow(s.w, len(logits))
 		w := s.w[:len(logits)]
-		var total float64
-		for i, l := range logits {
-			e := expf((l - m) * invT)
-			w[i] = e
-			total += float64(e)
-		}
+		total := expShift(w, logits, m, 1/p.Temperature, float32(math.Inf(-1)))
 		u := rng.Float64() * total
 		var acc float64
 		last := int32(0)
@@ -234,6 +225,9 @@ func (s *Sampler) filter(logits []float32, m float32, p *Params) ([]cand, float6
 		cut = float32(math.Log(float64(p.MinP)))
 	}
 	s.cands = grow(s.cands, len(logits))
+	if topK == 0 && topP < 1 {
+		return s.nucleusFull(logits, m, invT, cut, float64(topP))
+	}
 	var c []cand
 	if topK > 0 {
 		c = topKHeap(s.cands[:0:topK], logits, m, invT, cut)
@@ -256,6 +250,32 @@ func (s *Sampler) filter(logits []float32, m float32, p *Params) ([]cand, float6
 		for i := range c {
 			total += float64(c[i].w)
 		}
+	}
+	return c, total
+}
+
+// nucleusFull is top_p (after min_p) over the whole vocabulary. One pass
+// computes every weight and the total Z; only tokens with weight ≥
+// c = (1-topP)·Z/V can be in the nucleus (those below hold less than
+// (1-topP)·Z together, so the ones above already reach topP·Z), and only
+// they become candidates for the selection.
+func (s *Sampler) nucleusFull(logits []float32, m, invT, cut float32, topP float64) ([]cand, float64) {
+	n := len(logits)
+	s.w = grow(s.w, n)
+	w := s.w[:n]
+	total := expShift(w, logits, m, invT, cut)
+	// The 1e-3 margin covers rounding in total.
+	minW := float32((1 - topP) * total / float64(n) * (1 - 1e-3))
+	c := s.cands[:0]
+	for i, e := range w {
+		if e > 0 && e >= minW {
+			c = append(c, cand{id: int32(i), z: (logits[i] - m) * invT, w: e})
+		}
+	}
+	c = c[:nucleus(c, topP*total)]
+	total = 0
+	for i := range c {
+		total += float64(c[i].w)
 	}
 	return c, total
 }
@@ -399,15 +419,10 @@ func expf(x float32) float32 {
 // computeLogprobs returns the logprobs of a position from its raw logits:
 // log_softmax over the whole vocabulary, the sampled token's value and rank,
 // and the top n tokens (ties to the lower id).
-func computeLogprobs(raw []float32, tok int32, n int) *Logprobs {
-	m := float32(math.Inf(-1))
-	for _, l := range raw {
-		m = max(m, l)
-	}
-	var sum float64
-	for _, l := range raw {
-		sum += float64(expf(l - m))
-	}
+func (s *Sampler) computeLogprobs(raw []float32, tok int32, n int) *Logprobs {
+	m := maxOf(raw)
+	s.w = grow(s.w, len(raw))
+	sum := expShift(s.w[:len(raw)], raw, m, 1, float32(math.Inf(-1)))
 	lse := float64(m) + math.Log(sum)
 	lp := &Logprobs{Top: make([]TokenLogprob, 0, n)}
 	st := raw[tok]
@@ -444,6 +459,60 @@ func computeLogprobs(raw []float32, tok int32, n int) *Logprobs {
 	}
 	lp.Top = top
 	return lp
+}
+
+// maxOf returns the largest value of x (-Inf when empty or all -Inf; NaN
+// is skipped).
+func maxOf(x []float32) float32 {
+	m0, m1 := float32(math.Inf(-1)), float32(math.Inf(-1))
+	i := 0
+	for ; i+1 < len(x); i += 2 {
+		if x[i] > m0 {
+			m0 = x[i]
+		}
+		if x[i+1] > m1 {
+			m1 = x[i+1]
+		}
+	}
+	if i < len(x) && x[i] > m0 {
+		m0 = x[i]
+	}
+	if m1 > m0 {
+		return m1
+	}
+	return m0
+}
+
+// expShift writes w[i] = exp((l[i]-m)·invT), or 0 where that exponent is
+// below cut (or NaN, or -Inf), and returns Σw in float64. It is expf
+// inlined for m ≥ every l (exponents ≤ 0): the hot loop of sampling.
+func expShift(w, l []float32, m, invT, cut float32) float64 {
+	var t0, t1 float64
+	w = w[:len(l)]
+	for i, v := range l {
+		x := (v - m) * invT
+		var e float32
+		if x >= cut && x >= -87.33654 {
+			fx := x*1.44269504088896341 + 0.5
+			n := int32(fx)
+			if float32(n) > fx {
+				n--
+			}
+			fn := float32(n)
+			x = x - fn*0.693359375 - fn*-2.12194440e-4
+			z := x * x
+			y := ((((1.9875691500e-4*x+1.3981999507e-3)*x+8.3334519073e-3)*x+4.1665795894e-2)*x+1.6666665459e-1)*x + 5.0000001201e-1
+			y = y*z + x + 1
+			e = y * math.Float32frombits(uint32(n+127)<<23)
+		}
+		w[i] = e
+		if i&1 == 0 {
+			t0 += float64(e)
+		} else {
+			t1 += float64(e)
+		}
+	}
+	return t0 + t1
 }
 
 // grow returns b with length ≥ n, reallocating only when too short.

@@ -2,6 +2,7 @@ package sampling
 
 import (
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -511,9 +512,15 @@ func BenchmarkSample(b *testing.B) {
 				p := params(bc.p)
 				buf := make([]float32, vocab)
 				rng := NewRNG(1)
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				c0, ok := threadCPU()
 				for b.Loop() {
 					copy(buf, logits)
 					s.Sample(buf, p, nil, nil, -1, &rng)
+				}
+				if c1, ok1 := threadCPU(); ok && ok1 {
+					b.ReportMetric(float64((c1-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 				}
 			})
 		}
