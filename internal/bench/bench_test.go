@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -184,5 +185,39 @@ func TestConfigValidate(t *testing.T) {
 		if c.Validate() == nil {
 			t.Errorf("%s: Validate accepted a bad config", name)
 		}
+	}
+}
+
+// TestStreamErrorEventFailsTheRequest: a server that fails mid-stream sends
+// an OpenAI error envelope as an event and then [DONE] (govllm and vLLM do);
+// the request is a failure, not a success with a short output.
+func TestStreamErrorEventFailsTheRequest(t *testing.T) {
+	for _, tc := range []struct {
+		name, stream string
+	}{
+		{"after a token", "data: {\"choices\":[{\"index\":0,\"text\":\"a\"}]}\n\n" +
+			"data: {\"error\":{\"message\":\"engine died\",\"type\":\"InternalServerError\",\"code\":500}}\n\ndata: [DONE]\n\n"},
+		{"before any token", "data: {\"error\":{\"message\":\"engine died\",\"type\":\"InternalServerError\",\"code\":500}}\n\ndata: [DONE]\n\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				io.WriteString(w, tc.stream)
+			}))
+			defer srv.Close()
+			res, err := Run(context.Background(), Config{
+				BaseURL: srv.URL, Endpoint: "/v1/completions", Model: "m", NumPrompts: 2,
+				RandomInputLen: 4, RandomOutputLen: 4, RequestRate: math.Inf(1), Burstiness: 1,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Completed != 0 || res.Failed != 2 {
+				t.Fatalf("completed %d, failed %d; want 0 and 2", res.Completed, res.Failed)
+			}
+			if !strings.Contains(res.Errors[0], "engine died") {
+				t.Errorf("error %q does not carry the server's message", res.Errors[0])
+			}
+		})
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -105,6 +104,11 @@ type streamChunk struct {
 		PromptTokens     int `json:"prompt_tokens"`
 		CompletionTokens int `json:"completion_tokens"`
 	} `json:"usage"`
+	// Error is the OpenAI error envelope a server sends as an event when
+	// the request fails after the stream has started.
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
 }
 
 // send runs one streaming request and measures it. Failures are recorded
@@ -167,6 +171,11 @@ func (c *client) send(ctx context.Context, cfg *Config, p *Prompt) requestResult
 			res.Err = fmt.Sprintf("bad stream chunk %q: %v", data, err)
 			return res
 		}
+		if ch.Error != nil {
+			res.Latency = time.Since(res.Start)
+			res.Err = "error event in the stream: " + ch.Error.Message
+			return res
+		}
 		if ch.Usage != nil {
 			res.PromptTokens = ch.Usage.PromptTokens
 			res.OutputTokens = ch.Usage.CompletionTokens
@@ -195,8 +204,9 @@ func (c *client) send(ctx context.Context, cfg *Config, p *Prompt) requestResult
 		res.Err = "stream ended without data: [DONE]"
 		return res
 	}
-	if res.TTFT == 0 && res.OutputTokens > 0 {
-		// Every token decoded to empty text: the first chunk time is unknown.
+	if text.Len() == 0 {
+		// No content at all (or every token decoded to empty text): there is
+		// no TTFT to measure, so the request fails, as in vLLM's benchmark.
 		res.Err = "no content chunk in the stream"
 		return res
 	}
@@ -204,5 +214,3 @@ func (c *client) send(ctx context.Context, cfg *Config, p *Prompt) requestResult
 	res.Success = true
 	return res
 }
-
-var errNoTokenizer = errors.New("server has no /tokenize")
