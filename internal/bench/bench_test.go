@@ -221,3 +221,17 @@ func TestStreamErrorEventFailsTheRequest(t *testing.T) {
 		})
 	}
 }
+
+// TestRunRejectsBadWarmups: a negative warm-up count is a configuration
+// error, not a slice-bounds panic.
+func TestRunRejectsBadWarmups(t *testing.T) {
+	c := Config{BaseURL: "http://x", Endpoint: "/v1/completions", NumPrompts: 1, RandomInputLen: 1, RandomOutputLen: 1,
+		RequestRate: 1, Burstiness: 1, Warmup: -1}
+	if err := c.Validate(); err == nil {
+		t.Fatal("Validate accepted Warmup -1")
+	}
+	c.Warmup, c.Tolerance = 0, -0.1
+	if err := c.Validate(); err == nil {
+		t.Fatal("Validate accepted a negative metrics tolerance")
+	}
+}

@@ -59,6 +59,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--burstiness must be positive, got %g", c.Burstiness)
 	case c.MaxConcurrency < 0:
 		return fmt.Errorf("--max-concurrency must be non-negative, got %d", c.MaxConcurrency)
+	case c.Warmup < 0:
+		return fmt.Errorf("--num-warmups must be non-negative, got %d", c.Warmup)
+	case !(c.Tolerance >= 0):
+		return fmt.Errorf("--metrics-tolerance must be non-negative, got %g", c.Tolerance)
 	}
 	for _, p := range c.Percentiles {
 		if p <= 0 || p >= 100 {
