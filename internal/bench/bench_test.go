@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 func TestPercentileLinearInterpolation(t *testing.T) {
@@ -234,4 +236,19 @@ func TestRunRejectsBadWarmups(t *testing.T) {
 	if err := c.Validate(); err == nil {
 		t.Fatal("Validate accepted a negative metrics tolerance")
 	}
+}
+
+// TestRunLeavesNoConnections: Run's own transport closes its idle
+// keep-alive connections when it returns, while the server stays up.
+func TestRunLeavesNoConnections(t *testing.T) {
+	srv := httptest.NewServer(&fakeServer{})
+	defer srv.Close()
+	before := goleak.IgnoreCurrent() // the server's accept loop
+	if _, err := Run(context.Background(), Config{
+		BaseURL: srv.URL, Endpoint: "/v1/completions", NumPrompts: 4, RandomInputLen: 4, RandomOutputLen: 2,
+		RequestRate: math.Inf(1), Burstiness: 1, MaxConcurrency: 2, CheckMetrics: true,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	goleak.VerifyNone(t, before)
 }

@@ -115,7 +115,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
-		hc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024, MaxConnsPerHost: 0}}
+		tr := &http.Transport{MaxIdleConnsPerHost: 1024}
+		defer tr.CloseIdleConnections() // no keep-alive goroutines outlive the run
+		hc = &http.Client{Transport: tr}
 	}
 	c := &client{http: hc, baseURL: strings.TrimRight(cfg.BaseURL, "/"), apiKey: cfg.APIKey}
 	if cfg.Model == "" {
