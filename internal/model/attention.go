@@ -10,20 +10,16 @@ import (
 // it runs on the caller alone (the hand-off would cost more).
 const attnParMin = 1 << 15
 
-// Rows of one sequence in a batch from which attention runs as matrix
-// multiplications (tiles of attnTileRows query rows), when heads are at
-// least attnTileMinHeadDim wide; shorter runs and narrow heads take the
-// per-row path.
-const (
-	attnTileRows       = 32
-	attnTileMinHeadDim = 32
-)
-
-// attnUnit is one piece of attention work: KV head g for rows [r0, r1) of
-// one sequence, as a tile (matrix multiplications) or row by row.
+// attnUnit is one piece of attention work: KV head g for rows [r0, r1).
+//
+// Every row is computed the same way, on its own (query, position, cache),
+// in a fixed order: its result never depends on which other rows share the
+// batch, so outputs are batch-invariant. (Computing the scores of a tile of
+// rows as one matrix multiplication was tried: 35% faster on a 1024-token
+// stories110m prefill, but a row's bits then depend on how the scheduler
+// chunked its prompt.)
 type attnUnit struct {
 	g, r0, r1 int32
-	tile      bool
 }
 
 // planAttention splits the batch's attention into units, KV-head-major (so
@@ -40,15 +36,9 @@ func (ws *Workspace) planAttention(m *Model, b *Batch, pool *tensor.Pool) {
 		row := 0
 		for s := range b.Seqs {
 			nt := b.Seqs[s].NumTokens
-			tiled := nt >= attnTileRows && c.HeadDim >= attnTileMinHeadDim
-			step := 1
-			if tiled {
-				step = attnTileRows
-			}
-			for r := row; r < row+nt; r += step {
-				r1 := min(r+step, row+nt)
-				ws.units = append(ws.units, attnUnit{g: int32(g), r0: int32(r), r1: int32(r1), tile: tiled})
-				total += int64(r1-r) * int64(ws.pos[r1-1]+1) * int64(grp*c.HeadDim) * 2
+			for r := row; r < row+nt; r++ {
+				ws.units = append(ws.units, attnUnit{g: int32(g), r0: int32(r), r1: int32(r + 1)})
+				total += int64(ws.pos[r]+1) * int64(grp*c.HeadDim) * 2
 				ws.unitCost = append(ws.unitCost, total)
 			}
 			row += nt
@@ -80,12 +70,6 @@ func (m *Model) attention(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCach
 	chunks := len(ws.chunkStart) - 1
 	grp := c.NumHeads / c.NumKVHeads
 	ws.ensureScores(chunks, (maxPos+1)*grp)
-	for _, u := range ws.units {
-		if u.tile {
-			ws.ensureTiles(chunks, maxPos+1, attnTileRows*grp, c.HeadDim)
-			break
-		}
-	}
 	ws.job = attnJob{m: m, b: b, kv: kv, l: l}
 	if chunks == 1 {
 		ws.runAttention(0, 1)
@@ -100,88 +84,10 @@ func (ws *Workspace) runAttention(lo, hi int) {
 	j := &ws.job
 	for ch := lo; ch < hi; ch++ {
 		for _, u := range ws.units[ws.chunkStart[ch]:ws.chunkStart[ch+1]] {
-			if u.tile {
-				j.m.attendTile(ws, j.b, j.kv, j.l, int(u.g), int(u.r0), int(u.r1), &ws.tiles[ch])
-				continue
-			}
 			for i := u.r0; i < u.r1; i++ {
 				j.m.attendGroup(ws, j.b, j.kv, j.l, int(u.g), int(i), ws.scores[ch])
 			}
 		}
-	}
-}
-
-// tileScratch holds one chunk's buffers for attendTile.
-type tileScratch struct {
-	k, vt, q, s, o []float32
-}
-
-func (ws *Workspace) ensureTiles(chunks, ctx, nq, hd int) {
-	if len(ws.tiles) < chunks {
-		ws.tiles = append(ws.tiles, make([]tileScratch, chunks-len(ws.tiles))...)
-	}
-	grow := func(b *[]float32, n int) {
-		if len(*b) < n {
-			*b = make([]float32, max(n, 2*len(*b)))
-		}
-	}
-	for ch := 0; ch < chunks; ch++ {
-		t := &ws.tiles[ch]
-		grow(&t.k, ctx*hd)
-		grow(&t.vt, ctx*hd)
-		grow(&t.q, nq*hd)
-		grow(&t.s, nq*ctx)
-		grow(&t.o, nq*hd)
-	}
-}
-
-// attendTile computes the query heads of KV head g for rows [r0, r1) of one
-// sequence (consecutive positions) with two matrix multiplications: the
-// sequence's K (gathered from its blocks) and V (gathered transposed) give
-// S = Q·Kᵀ, then the causal softmax of S, then O = P·V.
-func (m *Model) attendTile(ws *Workspace, b *Batch, kv *KVCache, l, g, r0, r1 int, t *tileScratch) {
-	c := &m.Config
-	hd, qd, kvd := c.HeadDim, c.QDim(), c.KVDim()
-	grp := c.NumHeads / c.NumKVHeads
-	qkvW := qd + 2*kvd
-	np := ws.pos[r1-1] + 1
-	nq := (r1 - r0) * grp
-	bt := b.Seqs[ws.seqOf[r0]].BlockTable
-	bs := kv.BlockSize
-	kc, vc := kv.K[l], kv.V[l]
-	kg, vt := t.k[:np*hd], t.vt[:hd*np]
-	for blk, p := 0, 0; p < np; blk++ {
-		base := int(bt[blk]) * bs
-		for j := 0; j < bs && p < np; j, p = j+1, p+1 {
-			o := (base+j)*kvd + g*hd
-			copy(kg[p*hd:(p+1)*hd], kc[o:o+hd])
-			for d, v := range vc[o : o+hd] {
-				vt[d*np+p] = v
-			}
-		}
-	}
-	q := t.q[:nq*hd]
-	for r := r0; r < r1; r++ {
-		src := ws.qkv[r*qkvW+g*grp*hd : r*qkvW+(g+1)*grp*hd]
-		copy(q[(r-r0)*grp*hd:(r-r0+1)*grp*hd], src)
-	}
-	var serial *tensor.Pool // runs on this goroutine: we are inside a pool job
-	s := t.s[:nq*np]
-	serial.MatMul(s, q, nq, &tensor.Mat{Rows: np, Cols: hd, Type: tensor.F32, F32: kg})
-	scale := float32(1 / math.Sqrt(float64(hd)))
-	for qi := 0; qi < nq; qi++ {
-		row := s[qi*np : (qi+1)*np]
-		p := ws.pos[r0+qi/grp]
-		for i := range row[:p+1] {
-			row[i] *= scale
-		}
-		softmax(row[:p+1])
-		clear(row[p+1:])
-	}
-	o := t.o[:nq*hd]
-	serial.MatMul(o, s, nq, &tensor.Mat{Rows: hd, Cols: np, Type: tensor.F32, F32: vt})
-	for r := r0; r < r1; r++ {
-		copy(ws.att[r*qd+g*grp*hd:r*qd+(g+1)*grp*hd], o[(r-r0)*grp*hd:(r-r0+1)*grp*hd])
 	}
 }
 

@@ -63,7 +63,7 @@ func testModels(t *testing.T) map[string]*Model {
 	scaled.RopeScaling = &RopeScaling{Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalMaxPositionEmbeddings: 8}
 	ms["dummy-llama3-rope"] = NewDummy(scaled, tensor.F32, 2)
 	wide := gqa
-	wide.Dim, wide.NumHeads, wide.NumKVHeads, wide.HeadDim = 128, 4, 2, attnTileMinHeadDim // tiled prefill attention
+	wide.Dim, wide.NumHeads, wide.NumKVHeads, wide.HeadDim = 128, 4, 2, 32 // Dot/Axpy kernels in attention
 	ms["dummy-wide-heads"] = NewDummy(wide, tensor.F32, 3)
 	if dir := testmodels.Dir(t, "stories260K"); dir != "" {
 		m, err := Load(filepath.Join(dir, "stories260K.gguf"), LoadOptions{})
@@ -92,7 +92,7 @@ func TestBatchedMatchesAlone(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/threads=%d", name, threads), func(t *testing.T) {
 				V := m.Config.VocabSize
 				a := randTokens(20, V, 1) // decoded: 19 tokens first, then 1
-				b := randTokens(80, V, 2) // prefill in chunks of 40 and 40 (tiles where heads are wide)
+				b := randTokens(80, V, 2) // prefill in chunks of 40 and 40
 				c := randTokens(9, V, 3)  // one chunk, no logits wanted in step 1
 				wantA := runAlone(t, m, pool, a, []int{19, 1})
 				wantB := runAlone(t, m, pool, b, []int{40, 40})

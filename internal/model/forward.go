@@ -38,7 +38,6 @@ type Workspace struct {
 	units      []attnUnit
 	unitCost   []int64
 	chunkStart []int
-	tiles      []tileScratch
 }
 
 type attnJob struct {
