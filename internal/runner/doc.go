@@ -9,7 +9,7 @@
 // vLLM counterpart: vllm/v1/worker/cpu_model_runner.py and
 // gpu_model_runner.py (_prepare_inputs, execute_model, sampling).
 //
-// Imports: model, tensor, sampling, sched, kvcache (types only). Never
+// Imports: model, tensor, sampling, sched (wire types). Never
 // net/http, Prometheus, the tokenizer, or the environment.
 //
 // Invariants:
