@@ -868,3 +868,179 @@ qscaled:
 	JNZ           qloop
 	VZEROUPPER
 	RET
+
+// EXPCONSTS loads the constants of EXP into Z16..Z27: log2(e), ln2 split
+// in two (0.693359375, -2.12194440e-4), the Cephes expf polynomial
+// 1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
+// 1.6666665459e-1, 5.0000001201e-1, then 1 and the clamp bounds -87.33654,
+// 88.3762626647949.
+#define EXPCONSTS \
+	MOVL         $0x3fb8aa3b, AX \
+	VPBROADCASTD AX, Z16 \
+	MOVL         $0x3f318000, AX \
+	VPBROADCASTD AX, Z17 \
+	MOVL         $0xb95e8083, AX \
+	VPBROADCASTD AX, Z18 \
+	MOVL         $0x39506967, AX \
+	VPBROADCASTD AX, Z19 \
+	MOVL         $0x3ab743ce, AX \
+	VPBROADCASTD AX, Z20 \
+	MOVL         $0x3c088908, AX \
+	VPBROADCASTD AX, Z21 \
+	MOVL         $0x3d2aa9c1, AX \
+	VPBROADCASTD AX, Z22 \
+	MOVL         $0x3e2aaaaa, AX \
+	VPBROADCASTD AX, Z23 \
+	MOVL         $0x3f000000, AX \
+	VPBROADCASTD AX, Z24 \
+	MOVL         $0x3f800000, AX \
+	VPBROADCASTD AX, Z25 \
+	MOVL         $0xc2aeac4f, AX \
+	VPBROADCASTD AX, Z26 \
+	MOVL         $0x42b0c0a5, AX \
+	VPBROADCASTD AX, Z27
+
+// EXP sets y = e^t for each lane (Cephes expf: t = n·ln2 + r, a degree-5
+// polynomial in r, scaled by 2^n), t clamped to [-87.34, 88.38]. t is
+// clobbered; n, r2, q are scratch.
+#define EXP(t, y, n, r2, q) \
+	VMAXPS       Z26, t, t \
+	VMINPS       Z27, t, t \
+	VMULPS       Z16, t, n \
+	VRNDSCALEPS  $0, n, n \
+	VFNMADD231PS Z17, n, t \
+	VFNMADD231PS Z18, n, t \
+	VMOVAPS      Z19, y \
+	VFMADD213PS  Z20, t, y \
+	VFMADD213PS  Z21, t, y \
+	VFMADD213PS  Z22, t, y \
+	VFMADD213PS  Z23, t, y \
+	VFMADD213PS  Z24, t, y \
+	VMULPS       t, t, r2 \
+	VADDPS       Z25, t, q \
+	VFMADD213PS  q, r2, y \
+	VSCALEFPS    n, y, y
+
+// func softmaxAVX512(x *float32, n int)
+// Normalises x[0:n] in place; n ≥ 1.
+TEXT ·softmaxAVX512(SB), NOSPLIT, $0-16
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	TAILMASK(DX)
+	EXPCONSTS
+	MOVL         $0xff800000, AX // -Inf
+	VPBROADCASTD AX, Z0
+	VMOVAPS      Z0, Z1
+	XORQ         AX, AX
+
+smax:
+	CMPQ   AX, CX
+	JGE    smaxtail
+	VMAXPS (SI)(AX*4), Z0, Z0
+	ADDQ   $16, AX
+	JMP    smax
+
+smaxtail:
+	VMOVUPS       (SI)(AX*4), K1, Z1 // masked-off lanes stay -Inf
+	VMAXPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VMAXPS        Y1, Y0, Y0
+	VEXTRACTF128  $1, Y0, X1
+	VMAXPS        X1, X0, X0
+	VPERMILPS     $0x4e, X0, X1
+	VMAXPS        X1, X0, X0
+	VPERMILPS     $0xb1, X0, X1
+	VMAXPS        X1, X0, X0
+	VBROADCASTSS  X0, Z0
+	VXORPS        Z1, Z1, Z1 // sum
+	XORQ          AX, AX
+
+sexp:
+	CMPQ    AX, CX
+	JGE     sexptail
+	VMOVUPS (SI)(AX*4), Z2
+	VSUBPS  Z0, Z2, Z2
+	EXP(Z2, Z3, Z4, Z5, Z6)
+	VMOVUPS Z3, (SI)(AX*4)
+	VADDPS  Z3, Z1, Z1
+	ADDQ    $16, AX
+	JMP     sexp
+
+sexptail:
+	KORTESTW  K1, K1
+	JZ        ssum
+	VMOVUPS.Z (SI)(AX*4), K1, Z2
+	VSUBPS    Z0, Z2, Z2
+	EXP(Z2, Z3, Z4, Z5, Z6)
+	VMOVUPS   Z3, K1, (SI)(AX*4)
+	VADDPS    Z3, Z1, K1, Z1
+
+ssum:
+	VEXTRACTF64X4 $1, Z1, Y2
+	VADDPS        Y2, Y1, Y1
+	VEXTRACTF128  $1, Y1, X2
+	VADDPS        X2, X1, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VDIVSS        X1, X25, X1 // 1/sum
+	VBROADCASTSS  X1, Z1
+	XORQ          AX, AX
+
+sscale:
+	CMPQ    AX, CX
+	JGE     sscaletail
+	VMULPS  (SI)(AX*4), Z1, Z2
+	VMOVUPS Z2, (SI)(AX*4)
+	ADDQ    $16, AX
+	JMP     sscale
+
+sscaletail:
+	KORTESTW  K1, K1
+	JZ        sdone
+	VMOVUPS.Z (SI)(AX*4), K1, Z2
+	VMULPS    Z1, Z2, Z2
+	VMOVUPS   Z2, K1, (SI)(AX*4)
+
+sdone:
+	VZEROUPPER
+	RET
+
+// func swigluAVX512(gate, up *float32, n int)
+// gate[i] = gate[i]/(1+e^-gate[i]) · up[i] for i < n.
+TEXT ·swigluAVX512(SB), NOSPLIT, $0-24
+	MOVQ gate+0(FP), DI
+	MOVQ up+8(FP), SI
+	MOVQ n+16(FP), CX
+	TAILMASK(DX)
+	EXPCONSTS
+	VXORPS Z7, Z7, Z7
+	XORQ   AX, AX
+
+swloop:
+	CMPQ    AX, CX
+	JGE     swtail
+	VMOVUPS (DI)(AX*4), Z0
+	VSUBPS  Z0, Z7, Z2 // -g
+	EXP(Z2, Z3, Z4, Z5, Z6)
+	VADDPS  Z25, Z3, Z3
+	VDIVPS  Z3, Z0, Z0
+	VMULPS  (SI)(AX*4), Z0, Z0
+	VMOVUPS Z0, (DI)(AX*4)
+	ADDQ    $16, AX
+	JMP     swloop
+
+swtail:
+	KORTESTW  K1, K1
+	JZ        swdone
+	VMOVUPS.Z (DI)(AX*4), K1, Z0
+	VMOVUPS.Z (SI)(AX*4), K1, Z1
+	VSUBPS    Z0, Z7, Z2
+	EXP(Z2, Z3, Z4, Z5, Z6)
+	VADDPS    Z25, Z3, Z3
+	VDIVPS    Z3, Z0, Z0
+	VMULPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)(AX*4)
+
+swdone:
+	VZEROUPPER
+	RET

@@ -48,6 +48,9 @@ func BenchmarkMatMul(b *testing.B) {
 					b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 				}
 				for _, k := range allImpls() {
+					if k == goKernels && n > 1 && s.rows*s.cols > 2048*768 {
+						continue // minutes per run; the n=1 figures show its speed
+					}
 					for _, threads := range []int{1, 2} {
 						b.Run(fmt.Sprintf("%s/%s/n=%d/%s/t=%d", dtName(dt), s.name, n, k.name, threads), func(b *testing.B) {
 							saved := impl
@@ -120,5 +123,47 @@ func BenchmarkParallelFor(b *testing.B) {
 	fn := func(lo, hi int) {}
 	for b.Loop() {
 		p.ParallelFor(2, fn)
+	}
+}
+
+// BenchmarkSoftmax: attention-row lengths (positions attended).
+func BenchmarkSoftmax(b *testing.B) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, n := range []int{16, 128, 1024} {
+		src := randVec(rng, n)
+		x := make([]float32, n)
+		for _, k := range allImpls() {
+			b.Run(fmt.Sprintf("n=%d/%s", n, k.name), func(b *testing.B) {
+				saved := impl
+				impl = k
+				defer func() { impl = saved }()
+				for b.Loop() {
+					copy(x, src)
+					Softmax(x)
+				}
+				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+			})
+		}
+	}
+}
+
+// BenchmarkSwiGLU: MLP hidden sizes of stories110M and TinyLlama.
+func BenchmarkSwiGLU(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, n := range []int{2048, 5632} {
+		g, u := randVec(rng, n), randVec(rng, n)
+		x := make([]float32, n)
+		for _, k := range allImpls() {
+			b.Run(fmt.Sprintf("n=%d/%s", n, k.name), func(b *testing.B) {
+				saved := impl
+				impl = k
+				defer func() { impl = saved }()
+				for b.Loop() {
+					copy(x, g)
+					SwiGLU(x, u)
+				}
+				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+			})
+		}
 	}
 }

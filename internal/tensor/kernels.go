@@ -1,5 +1,7 @@
 package tensor
 
+import "math"
+
 // kernels is one implementation level's set of micro-kernels. The F32
 // kernels work on the first kv = k &^ (vl-1) columns only; the callers in
 // matmul.go add the remaining columns' products in Go.
@@ -28,6 +30,10 @@ type kernels struct {
 	// quantize converts len(d) blocks of x to Q8_0 values q and float32
 	// scales d, bit-identical to QuantizeQ8_0.
 	quantize func(q []int8, d []float32, x []float32)
+
+	// softmax and swiglu implement Softmax and SwiGLU (len ≥ 1).
+	softmax func(x []float32)
+	swiglu  func(gate, up []float32)
 }
 
 // goKernels is the portable implementation, used where no SIMD level is
@@ -36,6 +42,53 @@ var goKernels = &kernels{
 	name: "go", vl: 1,
 	dot: dotGo, mv4: mv4Go, gemm: gemmGo, mr: 2, nr: 4, axpy: axpyGo,
 	q8dot4: q8dot4Go, quantize: quantizeRow,
+	softmax: softmaxGo, swiglu: swigluGo,
+}
+
+// expf returns e^x in float32 with Cephes' expf polynomial (the method of
+// the SIMD kernels), x clamped to [-87.33654, 88].
+func expf(x float32) float32 {
+	if x < -87.33654 {
+		x = -87.33654
+	}
+	if x > 88 {
+		x = 88
+	}
+	fx := x*1.44269504088896341 + 0.5
+	n := int32(fx) // floor(fx): truncation, corrected below zero
+	if float32(n) > fx {
+		n--
+	}
+	fn := float32(n)
+	t := x - fn*0.693359375 - fn*-2.12194440e-4
+	y := ((((1.9875691500e-4*t+1.3981999507e-3)*t+8.3334519073e-3)*t+4.1665795894e-2)*t+1.6666665459e-1)*t + 5.0000001201e-1
+	return (y*t*t + t + 1) * math.Float32frombits(uint32(n+127)<<23)
+}
+
+func softmaxGo(x []float32) {
+	m := x[0]
+	for _, v := range x[1:] {
+		if v > m { // not the max builtin: its NaN handling costs branches
+			m = v
+		}
+	}
+	var s float32
+	for i, v := range x {
+		e := expf(v - m)
+		x[i] = e
+		s += e
+	}
+	inv := 1 / s
+	for i := range x {
+		x[i] *= inv
+	}
+}
+
+func swigluGo(gate, up []float32) {
+	up = up[:len(gate)]
+	for i, g := range gate {
+		gate[i] = g / (1 + expf(-g)) * up[i]
+	}
 }
 
 // impl is the level in use; tests switch it with useImpl.

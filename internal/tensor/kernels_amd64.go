@@ -40,6 +40,12 @@ func q8gemm4x4VNNI(out *float32, ldo int, xu *byte, ldx int, xd *float32, ldd in
 //go:noescape
 func quantizeAVX512(q *int8, d *float32, x *float32, nb int)
 
+//go:noescape
+func softmaxAVX512(x *float32, n int)
+
+//go:noescape
+func swigluAVX512(gate, up *float32, n int)
+
 // avx512Kernels handle any column count (masked tails), so vl is 1.
 var avx512Kernels = &kernels{
 	name: "avx512", vl: 1, mr: 4, nr: 6,
@@ -75,6 +81,11 @@ var avx512Kernels = &kernels{
 		}
 		_, _ = q[nb*Q8BlockSize-1], x[nb*Q8BlockSize-1]
 		quantizeAVX512(&q[0], &d[0], &x[0], nb)
+	},
+	softmax: func(x []float32) { softmaxAVX512(&x[0], len(x)) },
+	swiglu: func(gate, up []float32) {
+		_ = up[len(gate)-1]
+		swigluAVX512(&gate[0], &up[0], len(gate))
 	},
 }
 
@@ -113,6 +124,7 @@ var avx2Kernels = &kernels{
 		q8dot4AVX2(&out[0], &xq[0], &xd[0], &w[0], ldw, nb)
 	},
 	quantize: quantizeRow,
+	softmax:  softmaxGo, swiglu: swigluGo,
 }
 
 // archImpls lists the SIMD levels this CPU can run, slowest first.

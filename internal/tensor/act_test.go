@@ -1,0 +1,88 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestSoftmax(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	eachImpl(t, func(t *testing.T) {
+		for _, n := range []int{1, 2, 7, 15, 16, 17, 33, 100, 1000} {
+			for _, spread := range []float64{0.1, 5, 100} {
+				t.Run(fmt.Sprintf("n=%d/spread=%g", n, spread), func(t *testing.T) {
+					x := make([]float32, n)
+					for i := range x {
+						x[i] = float32(rng.NormFloat64()*spread + 3)
+					}
+					if n > 3 {
+						x[1] = float32(math.Inf(-1)) // a masked score
+					}
+					m := math.Inf(-1)
+					for _, v := range x {
+						m = max(m, float64(v))
+					}
+					want := make([]float64, n)
+					var s float64
+					for i, v := range x {
+						want[i] = math.Exp(float64(v) - m)
+						s += want[i]
+					}
+					Softmax(x)
+					var sum float64
+					for i := range x {
+						want[i] /= s
+						sum += float64(x[i])
+						// float32 sums: relative error grows like √n.
+						if e := math.Abs(float64(x[i]) - want[i]); e > (1e-6+2e-7*math.Sqrt(float64(n)))*want[i]+1e-7 || math.IsNaN(float64(x[i])) {
+							t.Fatalf("x[%d] = %v, want %v", i, x[i], want[i])
+						}
+					}
+					if math.Abs(sum-1) > 1e-5 {
+						t.Fatalf("sum %v", sum)
+					}
+				})
+			}
+		}
+	})
+}
+
+func TestSwiGLU(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	eachImpl(t, func(t *testing.T) {
+		for _, n := range []int{1, 5, 16, 17, 31, 172, 1000} {
+			g := make([]float32, n)
+			u := make([]float32, n)
+			for i := range g {
+				g[i] = float32(rng.NormFloat64() * 4)
+				u[i] = float32(rng.NormFloat64())
+			}
+			g[0] = 200 // silu(g) = g
+			if n > 1 {
+				g[1] = -200 // silu(g) = -0
+			}
+			want := make([]float64, n)
+			for i := range g {
+				x := float64(g[i])
+				want[i] = x / (1 + math.Exp(-x)) * float64(u[i])
+			}
+			SwiGLU(g, u)
+			for i := range g {
+				if e := math.Abs(float64(g[i]) - want[i]); e > 2e-6*math.Abs(want[i])+1e-30 || math.IsNaN(float64(g[i])) {
+					t.Fatalf("n=%d: gate[%d] = %v, want %v", n, i, g[i], want[i])
+				}
+			}
+		}
+	})
+}
+
+func TestExpf(t *testing.T) {
+	for x := float32(-87); x < 88; x += 0.37 {
+		want := math.Exp(float64(x))
+		if got := float64(expf(x)); math.Abs(got-want) > 3e-7*want {
+			t.Fatalf("expf(%v) = %v, want %v", x, got, want)
+		}
+	}
+}
