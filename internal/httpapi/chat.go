@@ -103,9 +103,12 @@ func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, g *genReques
 	// The role goes first, for every choice (as OpenAI and vLLM do).
 	empty0 := ""
 	for i := range g.params.N {
-		if err := sse.send(chunk([]openai.ChatChunkChoice{{Index: i, Delta: openai.ChatDelta{Role: "assistant", Content: &empty0}}}, nil)); err != nil {
+		if err := sse.write(chunk([]openai.ChatChunkChoice{{Index: i, Delta: openai.ChatDelta{Role: "assistant", Content: &empty0}}}, nil)); err != nil {
 			return
 		}
+	}
+	if err := sse.flush(); err != nil {
+		return
 	}
 	generated := 0
 	continuous := g.usage != nil && g.usage.IncludeUsage && g.usage.ContinuousUsageStats
@@ -126,14 +129,17 @@ func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, g *genReques
 			if continuous {
 				u = openai.NewUsage(len(g.promptID), generated, o.NumCachedTokens)
 			}
-			if err := sse.send(chunk([]openai.ChatChunkChoice{ch}, u)); err != nil {
+			if err := sse.write(chunk([]openai.ChatChunkChoice{ch}, u)); err != nil {
 				return err
 			}
 		}
-		if o.Finished && g.usage != nil && g.usage.IncludeUsage {
-			return sse.send(chunk([]openai.ChatChunkChoice{}, openai.NewUsage(len(g.promptID), generated, o.NumCachedTokens)))
+		if o.Finished { // the last output: [DONE] follows and flushes
+			if g.usage != nil && g.usage.IncludeUsage {
+				return sse.write(chunk([]openai.ChatChunkChoice{}, openai.NewUsage(len(g.promptID), generated, o.NumCachedTokens)))
+			}
+			return nil
 		}
-		return nil
+		return sse.flush()
 	})
 	if err != nil {
 		if r.Context().Err() != nil {

@@ -110,14 +110,17 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, g *gen
 			if continuous {
 				u = openai.NewUsage(len(g.promptID), generated, o.NumCachedTokens)
 			}
-			if err := sse.send(chunk([]openai.CompletionChoice{ch}, u)); err != nil {
+			if err := sse.write(chunk([]openai.CompletionChoice{ch}, u)); err != nil {
 				return err
 			}
 		}
-		if o.Finished && g.usage != nil && g.usage.IncludeUsage {
-			return sse.send(chunk([]openai.CompletionChoice{}, openai.NewUsage(len(g.promptID), generated, o.NumCachedTokens)))
+		if o.Finished { // the last output: [DONE] follows and flushes
+			if g.usage != nil && g.usage.IncludeUsage {
+				return sse.write(chunk([]openai.CompletionChoice{}, openai.NewUsage(len(g.promptID), generated, o.NumCachedTokens)))
+			}
+			return nil
 		}
-		return nil
+		return sse.flush()
 	})
 	if err != nil {
 		if r.Context().Err() != nil {

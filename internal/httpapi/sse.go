@@ -1,16 +1,23 @@
 package httpapi
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 
 	"govllm/internal/openai"
 )
 
-// sseWriter writes Server-Sent Events: one "data: <json>\n\n" per chunk,
-// flushed at once, and "data: [DONE]\n\n" at the end.
+// sseWriter writes Server-Sent Events: "data: <json>\n\n" per chunk and
+// "data: [DONE]\n\n" at the end. write buffers an event; flush sends
+// what is buffered, so a step's chunks for one request (n > 1 choices, the
+// usage chunk) cost one write system call. The event is encoded into a
+// buffer the writer reuses.
 type sseWriter struct {
-	w  http.ResponseWriter
-	rc *http.ResponseController
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	buf bytes.Buffer
+	enc *json.Encoder // encodes into buf
 }
 
 func startSSE(w http.ResponseWriter) *sseWriter {
@@ -20,24 +27,33 @@ func startSSE(w http.ResponseWriter) *sseWriter {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	s := &sseWriter{w: w, rc: http.NewResponseController(w)}
+	s.enc = json.NewEncoder(&s.buf)
+	s.enc.SetEscapeHTML(false)
 	s.rc.Flush()
 	return s
 }
 
-// send writes one event; an error means the client is gone.
+// write buffers one event; an error means the client is gone.
+func (s *sseWriter) write(v any) error {
+	s.buf.Reset()
+	s.buf.WriteString("data: ")
+	if err := s.enc.Encode(v); err != nil { // appends '\n'
+		return err
+	}
+	s.buf.WriteByte('\n')
+	_, err := s.w.Write(s.buf.Bytes())
+	return err
+}
+
+// flush sends the buffered events.
+func (s *sseWriter) flush() error { return s.rc.Flush() }
+
+// send writes one event and flushes it.
 func (s *sseWriter) send(v any) error {
-	b, err := marshal(v)
-	if err != nil {
+	if err := s.write(v); err != nil {
 		return err
 	}
-	buf := make([]byte, 0, len(b)+8)
-	buf = append(buf, "data: "...)
-	buf = append(buf, b...)
-	buf = append(buf, '\n', '\n')
-	if _, err := s.w.Write(buf); err != nil {
-		return err
-	}
-	return s.rc.Flush()
+	return s.flush()
 }
 
 // fail sends an error event (the envelope) in the stream.
