@@ -63,13 +63,14 @@ func runBenchServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.Float64Var(&cfg.Tolerance, "metrics-tolerance", 0.05, "relative tolerance of the server ≤ client latency cross-check")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: govllm bench serve [flags]\n\nBenchmarks an OpenAI-compatible server with streaming requests (like vllm bench serve)\nand cross-checks the server's /metrics against what the client measured.\n\nFlags:\n")
-		fs.PrintDefaults()
+		printDefaults(fs)
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
+		fmt.Fprintf(stderr, "govllm bench serve: unexpected arguments %q\n", fs.Args())
+		return errUsage
 	}
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = fmt.Sprintf("http://%s:%d", *host, *port)

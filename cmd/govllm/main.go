@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -63,6 +64,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if c.name != args[0] {
 			continue
 		}
+		if wantsHelp(args[1:]) {
+			// Asked-for help is output, not an error: it goes to stdout
+			// (the flag package writes usage to the FlagSet's output).
+			stderr = stdout
+		}
 		err := c.run(ctx, args[1:], stdout, stderr)
 		switch {
 		case err == nil:
@@ -82,3 +88,53 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // errUsage marks an error already reported with usage text.
 var errUsage = errors.New("usage")
+
+// wantsHelp reports whether args ask for help (-h, -help, --h, --help
+// before a "--").
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--h", "--help":
+			return true
+		}
+	}
+	return false
+}
+
+// parseFlags parses args into fs. The flag package has already printed a
+// bad flag and the usage, so such an error is returned as errUsage (exit
+// 2, nothing printed again); a help request stays flag.ErrHelp (exit 0).
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return fmt.Errorf("%w: %v", errUsage, err)
+}
+
+// printDefaults is flag.PrintDefaults with vLLM's spelling of flags
+// ("--max-num-seqs"; the flag package accepts one or two dashes).
+func printDefaults(fs *flag.FlagSet) {
+	w := fs.Output()
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if name != "" {
+			line += " " + name
+		}
+		usage = strings.ReplaceAll(usage, "\n", "\n    \t")
+		line += "\n    \t" + usage
+		switch f.DefValue {
+		case "", "0", "0s", "false", "[]":
+		default:
+			if name == "string" {
+				line += fmt.Sprintf(" (default %q)", f.DefValue)
+			} else {
+				line += fmt.Sprintf(" (default %v)", f.DefValue)
+			}
+		}
+		fmt.Fprintln(w, line)
+	})
+}

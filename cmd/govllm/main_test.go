@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestRunExitCodesAndHelp: --help of every command prints its usage on
+// stdout (so `govllm serve --help | less` works) and exits 0; usage errors
+// exit 2 with the message on stderr, as flag.ExitOnError and vLLM's
+// argparse do.
+func TestRunExitCodesAndHelp(t *testing.T) {
+	for _, tc := range []struct {
+		args       []string
+		code       int
+		stdout     string // substring of stdout ("" = must be empty)
+		stderr     string // substring of stderr ("" = must be empty)
+		onceStderr string // appears exactly once on stderr
+	}{
+		{args: []string{"--help"}, code: 0, stdout: "Usage: govllm <command>"},
+		{args: []string{"help"}, code: 0, stdout: "Usage: govllm <command>"},
+		{args: nil, code: 2, stderr: "Usage: govllm <command>"},
+		{args: []string{"nope"}, code: 2, stderr: `unknown command "nope"`},
+		{args: []string{"serve", "--help"}, code: 0, stdout: "Usage: govllm serve [MODEL] [flags]"},
+		{args: []string{"serve", "-h"}, code: 0, stdout: "max-num-seqs"},
+		{args: []string{"generate", "--help"}, code: 0, stdout: "Usage: govllm generate [flags]"},
+		{args: []string{"bench", "--help"}, code: 0, stdout: "Usage: govllm bench serve"},
+		{args: []string{"bench", "serve", "--help"}, code: 0, stdout: "--verify-metrics"},
+		{args: []string{"bench"}, code: 2, stderr: "Usage: govllm bench serve"},
+		{args: []string{"bench", "serve", "--bogus"}, code: 2, onceStderr: "flag provided but not defined: -bogus"},
+		{args: []string{"bench", "serve", "extra"}, code: 2, stderr: `unexpected arguments ["extra"]`},
+		{args: []string{"generate", "--bogus"}, code: 2, onceStderr: "flag provided but not defined: -bogus"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), tc.args, &stdout, &stderr)
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, &stdout, &stderr)
+			}
+			check := func(name string, got *bytes.Buffer, want string) {
+				if want == "" && got.Len() > 0 && name == "stdout" {
+					t.Errorf("%s should be empty, got:\n%s", name, got)
+				}
+				if !strings.Contains(got.String(), want) {
+					t.Errorf("%s lacks %q:\n%s", name, want, got)
+				}
+			}
+			check("stdout", &stdout, tc.stdout)
+			check("stderr", &stderr, tc.stderr)
+			if tc.onceStderr != "" {
+				if n := strings.Count(stderr.String(), tc.onceStderr); n != 1 {
+					t.Errorf("stderr says %q %d times, want once:\n%s", tc.onceStderr, n, &stderr)
+				}
+			}
+			if tc.code == 0 && stderr.Len() > 0 {
+				t.Errorf("help wrote to stderr:\n%s", &stderr)
+			}
+		})
+	}
+}
