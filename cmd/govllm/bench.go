@@ -49,7 +49,7 @@ func runBenchServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.StringVar(&cfg.BaseURL, "base-url", "", "server base URL, e.g. http://127.0.0.1:8000 (default from --host and --port)")
 	fs.StringVar(&cfg.Endpoint, "endpoint", "/v1/completions", "API endpoint: /v1/completions or /v1/chat/completions")
 	fs.StringVar(&cfg.Model, "model", "", "model name to request (default: the first model the server lists)")
-	fs.StringVar(&cfg.APIKey, "api-key", os.Getenv("OPENAI_API_KEY"), "API key sent as a bearer token (default $OPENAI_API_KEY)")
+	fs.StringVar(&cfg.APIKey, "api-key", "", "API key sent as a bearer token (default $OPENAI_API_KEY)")
 	fs.IntVar(&cfg.NumPrompts, "num-prompts", 1000, "number of requests to send")
 	fs.IntVar(&cfg.RandomInputLen, "random-input-len", 1024, "prompt length in tokens of the random dataset")
 	fs.IntVar(&cfg.RandomOutputLen, "random-output-len", 128, "output length (max_tokens) of the random dataset")
@@ -71,6 +71,9 @@ func runBenchServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "govllm bench serve: unexpected arguments %q\n", fs.Args())
 		return errUsage
+	}
+	if cfg.APIKey == "" {
+		cfg.APIKey = os.Getenv("OPENAI_API_KEY") // not the flag's default: --help would print it
 	}
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = fmt.Sprintf("http://%s:%d", *host, *port)

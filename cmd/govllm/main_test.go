@@ -60,3 +60,16 @@ func TestRunExitCodesAndHelp(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchHelpHidesAPIKey: the key from $OPENAI_API_KEY is a fallback,
+// never printed as a flag default by --help.
+func TestBenchHelpHidesAPIKey(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-do-not-print")
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"bench", "serve", "--help"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	if strings.Contains(stdout.String()+stderr.String(), "sk-do-not-print") {
+		t.Errorf("--help prints the API key:\n%s", &stdout)
+	}
+}
