@@ -269,7 +269,7 @@ func (p *Prometheus) Record(s *stats.SchedulerStats, it *stats.IterationStats) {
 	}
 	addCount(p.promptCached, pts.CachedTokens)
 	addCount(p.genTokens, it.NumGenerationTokens)
-	p.iterTokens.Observe(float64(max(pts.Total+it.NumGenerationTokens, 0)))
+	p.iterTokens.Observe(float64(max(it.NumIterationTokens(), 0)))
 	for _, v := range it.MaxNumGenerationTokensIter {
 		p.reqMaxGenTokens.Observe(float64(v))
 	}
@@ -295,7 +295,7 @@ func (p *Prometheus) Record(s *stats.SchedulerStats, it *stats.IterationStats) {
 			p.inferenceTime.Observe(seconds(f.InferenceTime))
 			p.decodeTime.Observe(seconds(f.DecodeTime))
 		}
-		p.prefillKVComputed.Observe(float64(max(f.NumPromptTokens-max(f.NumCachedTokens, 0), 0)))
+		p.prefillKVComputed.Observe(float64(f.PrefillKVComputedTokens()))
 		p.reqPromptTokens.Observe(float64(f.NumPromptTokens))
 		p.reqGenTokens.Observe(float64(f.NumGenerationTokens))
 		if latency {

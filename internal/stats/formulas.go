@@ -157,9 +157,9 @@ func (it *IterationStats) NumIterationTokens() int {
 }
 
 // PrefillKVComputedTokens is the prompt tokens whose KV was computed rather
-// than found in the prefix cache: prompt − max(cached, 0).
+// than found in the prefix cache: prompt − max(cached, 0), never negative.
 func (f *FinishedRequestStats) PrefillKVComputedTokens() int {
-	return f.NumPromptTokens - max(f.NumCachedTokens, 0)
+	return max(f.NumPromptTokens-max(f.NumCachedTokens, 0), 0)
 }
 
 // Interval returns to − from, or 0 when either end is the zero time or the

@@ -25,6 +25,7 @@ func TestPrefillKVComputed(t *testing.T) {
 		{"no cache", 2000, 0, 2000},
 		{"negative cached", 100, -1, 100},
 		{"all cached", 100, 100, 0},
+		{"cached over prompt (never negative)", 100, 120, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
