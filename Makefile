@@ -11,7 +11,11 @@ vet:
 	@unformatted=$$(gofmt -l cmd internal); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 
 # -tags invariants compiles in the expensive KV-cache consistency checks.
+# go test prints a skipped test's reason only with -v: say here, loudly,
+# what a machine without the shared models or the npm references skips.
 test: vet
+	@test -d ../shared/models || echo "*** NOTE: ../shared/models not found: every test that needs a real model will SKIP (CI provides it)"
+	@for d in internal/*/testdata/npm; do test -d $$d/node_modules || echo "*** NOTE: $$d/node_modules missing: reference comparisons will SKIP (.ci/run installs them; or npm ci --prefix $$d)"; done
 	$(GO) test -race -tags invariants -timeout 20m ./...
 
 bench:
