@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// ExcludedHandlers are the routes vLLM's HTTP instrumentation leaves out;
+// excludedHandlers are the routes vLLM's HTTP instrumentation leaves out;
 // Middleware passes them through unmeasured.
 var excludedHandlers = map[string]bool{
 	"/metrics":     true,
