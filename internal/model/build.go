@@ -26,9 +26,17 @@ type rawModel struct {
 	ropeFactors []float32
 }
 
-// maxRopeTable caps the precomputed RoPE positions; later positions are
-// computed on the fly.
-const maxRopeTable = 1 << 16
+// maxRopeTable caps the precomputed RoPE positions, and maxRopeFloats the
+// table's size; later positions are computed on the fly.
+const (
+	maxRopeTable  = 1 << 16
+	maxRopeFloats = 1 << 22
+)
+
+// ropePositions is how many positions of c get a precomputed RoPE entry.
+func ropePositions(c *Config) int {
+	return min(c.MaxSeqLen, maxRopeTable, maxRopeFloats/max(c.HeadDim/2, 1))
+}
 
 // build checks shapes, fuses Q/K/V and gate/up, applies quantization and
 // returns the Model. source names the origin in errors.
@@ -122,7 +130,7 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 	default:
 		return nil, fmt.Errorf("model: %s: unsupported quantization %q (want q8_0)", source, quantize)
 	}
-	m.rope = newRopeTable(&m.Config, m.ropeFactors, min(c.MaxSeqLen, maxRopeTable))
+	m.rope = newRopeTable(&m.Config, m.ropeFactors, ropePositions(&m.Config))
 	return m, nil
 }
 

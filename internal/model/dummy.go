@@ -109,7 +109,7 @@ func NewDummy(cfg Config, dtype tensor.DType, seed uint64) *Model {
 	} else {
 		m.Output = mat(c.VocabSize, c.Dim, id, q8)
 	}
-	m.rope = newRopeTable(&m.Config, nil, min(c.MaxSeqLen, maxRopeTable))
+	m.rope = newRopeTable(&m.Config, nil, ropePositions(&m.Config))
 	return m
 }
 
