@@ -178,19 +178,70 @@ func parseHF(path string, b []byte, cfg *hfConfig, gen *hfGenerationConfig) (*To
 	if (m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "") || (m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "") || (m.Dropout != nil && *m.Dropout != 0) {
 		return nil, unsupported("BPE with continuing_subword_prefix, end_of_word_suffix or dropout")
 	}
+	pl, err := f.pipeline(unsupported)
+	if err != nil {
+		return nil, err
+	}
+	entries, added, err := f.entries(path, pl.kind)
+	if err != nil {
+		return nil, err
+	}
+	t := newTokenizer(pl.kind, entries)
+	for _, s := range added {
+		t.vocab[s.s] = s.id
+		t.special.add(s)
+	}
+	pairs, err := parseMerges(m.Merges)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: merges: %w", ErrFormat, path, err)
+	}
+	if err := t.setMerges(pairs); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	t.pretok = pl.pretok
+	t.ignoreMerges = m.IgnoreMerges
+	t.prefixSpace = pl.prepend
+	t.prefixFirstOnly = pl.firstOnly
+	t.prefixUnlessSpace = pl.metaspace
+	t.splitEverySpace = pl.splitSpace
+	t.stripLeading = pl.stripLeading && pl.kind == kindSPM
+	if m.UnkToken != nil {
+		if id, ok := t.vocab[*m.UnkToken]; ok {
+			t.unk = id
+		}
+	}
+	if err := t.setHFSpecials(&f, cfg, gen, len(entries)); err != nil {
+		return nil, err
+	}
+	t.finish()
+	return t, nil
+}
 
-	// Which algorithm, from the normalizer / pre-tokenizer / decoder.
+// hfPipeline is what a tokenizer.json's normalizer, pre-tokenizer and
+// decoder say about the algorithm.
+type hfPipeline struct {
+	kind         kind
+	pretok       pretokKind
+	metaspace    bool // a Metaspace pre-tokenizer (else the Prepend+Replace normalizer)
+	prepend      bool // prepend '▁' to a text segment
+	firstOnly    bool // only to the segment at the start of the text
+	splitSpace   bool // each '▁' starts a word
+	stripLeading bool // the decoder drops one leading space
+}
+
+// pipeline reads the algorithm from the normalizer, pre-tokenizer and
+// decoder; anything this package does not implement is unsupported.
+func (f *hfFile) pipeline(unsupported func(string, ...any) error) (hfPipeline, error) {
 	var (
-		byteLevel, metaspace, replaceSpace, prepend bool
-		firstOnly, stripLead, splitSpace            bool
-		pre                                         = pretokNone
-		normErr, preErr                             error
+		pl                      = hfPipeline{pretok: pretokNone}
+		byteLevel, replaceSpace bool
+		normErr, preErr         error
 	)
 	f.Normalizer.walk(func(c *hfComponent) {
 		switch c.Type {
 		case "Sequence":
 		case "Prepend":
-			prepend = c.Prepend == "▁"
+			pl.prepend = c.Prepend == "▁"
 		case "Replace":
 			if c.Pattern.String != nil && *c.Pattern.String == " " && c.Content == "▁" {
 				replaceSpace = true
@@ -210,7 +261,7 @@ func parseHF(path string, b []byte, cfg *hfConfig, gen *hfGenerationConfig) (*To
 				preErr = unsupported("ByteLevel pre-tokenizer with add_prefix_space")
 			}
 			if c.UseRegex == nil || *c.UseRegex {
-				pre = pretokGPT2
+				pl.pretok = pretokGPT2
 			}
 		case "Split":
 			if c.Pattern.Regex == nil || c.Invert || c.Behavior != "Isolated" {
@@ -219,11 +270,11 @@ func parseHF(path string, b []byte, cfg *hfConfig, gen *hfGenerationConfig) (*To
 			}
 			switch *c.Pattern.Regex {
 			case gpt2Pattern:
-				pre = pretokGPT2
+				pl.pretok = pretokGPT2
 			case llama3Pattern:
-				pre = pretokLlama3
+				pl.pretok = pretokLlama3
 			case qwen2Pattern:
-				pre = pretokQwen2
+				pl.pretok = pretokQwen2
 			default:
 				preErr = unsupported("Split pre-tokenizer regex %q", *c.Pattern.Regex)
 			}
@@ -231,40 +282,45 @@ func parseHF(path string, b []byte, cfg *hfConfig, gen *hfGenerationConfig) (*To
 			if c.Replacement != "" && c.Replacement != "▁" {
 				preErr = unsupported("Metaspace replacement %q", c.Replacement)
 			}
-			metaspace = true
-			prepend = c.PrependScheme != "never" && (c.AddPrefixSpace == nil || *c.AddPrefixSpace)
-			firstOnly = c.PrependScheme == "first"
-			splitSpace = c.Split == nil || *c.Split
+			pl.metaspace = true
+			pl.prepend = c.PrependScheme != "never" && (c.AddPrefixSpace == nil || *c.AddPrefixSpace)
+			pl.firstOnly = c.PrependScheme == "first"
+			pl.splitSpace = c.Split == nil || *c.Split
 		default:
 			preErr = unsupported("pre-tokenizer %q", c.Type)
 		}
 	})
 	if normErr != nil {
-		return nil, normErr
+		return pl, normErr
 	}
 	if preErr != nil {
-		return nil, preErr
+		return pl, preErr
 	}
 	f.Decoder.walk(func(c *hfComponent) {
 		switch c.Type {
 		case "ByteLevel":
 			byteLevel = true
 		case "Strip":
-			stripLead = stripLead || (c.Content == " " && c.Start > 0)
+			pl.stripLeading = pl.stripLeading || (c.Content == " " && c.Start > 0)
 		case "Metaspace":
-			stripLead = stripLead || c.PrependScheme != "never" && (c.AddPrefixSpace == nil || *c.AddPrefixSpace)
+			pl.stripLeading = pl.stripLeading || c.PrependScheme != "never" && (c.AddPrefixSpace == nil || *c.AddPrefixSpace)
 		}
 	})
-	k := kindSPM
 	switch {
-	case byteLevel && !metaspace && !replaceSpace:
-		k = kindByteLevel
-	case !byteLevel && (metaspace || replaceSpace):
+	case byteLevel && !pl.metaspace && !replaceSpace:
+		pl.kind = kindByteLevel
+	case !byteLevel && (pl.metaspace || replaceSpace):
+		pl.kind = kindSPM
 	default:
-		return nil, unsupported("neither a SentencePiece-style (▁) nor a byte-level BPE")
+		return pl, unsupported("neither a SentencePiece-style (▁) nor a byte-level BPE")
 	}
+	return pl, nil
+}
 
-	// Vocabulary: the model's, then the added tokens (which may extend it).
+// entries builds the vocabulary: the model's, then the added tokens (which
+// may extend it), and returns the added tokens for the special matcher.
+func (f *hfFile) entries(path string, k kind) ([]vocabEntry, []specialTok, error) {
+	m := &f.Model
 	size := 0
 	for _, id := range m.Vocab {
 		if int(id) >= size {
@@ -277,12 +333,12 @@ func parseHF(path string, b []byte, cfg *hfConfig, gen *hfGenerationConfig) (*To
 		}
 	}
 	if size == 0 || size > 1<<24 {
-		return nil, fmt.Errorf("%w: %s: vocabulary of %d ids", ErrFormat, path, size)
+		return nil, nil, fmt.Errorf("%w: %s: vocabulary of %d ids", ErrFormat, path, size)
 	}
 	entries := make([]vocabEntry, size)
 	for s, id := range m.Vocab {
 		if id < 0 {
-			return nil, fmt.Errorf("%w: %s: negative id for %q", ErrFormat, path, s)
+			return nil, nil, fmt.Errorf("%w: %s: negative id for %q", ErrFormat, path, s)
 		}
 		e := vocabEntry{piece: s}
 		if _, ok := parseByteToken(s); ok && k == kindSPM && m.ByteFallback {
@@ -293,7 +349,7 @@ func parseHF(path string, b []byte, cfg *hfConfig, gen *hfGenerationConfig) (*To
 	var added []specialTok
 	for _, a := range f.AddedTokens {
 		if a.ID < 0 {
-			return nil, fmt.Errorf("%w: %s: negative id for %q", ErrFormat, path, a.Content)
+			return nil, nil, fmt.Errorf("%w: %s: negative id for %q", ErrFormat, path, a.Content)
 		}
 		e := vocabEntry{piece: a.Content, text: a.Content}
 		if a.Special {
@@ -302,33 +358,13 @@ func parseHF(path string, b []byte, cfg *hfConfig, gen *hfGenerationConfig) (*To
 		entries[a.ID] = e
 		added = append(added, specialTok{s: a.Content, id: a.ID, lstrip: a.LStrip, rstrip: a.RStrip})
 	}
-	t := newTokenizer(k, entries)
-	for _, s := range added {
-		t.vocab[s.s] = s.id
-		t.special.add(s)
-	}
-	pairs, err := parseMerges(m.Merges)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: merges: %w", ErrFormat, path, err)
-	}
-	if err := t.setMerges(pairs); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	t.pretok = pre
-	t.ignoreMerges = m.IgnoreMerges
-	t.prefixSpace = prepend
-	t.prefixFirstOnly = firstOnly
-	t.prefixUnlessSpace = metaspace
-	t.splitEverySpace = splitSpace
-	t.stripLeading = stripLead && k == kindSPM
-	if m.UnkToken != nil {
-		if id, ok := t.vocab[*m.UnkToken]; ok {
-			t.unk = id
-		}
-	}
+	return entries, added, nil
+}
 
-	// Special ids: tokenizer_config.json, then the post-processor, then
-	// generation_config.json.
+// setHFSpecials sets BOS, EOS, the end-of-generation ids, add_bos/add_eos
+// and the chat template: tokenizer_config.json first, then the
+// post-processor, then generation_config.json.
+func (t *Tokenizer) setHFSpecials(f *hfFile, cfg *hfConfig, gen *hfGenerationConfig, size int) error {
 	lookup := func(s hfTokenString) int32 {
 		if id, ok := t.vocab[string(s)]; ok && s != "" {
 			return id
@@ -360,7 +396,7 @@ func parseHF(path string, b []byte, cfg *hfConfig, gen *hfGenerationConfig) (*To
 	}
 	genEOS, err := parseIDList(gen.EOSTokenID)
 	if err != nil {
-		return nil, fmt.Errorf("%w: generation_config.json eos_token_id: %w", ErrFormat, err)
+		return fmt.Errorf("%w: generation_config.json eos_token_id: %w", ErrFormat, err)
 	}
 	for _, id := range genEOS {
 		if id >= 0 && int(id) < size && !containsID(t.eosIDs, id) {
@@ -372,10 +408,9 @@ func parseHF(path string, b []byte, cfg *hfConfig, gen *hfGenerationConfig) (*To
 	}
 	t.bosToken, t.eosToken = string(cfg.BOSToken), string(cfg.EOSToken)
 	if t.chatTemplate, err = parseChatTemplate(cfg.ChatTemplate); err != nil {
-		return nil, fmt.Errorf("%w: tokenizer_config.json chat_template: %w", ErrFormat, err)
+		return fmt.Errorf("%w: tokenizer_config.json chat_template: %w", ErrFormat, err)
 	}
-	t.finish()
-	return t, nil
+	return nil
 }
 
 // parseMerges reads merges as ["a b", ...] or [["a", "b"], ...].
