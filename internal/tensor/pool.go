@@ -35,7 +35,7 @@ type Pool struct {
 	mu   sync.Mutex
 	cond *sync.Cond
 
-	parked atomic.Int32  // 1 while the caller is parked waiting for pending == 0
+	parked atomic.Uint64 // the job the caller is parked on (0: not parked)
 	wake   chan struct{} // wakes the parked caller
 
 	wg sync.WaitGroup
@@ -48,8 +48,13 @@ type Pool struct {
 
 // spinIters bounds the busy-wait of workers and caller before they park.
 // At a few ns per iteration this is tens of microseconds: long enough to
-// cover the gap between two kernels of one forward pass.
-const spinIters = 20000
+// cover the gap between two kernels of one forward pass. Tests lower it to
+// exercise parking.
+var spinIters = 20000
+
+// testHookJobDone, when set (by tests, before NewPool), runs in the worker
+// that finished job g last, before it looks at parked; it returns true.
+var testHookJobDone func(g uint64) bool
 
 // NewPool starts a pool of n workers (n ≤ 1 means the caller only).
 func NewPool(n int) *Pool {
@@ -102,7 +107,8 @@ func (p *Pool) worker(w int) {
 				p.fn(lo, hi)
 			}
 		}
-		if p.pending.Add(-1) == 0 && p.parked.CompareAndSwap(1, 0) {
+		if p.pending.Add(-1) == 0 && (testHookJobDone == nil || testHookJobDone(g)) &&
+			p.parked.CompareAndSwap(g, 0) {
 			p.wake <- struct{}{}
 		}
 	}
@@ -143,7 +149,7 @@ func (p *Pool) ParallelFor(n int, fn func(lo, hi int)) {
 	parts := min(threads, n)
 	p.fn, p.total, p.parts = fn, n, parts
 	p.pending.Store(int32(p.n - 1))
-	p.gen.Add(1)
+	g := p.gen.Add(1)
 	if p.sleepers.Load() > 0 {
 		p.mu.Lock()
 		p.cond.Broadcast()
@@ -151,12 +157,18 @@ func (p *Pool) ParallelFor(n int, fn func(lo, hi int)) {
 	}
 	lo, hi := part(n, parts, 0)
 	fn(lo, hi)
-	p.waitDone()
+	p.waitDone(g)
 	p.fn = nil
 }
 
-// waitDone spins, then parks, until every worker has finished the job.
-func (p *Pool) waitDone() {
+// waitDone spins, then parks, until every worker has finished job g.
+//
+// Parking publishes g in parked; the worker that brings pending to zero
+// wakes the caller only if it can swap parked from its own job's g to 0. A
+// worker of an earlier job that is late to look at parked (the caller saw
+// pending reach zero while spinning and started the next job) therefore
+// cannot wake the caller for a job that is still running.
+func (p *Pool) waitDone(g uint64) {
 	for i := 0; i < spinIters; i++ {
 		if p.pending.Load() == 0 {
 			return
@@ -165,8 +177,8 @@ func (p *Pool) waitDone() {
 			runtime.Gosched()
 		}
 	}
-	p.parked.Store(1)
-	if p.pending.Load() == 0 && p.parked.CompareAndSwap(1, 0) {
+	p.parked.Store(g)
+	if p.pending.Load() == 0 && p.parked.CompareAndSwap(g, 0) {
 		return // finished before we parked; no wake-up was sent
 	}
 	<-p.wake

@@ -1,8 +1,10 @@
 package tensor
 
 import (
+	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestParallelForCoversEachIndexOnce(t *testing.T) {
@@ -86,6 +88,72 @@ func TestPoolParksAndWakes(t *testing.T) {
 		p.ParallelFor(8, func(lo, hi int) { n.Add(int32(hi - lo)) })
 		if n.Load() != 8 {
 			t.Fatalf("rep %d: covered %d of 8", rep, n.Load())
+		}
+	}
+}
+
+// TestPoolHandOffStress runs many short jobs with short or no spinning, so
+// the workers and the caller park and wake in every interleaving; each job
+// must be complete when ParallelFor returns (a wake-up meant for an
+// earlier job must not end a later one early).
+func TestPoolHandOffStress(t *testing.T) {
+	saved := spinIters
+	defer func() { spinIters = saved }()
+	for _, spin := range []int{0, 1, 64, 2000} {
+		for _, threads := range []int{2, 3} {
+			t.Run(fmt.Sprintf("spin=%d/threads=%d", spin, threads), func(t *testing.T) {
+				spinIters = spin
+				p := NewPool(threads)
+				defer p.Close()
+				buf := make([]int, 8)
+				for it := 1; it <= 5000; it++ {
+					n := 2 + it%5
+					p.ParallelFor(n, func(lo, hi int) {
+						for i := lo; i < hi; i++ {
+							buf[i] = it
+						}
+					})
+					for i := 0; i < n; i++ {
+						if buf[i] != it {
+							t.Fatalf("job %d: index %d not done when ParallelFor returned", it, i)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestPoolLateWorkerCannotEndNextJob makes the last worker of a job slow to
+// check for a parked caller, after the caller has already seen the job
+// finish and started (and parked on) the next one.
+func TestPoolLateWorkerCannotEndNextJob(t *testing.T) {
+	savedSpin := spinIters
+	defer func() { spinIters, testHookJobDone = savedSpin, nil }()
+	spinIters = 0
+	testHookJobDone = func(g uint64) bool {
+		if g%2 == 1 {
+			time.Sleep(4 * time.Millisecond) // still here when job g+1 starts
+		}
+		return true
+	}
+	p := NewPool(2)
+	defer p.Close()
+	var done [2]atomic.Int32
+	for it := 0; it < 4; it++ {
+		done[0].Store(0)
+		done[1].Store(0)
+		p.ParallelFor(2, func(lo, hi int) {
+			switch {
+			case it%2 == 0 && lo == 0:
+				time.Sleep(time.Millisecond) // job g odd: the worker finishes first
+			case it%2 == 1 && lo == 1:
+				time.Sleep(2 * time.Millisecond) // job g+1: the worker's part is slow
+			}
+			done[lo].Store(1)
+		})
+		if done[0].Load() != 1 || done[1].Load() != 1 {
+			t.Fatalf("round %d: ParallelFor returned with parts %d,%d done", it, done[0].Load(), done[1].Load())
 		}
 	}
 }
