@@ -19,9 +19,10 @@ var benchShapes = []struct {
 	{"5632x2048", 5632, 2048},
 }
 
-// BenchmarkMatMul reports GFLOP/s (2·n·Rows·Cols per call) of the SIMD
-// kernels and the pure-Go level, and the scalar reference (matMulRef,
-// one Dot per output) as baseline. Run: go test -bench MatMul ./internal/tensor
+// BenchmarkMatMul reports GFLOP/s (2·n·Rows·Cols per call, wall clock) and
+// GFLOP/cpu-s (per CPU-second of the process) of each kernel level and the
+// scalar reference (matMulRef: a plain Go dot loop per output) as baseline.
+// Run: go test -run '^$' -bench MatMul ./internal/tensor
 func BenchmarkMatMul(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	for _, s := range benchShapes {
@@ -42,10 +43,16 @@ func BenchmarkMatMul(b *testing.B) {
 				run := func(b *testing.B, f func()) {
 					f()
 					b.ResetTimer()
+					cpu0 := cpuTime()
 					for b.Loop() {
 						f()
 					}
 					b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+					if cpu := cpuTime() - cpu0; cpu > 0 {
+						// Steadier on a shared machine; with t=2 it includes
+						// the workers' spinning.
+						b.ReportMetric(flops*float64(b.N)/cpu.Seconds()/1e9, "GFLOP/cpu-s")
+					}
 				}
 				for _, k := range allImpls() {
 					if k == goKernels && n > 1 && s.rows*s.cols > 2048*768 {
