@@ -29,23 +29,51 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return runBenchServe(ctx, args[1:], stdout, stderr)
 }
 
+// benchOutputs are the bench serve flags about what to do with the result.
+type benchOutputs struct {
+	saveResult          bool
+	resultDir, fileName string
+	plot                string
+	verify              bool
+}
+
 func runBenchServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, outs, err := parseBenchArgs(args, stderr)
+	if err != nil {
+		return err
+	}
+	rate := "inf"
+	if !math.IsInf(cfg.RequestRate, 1) {
+		rate = strconv.FormatFloat(cfg.RequestRate, 'g', -1, 64)
+	}
+	fmt.Fprintf(stderr, "benchmarking %s%s: %d prompts, input %d, output %d, rate %s, max concurrency %d\n",
+		cfg.BaseURL, cfg.Endpoint, cfg.NumPrompts, cfg.RandomInputLen, cfg.RandomOutputLen, rate, cfg.MaxConcurrency)
+	res, err := bench.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	return reportBench(res, outs, stdout, stderr)
+}
+
+// parseBenchArgs turns `govllm bench serve` flags into a bench.Config.
+func parseBenchArgs(args []string, stderr io.Writer) (bench.Config, benchOutputs, error) {
 	fs := flag.NewFlagSet("govllm bench serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
 		cfg         bench.Config
+		outs        benchOutputs
 		host        = fs.String("host", "127.0.0.1", "server host (used when --base-url is empty)")
 		port        = fs.Int("port", 8000, "server port (used when --base-url is empty)")
 		rate        = fs.String("request-rate", "inf", "requests per second, or inf to send all at once")
 		percentiles = fs.String("metric-percentiles", "50,90,99", "comma-separated percentiles to report")
-		saveResult  = fs.Bool("save-result", false, "save the result as JSON (see --result-dir, --result-filename)")
-		resultDir   = fs.String("result-dir", ".", "directory for --save-result")
-		resultFile  = fs.String("result-filename", "", "file name for --save-result (default: govllm-<model>-<date>.json)")
-		plot        = fs.String("plot", "", "write a latency plot (SVG: TTFT and ITL over time) to this file")
-		verify      = fs.Bool("verify-metrics", false, "exit non-zero when the server's /metrics disagrees with the client's measurements")
 		noCheck     = fs.Bool("no-metrics-check", false, "do not scrape /metrics (for servers without vLLM's metrics)")
 		disableBar  = fs.Bool("disable-tqdm", false, "no progress output")
 	)
+	fs.BoolVar(&outs.saveResult, "save-result", false, "save the result as JSON (see --result-dir, --result-filename)")
+	fs.StringVar(&outs.resultDir, "result-dir", ".", "directory for --save-result")
+	fs.StringVar(&outs.fileName, "result-filename", "", "file name for --save-result (default: govllm-<model>-<date>.json)")
+	fs.StringVar(&outs.plot, "plot", "", "write a latency plot (SVG: TTFT and ITL over time) to this file")
+	fs.BoolVar(&outs.verify, "verify-metrics", false, "exit non-zero when the server's /metrics disagrees with the client's measurements")
 	fs.StringVar(&cfg.BaseURL, "base-url", "", "server base URL, e.g. http://127.0.0.1:8000 (default from --host and --port)")
 	fs.StringVar(&cfg.Endpoint, "endpoint", "/v1/completions", "API endpoint: /v1/completions or /v1/chat/completions")
 	fs.StringVar(&cfg.Model, "model", "", "model name to request (default: the first model the server lists)")
@@ -66,11 +94,11 @@ func runBenchServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 		printDefaults(fs)
 	}
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return cfg, outs, err
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "govllm bench serve: unexpected arguments %q\n", fs.Args())
-		return errUsage
+		return cfg, outs, errUsage
 	}
 	if cfg.APIKey == "" {
 		cfg.APIKey = os.Getenv("OPENAI_API_KEY") // not the flag's default: --help would print it
@@ -83,53 +111,52 @@ func runBenchServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	} else {
 		r, err := strconv.ParseFloat(*rate, 64)
 		if err != nil {
-			return fmt.Errorf("--request-rate: %w", err)
+			return cfg, outs, fmt.Errorf("--request-rate: %w", err)
 		}
 		cfg.RequestRate = r
 	}
 	for _, p := range strings.Split(*percentiles, ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
 		if err != nil {
-			return fmt.Errorf("--metric-percentiles: %w", err)
+			return cfg, outs, fmt.Errorf("--metric-percentiles: %w", err)
 		}
 		cfg.Percentiles = append(cfg.Percentiles, v)
 	}
 	cfg.CheckMetrics = !*noCheck
-	if *verify && *noCheck {
-		return errors.New("--verify-metrics needs the /metrics check (drop --no-metrics-check)")
+	if outs.verify && *noCheck {
+		return cfg, outs, errors.New("--verify-metrics needs the /metrics check (drop --no-metrics-check)")
 	}
 	if !*disableBar {
 		cfg.Progress = stderr
 		cfg.ProgressIsTTY = isTerminal(stderr)
 	}
-	fmt.Fprintf(stderr, "benchmarking %s%s: %d prompts, input %d, output %d, rate %s, max concurrency %d\n",
-		cfg.BaseURL, cfg.Endpoint, cfg.NumPrompts, cfg.RandomInputLen, cfg.RandomOutputLen, *rate, cfg.MaxConcurrency)
-	res, err := bench.Run(ctx, cfg)
-	if err != nil {
-		return err
-	}
+	return cfg, outs, nil
+}
+
+// reportBench prints the result table and writes the requested files.
+func reportBench(res *bench.Result, outs benchOutputs, stdout, stderr io.Writer) error {
 	res.WriteTable(stdout)
-	if *saveResult {
-		name := *resultFile
+	if outs.saveResult {
+		name := outs.fileName
 		if name == "" {
 			name = fmt.Sprintf("govllm-%s-%s.json", strings.ReplaceAll(filepath.Base(res.ModelID), "/", "_"), res.Date)
 		}
-		path := filepath.Join(*resultDir, name)
+		path := filepath.Join(outs.resultDir, name)
 		if err := res.SaveJSON(path); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "result saved to %s\n", path)
 	}
-	if *plot != "" {
-		if err := res.SavePlot(*plot); err != nil {
+	if outs.plot != "" {
+		if err := res.SavePlot(outs.plot); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "plot saved to %s\n", *plot)
+		fmt.Fprintf(stderr, "plot saved to %s\n", outs.plot)
 	}
 	if res.Failed > 0 && res.Completed == 0 {
 		return fmt.Errorf("all %d requests failed; first error: %s", res.Failed, res.Errors[0])
 	}
-	if *verify && !res.MetricsOK() {
+	if outs.verify && !res.MetricsOK() {
 		return errors.New("the server's /metrics disagree with the client's measurements (see the cross-check above)")
 	}
 	return nil

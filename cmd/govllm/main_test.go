@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"math"
+	"slices"
 	"strings"
 	"testing"
+
+	"govllm/internal/bench"
 )
 
 // TestRunExitCodesAndHelp: --help of every command prints its usage on
@@ -71,5 +75,54 @@ func TestBenchHelpHidesAPIKey(t *testing.T) {
 	}
 	if strings.Contains(stdout.String()+stderr.String(), "sk-do-not-print") {
 		t.Errorf("--help prints the API key:\n%s", &stdout)
+	}
+}
+
+func TestParseBenchArgs(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "from-env")
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		wantErr string
+		check   func(t *testing.T, cfg bench.Config, outs benchOutputs)
+	}{
+		{name: "defaults", check: func(t *testing.T, cfg bench.Config, outs benchOutputs) {
+			if cfg.BaseURL != "http://127.0.0.1:8000" || !math.IsInf(cfg.RequestRate, 1) || cfg.APIKey != "from-env" ||
+				!cfg.CheckMetrics || !slices.Equal(cfg.Percentiles, []float64{50, 90, 99}) || cfg.NumPrompts != 1000 || outs.resultDir != "." {
+				t.Errorf("defaults: %+v %+v", cfg, outs)
+			}
+		}},
+		{name: "explicit", args: []string{"--host", "h", "--port", "9", "--request-rate", "2.5", "--metric-percentiles", "95, 99.9",
+			"--api-key", "k", "--no-metrics-check", "--save-result", "--plot", "p.svg"},
+			check: func(t *testing.T, cfg bench.Config, outs benchOutputs) {
+				if cfg.BaseURL != "http://h:9" || cfg.RequestRate != 2.5 || cfg.APIKey != "k" || cfg.CheckMetrics ||
+					!slices.Equal(cfg.Percentiles, []float64{95, 99.9}) || !outs.saveResult || outs.plot != "p.svg" {
+					t.Errorf("explicit: %+v %+v", cfg, outs)
+				}
+			}},
+		{name: "base-url wins", args: []string{"--base-url", "http://x:1", "--port", "9"},
+			check: func(t *testing.T, cfg bench.Config, _ benchOutputs) {
+				if cfg.BaseURL != "http://x:1" {
+					t.Errorf("BaseURL %q", cfg.BaseURL)
+				}
+			}},
+		{name: "bad rate", args: []string{"--request-rate", "fast"}, wantErr: "--request-rate"},
+		{name: "bad percentile", args: []string{"--metric-percentiles", "50,x"}, wantErr: "--metric-percentiles"},
+		{name: "verify without check", args: []string{"--verify-metrics", "--no-metrics-check"}, wantErr: "--verify-metrics needs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			cfg, outs, err := parseBenchArgs(tc.args, &stderr)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, cfg, outs)
+		})
 	}
 }
