@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -251,4 +252,35 @@ func TestRunLeavesNoConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	goleak.VerifyNone(t, before)
+}
+
+func TestReadStream(t *testing.T) {
+	const usage = "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}\n\n"
+	for _, tc := range []struct {
+		name, stream string
+		wantErr      string // "" = success
+		text         string
+		itls         int
+	}{
+		{"completions", "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {\"choices\":[{\"text\":\"b\"}]}\n\n" + usage + "data: [DONE]\n\n", "", "ab", 1},
+		{"chat, no space after data:, comments and role chunk", ": ping\n\ndata:{\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n" +
+			"data:{\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n" + usage + "data:[DONE]\n\n", "", "hi", 0},
+		{"no [DONE]", "data: {\"choices\":[{\"text\":\"a\"}]}\n\n", "without data: [DONE]", "", 0},
+		{"bad chunk", "data: {nope\n\ndata: [DONE]\n\n", "bad stream chunk", "", 0},
+		{"no content", usage + "data: [DONE]\n\n", "no content chunk", "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := requestResult{Start: time.Now()}
+			readStream(strings.NewReader(tc.stream), &res)
+			if tc.wantErr != "" {
+				if res.Success || !strings.Contains(res.Err, tc.wantErr) {
+					t.Fatalf("success %v, err %q; want error %q", res.Success, res.Err, tc.wantErr)
+				}
+				return
+			}
+			if !res.Success || res.Text != tc.text || len(res.ITL) != tc.itls || res.PromptTokens != 3 || res.OutputTokens != 2 {
+				t.Errorf("got %+v", res)
+			}
+		})
+	}
 }

@@ -114,27 +114,8 @@ type streamChunk struct {
 // send runs one streaming request and measures it. Failures are recorded
 // in the result, not returned: a benchmark goes on.
 func (c *client) send(ctx context.Context, cfg *Config, p *Prompt) requestResult {
-	body := map[string]any{
-		"model":          cfg.Model,
-		"max_tokens":     p.OutputLen,
-		"stream":         true,
-		"stream_options": map[string]any{"include_usage": true},
-		"temperature":    0.0,
-	}
-	if cfg.IgnoreEOS {
-		body["ignore_eos"] = true
-	}
-	if cfg.Endpoint == "/v1/chat/completions" {
-		body["messages"] = []map[string]string{{"role": "user", "content": p.Text}}
-		delete(body, "max_tokens")
-		body["max_completion_tokens"] = p.OutputLen
-	} else if p.TokenIDs != nil {
-		body["prompt"] = p.TokenIDs
-	} else {
-		body["prompt"] = p.Text
-	}
 	res := requestResult{Start: time.Now()}
-	req, err := c.newRequest(ctx, http.MethodPost, cfg.Endpoint, body)
+	req, err := c.newRequest(ctx, http.MethodPost, cfg.Endpoint, requestBody(cfg, p))
 	if err != nil {
 		res.Err = err.Error()
 		return res
@@ -149,14 +130,46 @@ func (c *client) send(ctx context.Context, cfg *Config, p *Prompt) requestResult
 		res.Err = errorFrom(resp).Error()
 		return res
 	}
+	readStream(resp.Body, &res)
+	return res
+}
+
+// requestBody is the streaming request of one prompt.
+func requestBody(cfg *Config, p *Prompt) map[string]any {
+	body := map[string]any{
+		"model":          cfg.Model,
+		"stream":         true,
+		"stream_options": map[string]any{"include_usage": true},
+		"temperature":    0.0,
+	}
+	if cfg.IgnoreEOS {
+		body["ignore_eos"] = true
+	}
+	switch {
+	case cfg.Endpoint == "/v1/chat/completions":
+		body["messages"] = []map[string]string{{"role": "user", "content": p.Text}}
+		body["max_completion_tokens"] = p.OutputLen
+	case p.TokenIDs != nil:
+		body["prompt"] = p.TokenIDs
+		body["max_tokens"] = p.OutputLen
+	default:
+		body["prompt"] = p.Text
+		body["max_tokens"] = p.OutputLen
+	}
+	return body
+}
+
+// readStream reads an SSE stream of completion or chat chunks to its
+// "data: [DONE]", timing every content chunk from res.Start; it sets
+// Success, or Err.
+func readStream(body io.Reader, res *requestResult) {
 	var text strings.Builder
 	last := res.Start
-	sc := bufio.NewScanner(resp.Body)
+	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	done := false
 	for sc.Scan() {
-		line := sc.Text()
-		data, ok := strings.CutPrefix(line, "data:")
+		data, ok := strings.CutPrefix(sc.Text(), "data:")
 		if !ok {
 			continue
 		}
@@ -169,12 +182,12 @@ func (c *client) send(ctx context.Context, cfg *Config, p *Prompt) requestResult
 		var ch streamChunk
 		if err := json.Unmarshal([]byte(data), &ch); err != nil {
 			res.Err = fmt.Sprintf("bad stream chunk %q: %v", data, err)
-			return res
+			return
 		}
 		if ch.Error != nil {
 			res.Latency = time.Since(res.Start)
 			res.Err = "error event in the stream: " + ch.Error.Message
-			return res
+			return
 		}
 		if ch.Usage != nil {
 			res.PromptTokens = ch.Usage.PromptTokens
@@ -187,7 +200,7 @@ func (c *client) send(ctx context.Context, cfg *Config, p *Prompt) requestResult
 		if content == "" {
 			continue
 		}
-		if text.Len() == 0 && res.TTFT == 0 {
+		if text.Len() == 0 {
 			res.TTFT = now.Sub(res.Start)
 		} else {
 			res.ITL = append(res.ITL, now.Sub(last))
@@ -196,21 +209,17 @@ func (c *client) send(ctx context.Context, cfg *Config, p *Prompt) requestResult
 		text.WriteString(content)
 	}
 	res.Latency = time.Since(res.Start)
-	if err := sc.Err(); err != nil {
-		res.Err = err.Error()
-		return res
-	}
-	if !done {
+	switch {
+	case sc.Err() != nil:
+		res.Err = sc.Err().Error()
+	case !done:
 		res.Err = "stream ended without data: [DONE]"
-		return res
-	}
-	if text.Len() == 0 {
+	case text.Len() == 0:
 		// No content at all (or every token decoded to empty text): there is
 		// no TTFT to measure, so the request fails, as in vLLM's benchmark.
 		res.Err = "no content chunk in the stream"
-		return res
+	default:
+		res.Text = text.String()
+		res.Success = true
 	}
-	res.Text = text.String()
-	res.Success = true
-	return res
 }
