@@ -61,11 +61,11 @@ func (ws *Workspace) planAttention(m *Model, b *Batch, pool *tensor.Pool) {
 	ws.chunkStart = append(ws.chunkStart, len(ws.units))
 }
 
-// attention computes ws.att (n × QDim) for layer l per the plan: each
+// attention computes ws.att (rows × QDim) for layer l per the plan: each
 // row's query heads attend to positions 0..pos of the row's sequence. The
 // query heads sharing a KV head (GQA) are done together, so each K and V
 // row is read once per group.
-func (m *Model) attention(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCache, l, n, maxPos int) {
+func (m *Model) attention(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCache, l, maxPos int) {
 	c := &m.Config
 	chunks := len(ws.chunkStart) - 1
 	grp := c.NumHeads / c.NumKVHeads

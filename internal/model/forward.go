@@ -214,7 +214,7 @@ func (m *Model) Forward(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCache,
 		}
 		pool.MatMul(ws.qkv[:n*qkvW], xb, n, &L.Wqkv)
 		rows(phaseRope, l, nil) // RoPE on q, k; k, v to the cache
-		m.attention(ws, pool, b, kv, l, n, maxPos)
+		m.attention(ws, pool, b, kv, l, maxPos)
 		pool.MatMul(xo, ws.att[:n*qd], n, &L.Wo)
 		rows(phaseAddNorm, l, L.FFNNorm) // x += attention; xb = norm(x)
 		pool.MatMul(ws.h13[:n*2*hid], xb, n, &L.W13)
