@@ -1044,3 +1044,87 @@ swtail:
 swdone:
 	VZEROUPPER
 	RET
+
+// func axpyStridedAVX512(y, a, v *float32, stride, np, hd int)
+// y[t] += Σ_{p<np} a[p]·v[p·stride+t] for t < hd; np ≥ 1, hd ≥ 1.
+TEXT ·axpyStridedAVX512(SB), NOSPLIT, $0-48
+	MOVQ y+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ v+16(FP), R8
+	MOVQ stride+24(FP), BX
+	MOVQ np+32(FP), R9
+	MOVQ hd+40(FP), CX
+	SHLQ $2, BX
+	TAILMASK(DX)
+	XORQ R10, R10
+
+ascol:
+	CMPQ    R10, CX
+	JGE     astail
+	VMOVUPS (DI)(R10*4), Z0
+	VXORPS  Z1, Z1, Z1
+	VXORPS  Z2, Z2, Z2
+	VXORPS  Z3, Z3, Z3
+	LEAQ    (R8)(R10*4), R11
+	MOVQ    R9, R12
+	MOVQ    SI, R13
+
+asp4:
+	CMPQ         R12, $4
+	JL           asp1
+	VBROADCASTSS (R13), Z4
+	VFMADD231PS  (R11), Z4, Z0
+	ADDQ         BX, R11
+	VBROADCASTSS 4(R13), Z5
+	VFMADD231PS  (R11), Z5, Z1
+	ADDQ         BX, R11
+	VBROADCASTSS 8(R13), Z6
+	VFMADD231PS  (R11), Z6, Z2
+	ADDQ         BX, R11
+	VBROADCASTSS 12(R13), Z7
+	VFMADD231PS  (R11), Z7, Z3
+	ADDQ         BX, R11
+	ADDQ         $16, R13
+	SUBQ         $4, R12
+	JMP          asp4
+
+asp1:
+	TESTQ        R12, R12
+	JZ           asstore
+	VBROADCASTSS (R13), Z4
+	VFMADD231PS  (R11), Z4, Z0
+	ADDQ         BX, R11
+	ADDQ         $4, R13
+	DECQ         R12
+	JMP          asp1
+
+asstore:
+	VADDPS  Z1, Z0, Z0
+	VADDPS  Z3, Z2, Z2
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS Z0, (DI)(R10*4)
+	ADDQ    $16, R10
+	JMP     ascol
+
+astail:
+	KORTESTW  K1, K1
+	JZ        asdone
+	VMOVUPS.Z (DI)(R10*4), K1, Z0
+	VXORPS    Z1, Z1, Z1
+	LEAQ      (R8)(R10*4), R11
+	MOVQ      R9, R12
+	MOVQ      SI, R13
+
+astp:
+	VBROADCASTSS (R13), Z4
+	VMOVUPS.Z    (R11), K1, Z5
+	VFMADD231PS  Z5, Z4, Z0
+	ADDQ         BX, R11
+	ADDQ         $4, R13
+	DECQ         R12
+	JNZ          astp
+	VMOVUPS      Z0, K1, (DI)(R10*4)
+
+asdone:
+	VZEROUPPER
+	RET

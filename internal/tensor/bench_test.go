@@ -174,3 +174,33 @@ func BenchmarkSwiGLU(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAttentionRow: one head's scores and weighted value sum over np
+// cached positions (head_dim 64, slots 4 heads apart), with the strided
+// kernels and with one Dot/Axpy call per position.
+func BenchmarkAttentionRow(b *testing.B) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	const hd, stride = 64, 256
+	for _, np := range []int{16, 256} {
+		kv := randVec(rng, np*stride)
+		q := randVec(rng, hd)
+		sc := make([]float32, np)
+		y := make([]float32, hd)
+		b.Run(fmt.Sprintf("np=%d/strided", np), func(b *testing.B) {
+			for b.Loop() {
+				DotStrided(sc, q, kv, stride)
+				AxpyStrided(y, sc, kv, stride)
+			}
+		})
+		b.Run(fmt.Sprintf("np=%d/per-position", np), func(b *testing.B) {
+			for b.Loop() {
+				for p := range sc {
+					sc[p] = Dot(q, kv[p*stride:p*stride+hd])
+				}
+				for p, a := range sc {
+					Axpy(y, a, kv[p*stride:p*stride+hd])
+				}
+			}
+		})
+	}
+}

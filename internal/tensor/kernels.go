@@ -34,6 +34,9 @@ type kernels struct {
 	// softmax and swiglu implement Softmax and SwiGLU (len ≥ 1).
 	softmax func(x []float32)
 	swiglu  func(gate, up []float32)
+
+	// axpyStrided (optional) implements AxpyStrided (len(y), len(a) ≥ 1).
+	axpyStrided func(y, a, v []float32, stride int)
 }
 
 // goKernels is the portable implementation, used where no SIMD level is

@@ -46,6 +46,9 @@ func softmaxAVX512(x *float32, n int)
 //go:noescape
 func swigluAVX512(gate, up *float32, n int)
 
+//go:noescape
+func axpyStridedAVX512(y, a, v *float32, stride, np, hd int)
+
 // avx512Kernels handle any column count (masked tails), so vl is 1.
 var avx512Kernels = &kernels{
 	name: "avx512", vl: 1, mr: 4, nr: 6,
@@ -83,6 +86,10 @@ var avx512Kernels = &kernels{
 		quantizeAVX512(&q[0], &d[0], &x[0], nb)
 	},
 	softmax: func(x []float32) { softmaxAVX512(&x[0], len(x)) },
+	axpyStrided: func(y, a, v []float32, stride int) {
+		_ = v[(len(a)-1)*stride+len(y)-1]
+		axpyStridedAVX512(&y[0], &a[0], &v[0], stride, len(a), len(y))
+	},
 	swiglu: func(gate, up []float32) {
 		_ = up[len(gate)-1]
 		swigluAVX512(&gate[0], &up[0], len(gate))

@@ -98,17 +98,61 @@ func f32Rows(k *kernels, out, x []float32, n int, w *Mat, r0, r1 int) {
 // rowDots writes out[j] = x·w_j for the len(out) consecutive rows of w
 // (each cols long).
 func rowDots(k *kernels, out, x, w []float32, cols int) {
+	stridedDots(k, out, x[:cols], w, cols)
+}
+
+// stridedDots writes out[j] = x·w[j·ld : j·ld+len(x)] for j < len(out).
+func stridedDots(k *kernels, out, x, w []float32, ld int) {
+	cols := len(x)
 	kv := cols &^ (k.vl - 1)
 	j := 0
 	for ; j+4 <= len(out); j += 4 {
-		wj := w[j*cols : (j+4)*cols]
-		k.mv4(out[j:j+4], x, wj, cols, kv)
+		wj := w[j*ld : (j+3)*ld+cols]
+		k.mv4(out[j:j+4], x, wj, ld, kv)
 		if kv < cols {
-			addTail(out[j:], 0, x, 0, wj, cols, 1, 4, kv, cols)
+			addTail(out[j:], 0, x, 0, wj, ld, 1, 4, kv, cols)
 		}
 	}
 	for ; j < len(out); j++ {
-		out[j] = dotK(k, x, w[j*cols:(j+1)*cols])
+		out[j] = dotK(k, x, w[j*ld:j*ld+cols])
+	}
+}
+
+// DotStrided writes out[p] = Σ_t q[t]·k[p·stride+t] (t < len(q)) for
+// p < len(out): one query's scores against len(out) keys stored stride
+// floats apart (e.g. consecutive KV-cache slots of one head). One call
+// replaces len(out) Dot calls and reads four keys per kernel step.
+func DotStrided(out, q, k []float32, stride int) {
+	if len(out) == 0 {
+		return
+	}
+	if len(q) == 0 {
+		clear(out)
+		return
+	}
+	if len(q) < shortVec {
+		for p := range out {
+			out[p] = Dot(q, k[p*stride:p*stride+len(q)])
+		}
+		return
+	}
+	stridedDots(impl, out, q, k, stride)
+}
+
+// AxpyStrided adds Σ_p a[p]·v[p·stride : p·stride+len(y)] (p < len(a)) to
+// y: the attention-weighted sum of len(a) value rows stored stride floats
+// apart.
+func AxpyStrided(y, a, v []float32, stride int) {
+	if len(y) == 0 || len(a) == 0 {
+		return
+	}
+	_ = v[(len(a)-1)*stride+len(y)-1]
+	if impl.axpyStrided != nil && len(y) >= shortVec {
+		impl.axpyStrided(y, a, v, stride)
+		return
+	}
+	for p, ap := range a {
+		Axpy(y, ap, v[p*stride:p*stride+len(y)])
 	}
 }
 

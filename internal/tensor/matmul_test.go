@@ -156,3 +156,37 @@ func TestDotAxpy(t *testing.T) {
 		}
 	})
 }
+
+func TestDotAxpyStrided(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	eachImpl(t, func(t *testing.T) {
+		for _, hd := range []int{1, 8, 15, 16, 17, 64, 100, 128} {
+			for _, np := range []int{1, 3, 4, 5, 17} {
+				stride := 3*hd + 5
+				kv := randVec(rng, (np-1)*stride+hd)
+				q := randVec(rng, hd)
+				out := make([]float32, np)
+				DotStrided(out, q, kv, stride)
+				want := make([]float64, np)
+				for p := range want {
+					for c := 0; c < hd; c++ {
+						want[p] += float64(q[c]) * float64(kv[p*stride+c])
+					}
+				}
+				checkClose(t, out, want, hd, 1)
+
+				a := randVec(rng, np)
+				y := randVec(rng, hd)
+				wy := make([]float64, hd)
+				for c := range wy {
+					wy[c] = float64(y[c])
+					for p := 0; p < np; p++ {
+						wy[c] += float64(a[p]) * float64(kv[p*stride+c])
+					}
+				}
+				AxpyStrided(y, a, kv, stride)
+				checkClose(t, y, wy, np+1, 1)
+			}
+		}
+	})
+}
