@@ -136,11 +136,14 @@ type tally struct {
 	gen       int            // Σ completion tokens of the finished ones
 	maxTokens int            // Σ max_tokens of every request
 	reasons   map[string]int // finish reasons the finished requests reported
-	calls     map[string]int // POSTs per handler
+	calls     map[string]int // POSTs per handler answered 2xx
+	rejected  map[string]int // POSTs per handler answered 4xx
 	errs      []error
 }
 
-func newTally() *tally { return &tally{reasons: map[string]int{}, calls: map[string]int{}} }
+func newTally() *tally {
+	return &tally{reasons: map[string]int{}, calls: map[string]int{}, rejected: map[string]int{}}
+}
 
 func (y *tally) finish(handler string, prompt, gen, maxTokens int, reason string) {
 	y.mu.Lock()
@@ -295,6 +298,29 @@ func (g *gate) openStream(t testing.TB, y *tally, prompt []int64, max int) (canc
 	}
 }
 
+// reject posts a request the server must refuse with status, in OpenAI's
+// error envelope, before it reaches the engine.
+func (g *gate) reject(y *tally, handler, body string, status int) {
+	resp, err := g.hc.Post(g.url+handler, "application/json", strings.NewReader(body))
+	if err != nil {
+		y.fail(err)
+		return
+	}
+	defer resp.Body.Close()
+	var env struct {
+		Error *struct {
+			Message string `json:"message"`
+			Type    string `json:"type"`
+		} `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil || resp.StatusCode != status || env.Error == nil || env.Error.Message == "" {
+		y.fail(fmt.Errorf("POST %s %s: status %d (want %d), envelope %+v, %v", handler, body, resp.StatusCode, status, env.Error, err))
+	}
+	y.mu.Lock()
+	y.rejected[handler]++
+	y.mu.Unlock()
+}
+
 // phaseChecks are the expectations every phase meets, from what its
 // clients saw: d is the change over the phase (every request of the phase
 // started and ended in it).
@@ -315,7 +341,6 @@ func phaseChecks(d delta, y *tally, preempts bool) []check {
 		eq("request_params_n_sum", d.s("vllm:request_params_n"), req),
 		eq("request_max_num_generation_tokens_sum == generation tokens", d.s("vllm:request_max_num_generation_tokens"), gen),
 		eq("time_to_first_token_seconds_count (every request had a first token)", d.n("vllm:time_to_first_token_seconds"), req),
-		gt("time_to_first_token_seconds_sum", d.s("vllm:time_to_first_token_seconds"), 0),
 		ge("inter_token_latency_seconds_count ≥ generation − requests", d.n("vllm:inter_token_latency_seconds"), gen-req),
 		le("inter_token_latency_seconds_count ≤ generation − requests + aborted", d.n("vllm:inter_token_latency_seconds"), gen-req+ab),
 		approx("request_inference_time_seconds_sum == prefill + decode", d.s("vllm:request_inference_time_seconds"),
@@ -333,8 +358,15 @@ func phaseChecks(d delta, y *tally, preempts bool) []check {
 		"vllm:request_params_n", "vllm:request_params_max_tokens", "vllm:request_max_num_generation_tokens"} {
 		cs = append(cs, eq(h+"_count (aborts included)", d.n(h), req))
 	}
+	positive := func(what string, v, count float64) check { // a sum of count positive intervals
+		if count == 0 {
+			return eq(what, v, 0)
+		}
+		return gt(what, v, 0)
+	}
+	cs = append(cs, positive("time_to_first_token_seconds_sum", d.s("vllm:time_to_first_token_seconds"), req))
 	for _, h := range latencyHistograms {
-		cs = append(cs, eq(h+"_count (client aborts excluded)", d.n(h), fin), gt(h+"_sum", d.s(h), 0))
+		cs = append(cs, eq(h+"_count (client aborts excluded)", d.n(h), fin), positive(h+"_sum", d.s(h), fin))
 	}
 	if ab == 0 {
 		cs = append(cs,
@@ -353,7 +385,12 @@ func phaseChecks(d delta, y *tally, preempts bool) []check {
 	}
 	for _, h := range []string{completion, chatPath} {
 		cs = append(cs, eq(`http_requests_total{handler="`+h+`",method="POST",status="2xx"}`,
-			d.c("http_requests_total", "handler", h, "method", "POST", "status", "2xx"), float64(y.calls[h])))
+			d.c("http_requests_total", "handler", h, "method", "POST", "status", "2xx"), float64(y.calls[h])),
+			eq(`http_requests_total{handler="`+h+`",method="POST",status="4xx"}`,
+				d.c("http_requests_total", "handler", h, "method", "POST", "status", "4xx"), float64(y.rejected[h])),
+			eq(`http_requests_total{handler="`+h+`"} (no other status)`, d.c("http_requests_total", "handler", h), float64(y.calls[h]+y.rejected[h])),
+			eq(`http_request_duration_seconds_count{handler="`+h+`",method="POST"}`,
+				d.n("http_request_duration_seconds", "handler", h, "method", "POST"), float64(y.calls[h]+y.rejected[h])))
 	}
 	return append(cs, idleChecks(d.b)...)
 }
@@ -522,6 +559,34 @@ func TestGate(t *testing.T) {
 					eq("request_max_num_generation_tokens_sum == N·M", d.s("vllm:request_max_num_generation_tokens"), N*M),
 					eq("request_params_max_tokens_sum == N·M", d.s("vllm:request_params_max_tokens"), N*M),
 					eq("request_time_per_output_token_seconds_count == N", d.n("vllm:request_time_per_output_token_seconds"), N),
+				}
+			},
+		},
+		{
+			name: "bad requests move no engine counter",
+			run: func(t *testing.T, y *tally) {
+				long, _ := json.Marshal(tokens(5, 600))
+				for _, r := range []struct {
+					handler, body string
+					status        int
+				}{
+					{completion, `{"model":"` + gateModel + `","prompt":`, 400},
+					{completion, `{"model":"` + gateModel + `","prompt":[1,2,3],"max_tokens":-1}`, 400},
+					{completion, `{"model":"` + gateModel + `","prompt":[1,2,3],"temperature":"hot"}`, 400},
+					{completion, `{"model":"` + gateModel + `","prompt":` + string(long) + `,"max_tokens":4}`, 400},
+					{completion, `{"model":"` + gateModel + `","prompt":[1,2,3],"max_tokens":600}`, 400},
+					{completion, `{"model":"nope","prompt":[1,2,3]}`, 404},
+					{chatPath, `{"model":"` + gateModel + `","messages":[]}`, 400},
+					{chatPath, `{"model":"` + gateModel + `","messages":[{"role":"user","content":"hi"}],"top_p":7}`, 400},
+				} {
+					g.reject(y, r.handler, r.body, r.status)
+				}
+			},
+			extra: func(d delta, y *tally) []check {
+				return []check{
+					eq("prefix_cache_queries_total", d.c("vllm:prefix_cache_queries_total"), 0),
+					eq("iteration_tokens_total_count (no engine step)", d.n("vllm:iteration_tokens_total"), 0),
+					eq("request_success_total", d.c("vllm:request_success_total"), 0),
 				}
 			},
 		},

@@ -92,9 +92,9 @@ type delta struct{ a, b *scrape }
 func (d delta) c(name string, kv ...string) float64 {
 	return d.b.sum(name, kv...) - d.a.sum(name, kv...)
 }
-func (d delta) n(name string) float64 {
-	x, _ := d.a.hist(name)
-	y, _ := d.b.hist(name)
+func (d delta) n(name string, kv ...string) float64 {
+	x, _ := d.a.hist(name, kv...)
+	y, _ := d.b.hist(name, kv...)
 	return y - x
 }
 func (d delta) s(name string) float64 {
