@@ -162,6 +162,9 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 func generate(ctx context.Context, c generateConfig, m *model.Model, tok *tokenizer.Tokenizer, stdout, stderr io.Writer, loadTime time.Duration) error {
 	mc := m.Config
 	maxLen := mc.MaxSeqLen
+	if c.MaxModelLen > mc.MaxSeqLen {
+		return fmt.Errorf("--max-model-len %d exceeds the model's context length %d", c.MaxModelLen, mc.MaxSeqLen)
+	}
 	if c.MaxModelLen > 0 {
 		maxLen = c.MaxModelLen
 	}

@@ -110,6 +110,12 @@ func TestGenerateStories260K(t *testing.T) {
 			}
 		})
 	}
+	t.Run("max model len past the context", func(t *testing.T) {
+		_, _, err := runGen(t, context.Background(), "--model", filepath.Join(dir, "stories260K.gguf"), "--max-model-len", "99999")
+		if err == nil || !strings.Contains(err.Error(), "context length") {
+			t.Fatalf("err = %v", err)
+		}
+	})
 	t.Run("prompt too long", func(t *testing.T) {
 		_, _, err := runGen(t, context.Background(), "--model", filepath.Join(dir, "stories260K.gguf"), "--max-model-len", "3")
 		if err == nil || !strings.Contains(err.Error(), "max model length") {
