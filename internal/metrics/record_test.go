@@ -33,14 +33,6 @@ func hist(name string, bounds []float64, obs ...float64) map[string]float64 {
 	return out
 }
 
-func secs(ds ...time.Duration) []float64 {
-	out := make([]float64, len(ds))
-	for i, d := range ds {
-		out[i] = d.Seconds()
-	}
-	return out
-}
-
 func merge(ms ...map[string]float64) map[string]float64 {
 	out := map[string]float64{}
 	for _, m := range ms {
