@@ -135,6 +135,9 @@ type tally struct {
 	prompt    int            // Σ prompt tokens of every request
 	gen       int            // Σ completion tokens of the finished ones
 	maxTokens int            // Σ max_tokens of every request
+	parents   int            // user requests (a request with n > 1 has n sequences above)
+	nSum      int            // Σ n over user requests
+	maxGen    int            // Σ over finished user requests of their longest sequence
 	reasons   map[string]int // finish reasons the finished requests reported
 	calls     map[string]int // POSTs per handler answered 2xx
 	rejected  map[string]int // POSTs per handler answered 4xx
@@ -155,6 +158,29 @@ func (y *tally) finish(handler string, prompt, gen, maxTokens int, reason string
 	y.maxTokens += maxTokens
 	y.reasons[reason]++
 	y.calls[handler]++
+	y.parents++
+	y.nSum++
+	y.maxGen += gen
+}
+
+// finishParallel records a finished request with n sequences, gens[i]
+// tokens and finish reasons[i] each, over a prompt of promptLen tokens.
+func (y *tally) finishParallel(handler string, promptLen, maxTokens int, gens []int, reasons []string) {
+	y.mu.Lock()
+	defer y.mu.Unlock()
+	n := len(gens)
+	y.requests += n
+	y.finished += n
+	y.prompt += n * promptLen // each sequence is an engine request with its own prefill
+	y.maxTokens += n * maxTokens
+	for i := range gens {
+		y.gen += gens[i]
+		y.reasons[reasons[i]]++
+	}
+	y.calls[handler]++
+	y.parents++
+	y.nSum += n
+	y.maxGen += slices.Max(gens)
 }
 
 func (y *tally) abort(handler string, prompt, maxTokens int) {
@@ -165,6 +191,8 @@ func (y *tally) abort(handler string, prompt, maxTokens int) {
 	y.prompt += prompt
 	y.maxTokens += maxTokens
 	y.calls[handler]++
+	y.parents++
+	y.nSum++
 }
 
 func (y *tally) fail(err error) {
@@ -338,8 +366,9 @@ func phaseChecks(d delta, y *tally, preempts bool) []check {
 		eq("request_prefill_kv_computed_tokens_sum == prompt − cached", d.s("vllm:request_prefill_kv_computed_tokens"), prompt-cached),
 		eq("iteration_tokens_total_sum == prompt + generation", d.s("vllm:iteration_tokens_total"), prompt+gen),
 		eq("request_params_max_tokens_sum", d.s("vllm:request_params_max_tokens"), float64(y.maxTokens)),
-		eq("request_params_n_sum", d.s("vllm:request_params_n"), req),
-		eq("request_max_num_generation_tokens_sum == generation tokens", d.s("vllm:request_max_num_generation_tokens"), gen),
+		eq("request_params_n_sum == Σ n", d.s("vllm:request_params_n"), float64(y.nSum)),
+		eq("request_params_n_count == user requests", d.n("vllm:request_params_n"), float64(y.parents)),
+		eq("request_max_num_generation_tokens_count == user requests", d.n("vllm:request_max_num_generation_tokens"), float64(y.parents)),
 		eq("time_to_first_token_seconds_count (every request had a first token)", d.n("vllm:time_to_first_token_seconds"), req),
 		ge("inter_token_latency_seconds_count ≥ generation − requests", d.n("vllm:inter_token_latency_seconds"), gen-req),
 		le("inter_token_latency_seconds_count ≤ generation − requests + aborted", d.n("vllm:inter_token_latency_seconds"), gen-req+ab),
@@ -355,7 +384,7 @@ func phaseChecks(d delta, y *tally, preempts bool) []check {
 			eq("prefix_cache_hits_total == prompt_tokens_cached_total (no preemption)", d.c("vllm:prefix_cache_hits_total"), cached))
 	}
 	for _, h := range []string{"vllm:request_prompt_tokens", "vllm:request_generation_tokens", "vllm:request_prefill_kv_computed_tokens",
-		"vllm:request_params_n", "vllm:request_params_max_tokens", "vllm:request_max_num_generation_tokens"} {
+		"vllm:request_params_max_tokens"} {
 		cs = append(cs, eq(h+"_count (aborts included)", d.n(h), req))
 	}
 	positive := func(what string, v, count float64) check { // a sum of count positive intervals
@@ -370,11 +399,14 @@ func phaseChecks(d delta, y *tally, preempts bool) []check {
 	}
 	if ab == 0 {
 		cs = append(cs,
+			eq("request_max_num_generation_tokens_sum == Σ longest sequence", d.s("vllm:request_max_num_generation_tokens"), float64(y.maxGen)),
 			eq("generation_tokens_total", gen, float64(y.gen)),
 			eq("inter_token_latency_seconds_count == generation − requests", d.n("vllm:inter_token_latency_seconds"), gen-req),
 			ge("e2e_request_latency_seconds_sum ≥ time_to_first_token_seconds_sum", d.s("vllm:e2e_request_latency_seconds"), d.s("vllm:time_to_first_token_seconds")))
 	} else {
-		cs = append(cs, ge("generation_tokens_total ≥ finished + one per aborted", gen, float64(y.gen)+ab))
+		cs = append(cs, ge("generation_tokens_total ≥ finished + one per aborted", gen, float64(y.gen)+ab),
+			// (every request of an abort phase has n = 1)
+			eq("request_max_num_generation_tokens_sum == generation tokens", d.s("vllm:request_max_num_generation_tokens"), gen))
 	}
 	for _, r := range finishReasons {
 		want := float64(y.reasons[r])
@@ -643,6 +675,35 @@ func TestGate(t *testing.T) {
 				}
 				y.finish(completion, int(c.Usage.PromptTokens), int(c.Usage.CompletionTokens), 64, "stop")
 				g.openStream(t, y, tokens(200, 12), 400)()
+			},
+		},
+		{
+			name: "parallel sampling n=3",
+			run: func(t *testing.T, y *tally) {
+				const n, p, m = 3, 12, 6
+				c, err := g.api.Completions.New(ctx, sdk.CompletionNewParams{
+					Model: gateModel, Prompt: sdk.CompletionNewParamsPromptUnion{OfArrayOfTokens: tokens(400, p)},
+					MaxTokens: sdk.Int(m), N: sdk.Int(n), Seed: sdk.Int(7), Temperature: sdk.Float(1),
+				}, option.WithJSONSet("ignore_eos", true))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(c.Choices) != n || c.Usage.PromptTokens != p || c.Usage.CompletionTokens != n*m {
+					t.Fatalf("n=%d: %d choices, usage %+v", n, len(c.Choices), c.Usage)
+				}
+				gens, reasons := make([]int, n), make([]string, n)
+				for i, ch := range c.Choices {
+					gens[i], reasons[i] = m, string(ch.FinishReason)
+				}
+				y.finishParallel(completion, p, m, gens, reasons)
+			},
+			extra: func(d delta, y *tally) []check {
+				return []check{
+					eq("request_params_n_sum", d.s("vllm:request_params_n"), 3),
+					eq("request_params_n_count", d.n("vllm:request_params_n"), 1),
+					eq("request_success_total{length} (per sequence)", d.c("vllm:request_success_total", "finished_reason", "length"), 3),
+					eq("e2e_request_latency_seconds_count (per sequence)", d.n("vllm:e2e_request_latency_seconds"), 3),
+				}
 			},
 		},
 	}
