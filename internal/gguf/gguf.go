@@ -2,6 +2,7 @@ package gguf
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -275,26 +276,12 @@ func ReadFile(path string) (*File, error) {
 // Parse parses a whole GGUF file held in memory, tensor data included. name
 // is used in error messages.
 func Parse(name string, b []byte) (*File, error) {
-	f, err := parse(name, &byteReader{b: b}, int64(len(b)))
+	f, err := parse(name, bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		return nil, err
 	}
 	f.data = b[f.DataOffset:]
 	return f, nil
-}
-
-type byteReader struct {
-	b   []byte
-	off int
-}
-
-func (r *byteReader) Read(p []byte) (int, error) {
-	if r.off >= len(r.b) {
-		return 0, io.EOF
-	}
-	n := copy(p, r.b[r.off:])
-	r.off += n
-	return n, nil
 }
 
 // ReadTensorData reads the data section of the file at f.Path into memory.
