@@ -3,7 +3,6 @@ package tokenizer
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"govllm/internal/gguf"
 )
@@ -41,19 +40,6 @@ func fromGGUF(f *gguf.File) (*Tokenizer, error) {
 		}
 		return nil, bad(err)
 	}
-	tokens, err := f.Strings("tokenizer.ggml.tokens")
-	if err != nil {
-		return nil, bad(err)
-	}
-	var types []int64
-	if f.Has("tokenizer.ggml.token_type") {
-		if types, err = f.Ints("tokenizer.ggml.token_type"); err != nil {
-			return nil, bad(err)
-		}
-		if len(types) != len(tokens) {
-			return nil, bad(fmt.Errorf("%d token types for %d tokens", len(types), len(tokens)))
-		}
-	}
 	var k kind
 	switch model {
 	case "llama":
@@ -63,7 +49,44 @@ func fromGGUF(f *gguf.File) (*Tokenizer, error) {
 	default:
 		return nil, fmt.Errorf("%w: %s: tokenizer.ggml.model %q (supported: llama, gpt2)", ErrUnsupported, f.Path, model)
 	}
+	entries, err := ggufEntries(f, k)
+	if err != nil {
+		return nil, bad(err)
+	}
+	t := newTokenizer(k, entries)
+	if k == kindSPM {
+		err = t.ggufSPM(f)
+	} else {
+		err = t.ggufByteLevel(f)
+	}
+	if err == nil {
+		err = t.ggufSpecials(f)
+	}
+	if err != nil {
+		if errors.Is(err, ErrUnsupported) || errors.Is(err, ErrFormat) {
+			return nil, err
+		}
+		return nil, bad(err)
+	}
+	t.finish()
+	return t, nil
+}
 
+// ggufEntries reads tokenizer.ggml.tokens and token_type.
+func ggufEntries(f *gguf.File, k kind) ([]vocabEntry, error) {
+	tokens, err := f.Strings("tokenizer.ggml.tokens")
+	if err != nil {
+		return nil, err
+	}
+	var types []int64
+	if f.Has("tokenizer.ggml.token_type") {
+		if types, err = f.Ints("tokenizer.ggml.token_type"); err != nil {
+			return nil, err
+		}
+		if len(types) != len(tokens) {
+			return nil, fmt.Errorf("%d token types for %d tokens", len(types), len(tokens))
+		}
+	}
 	entries := make([]vocabEntry, len(tokens))
 	for i, s := range tokens {
 		e := vocabEntry{piece: s}
@@ -88,67 +111,93 @@ func fromGGUF(f *gguf.File) (*Tokenizer, error) {
 		}
 		entries[i] = e
 	}
-	t := newTokenizer(k, entries)
+	return entries, nil
+}
 
-	switch k {
-	case kindSPM:
-		var scores []float32
-		if f.Has("tokenizer.ggml.scores") {
-			if scores, err = f.Float32s("tokenizer.ggml.scores"); err != nil {
-				return nil, bad(err)
-			}
+// ggufSPM reads a "llama" (SentencePiece) vocabulary's scores and options.
+func (t *Tokenizer) ggufSPM(f *gguf.File) error {
+	var scores []float32
+	if f.Has("tokenizer.ggml.scores") {
+		var err error
+		if scores, err = f.Float32s("tokenizer.ggml.scores"); err != nil {
+			return err
 		}
-		if len(scores) != len(tokens) {
-			return nil, bad(fmt.Errorf("%d scores for %d tokens", len(scores), len(tokens)))
-		}
-		t.mergesFromScores(scores)
-		t.prefixSpace = optBool(f, "tokenizer.ggml.add_space_prefix", true)
-		t.stripLeading = t.prefixSpace
-		t.addBOS = optBool(f, "tokenizer.ggml.add_bos_token", true)
-	case kindByteLevel:
-		merges, err := f.Strings("tokenizer.ggml.merges")
-		if err != nil {
-			return nil, bad(err)
-		}
-		pairs := make([][2]string, len(merges))
-		for i, m := range merges {
-			a, b, ok := strings.Cut(m, " ")
-			if !ok {
-				return nil, bad(fmt.Errorf("merge %d %q has no space", i, m))
-			}
-			pairs[i] = [2]string{a, b}
-		}
-		if err := t.setMerges(pairs); err != nil {
-			return nil, fmt.Errorf("%s: %w", f.Path, err)
-		}
-		pre := "default"
-		if f.Has("tokenizer.ggml.pre") {
-			if pre, err = f.String("tokenizer.ggml.pre"); err != nil {
-				return nil, bad(err)
-			}
-		}
-		switch pre {
-		case "llama3", "llama-v3", "llama-bpe", "smaug-bpe", "falcon3", "pixtral":
-			t.pretok = pretokLlama3
-			t.ignoreMerges = true
-			t.addBOS = true
-		case "qwen2", "deepseek-r1-qwen":
-			t.pretok = pretokQwen2
-		case "gpt-2", "gpt2", "default", "phi-2", "jina-es", "jina-de", "roberta-bpe":
-			t.pretok = pretokGPT2
-		default:
-			return nil, fmt.Errorf("%w: %s: tokenizer.ggml.pre %q (supported: llama3 family, qwen2, gpt-2)", ErrUnsupported, f.Path, pre)
-		}
-		t.addBOS = optBool(f, "tokenizer.ggml.add_bos_token", t.addBOS)
 	}
-	t.addEOS = optBool(f, "tokenizer.ggml.add_eos_token", false)
-	t.bos = optID(f, "tokenizer.ggml.bos_token_id", len(tokens))
-	t.eos = optID(f, "tokenizer.ggml.eos_token_id", len(tokens))
-	if id := optID(f, "tokenizer.ggml.unknown_token_id", len(tokens)); id >= 0 {
-		t.unk = id
+	if len(scores) != len(t.text) {
+		return fmt.Errorf("%d scores for %d tokens", len(scores), len(t.text))
+	}
+	t.mergesFromScores(scores)
+	var err error
+	if t.prefixSpace, err = optBool(f, "tokenizer.ggml.add_space_prefix", true); err != nil {
+		return err
+	}
+	t.stripLeading = t.prefixSpace
+	t.addBOS, err = optBool(f, "tokenizer.ggml.add_bos_token", true)
+	return err
+}
+
+// ggufByteLevel reads a "gpt2" (byte-level BPE) vocabulary's merges and
+// pre-tokenizer.
+func (t *Tokenizer) ggufByteLevel(f *gguf.File) error {
+	merges, err := f.Strings("tokenizer.ggml.merges")
+	if err != nil {
+		return err
+	}
+	pairs, err := splitMerges(merges)
+	if err != nil {
+		return err
+	}
+	if err := t.setMerges(pairs); err != nil {
+		return fmt.Errorf("%s: %w", f.Path, err)
+	}
+	pre := "default"
+	if f.Has("tokenizer.ggml.pre") {
+		if pre, err = f.String("tokenizer.ggml.pre"); err != nil {
+			return err
+		}
+	}
+	switch pre {
+	case "llama3", "llama-v3", "llama-bpe", "smaug-bpe", "falcon3", "pixtral":
+		t.pretok = pretokLlama3
+		t.ignoreMerges = true
+		t.addBOS = true
+	case "qwen2", "deepseek-r1-qwen":
+		t.pretok = pretokQwen2
+	case "gpt-2", "gpt2", "default", "phi-2", "jina-es", "jina-de", "roberta-bpe":
+		t.pretok = pretokGPT2
+	default:
+		return fmt.Errorf("%w: %s: tokenizer.ggml.pre %q (supported: llama3 family, qwen2, gpt-2)", ErrUnsupported, f.Path, pre)
+	}
+	t.addBOS, err = optBool(f, "tokenizer.ggml.add_bos_token", t.addBOS)
+	return err
+}
+
+// ggufSpecials reads add_eos, the BOS/EOS/unknown ids, the end-of-generation
+// ids and the chat template.
+func (t *Tokenizer) ggufSpecials(f *gguf.File) error {
+	var err error
+	if t.addEOS, err = optBool(f, "tokenizer.ggml.add_eos_token", false); err != nil {
+		return err
+	}
+	if t.bos, err = optID(f, "tokenizer.ggml.bos_token_id", len(t.text)); err != nil {
+		return err
+	}
+	if t.eos, err = optID(f, "tokenizer.ggml.eos_token_id", len(t.text)); err != nil {
+		return err
+	}
+	unk, err := optID(f, "tokenizer.ggml.unknown_token_id", len(t.text))
+	if err != nil {
+		return err
+	}
+	if unk >= 0 {
+		t.unk = unk
 	}
 	for _, key := range []string{"tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"} {
-		if id := optID(f, key, len(tokens)); id >= 0 && !containsID(t.eosIDs, id) {
+		id, err := optID(f, key, len(t.text))
+		if err != nil {
+			return err
+		}
+		if id >= 0 && !containsID(t.eosIDs, id) {
 			t.eosIDs = append(t.eosIDs, id)
 		}
 	}
@@ -159,25 +208,33 @@ func fromGGUF(f *gguf.File) (*Tokenizer, error) {
 	}
 	if f.Has("tokenizer.chat_template") {
 		if t.chatTemplate, err = f.String("tokenizer.chat_template"); err != nil {
-			return nil, bad(err)
+			return err
 		}
 	}
-	t.finish()
-	return t, nil
+	return nil
 }
 
-func optBool(f *gguf.File, key string, def bool) bool {
-	if v, err := f.Bool(key); err == nil {
-		return v
+// optBool reads a bool key, def when absent; a value of another type is an
+// error.
+func optBool(f *gguf.File, key string, def bool) (bool, error) {
+	if !f.Has(key) {
+		return def, nil
 	}
-	return def
+	return f.Bool(key)
 }
 
-// optID reads a token id key; -1 when absent or out of range.
-func optID(f *gguf.File, key string, n int) int32 {
+// optID reads a token id key: -1 when absent or out of [0, n) (llama.cpp
+// writes -1 or a past-the-end id for "none"); a non-integer is an error.
+func optID(f *gguf.File, key string, n int) (int32, error) {
+	if !f.Has(key) {
+		return -1, nil
+	}
 	v, err := f.Int(key)
-	if err != nil || v < 0 || v >= int64(n) {
-		return -1
+	if err != nil {
+		return -1, err
 	}
-	return int32(v)
+	if v < 0 || v >= int64(n) {
+		return -1, nil
+	}
+	return int32(v), nil
 }

@@ -420,19 +420,25 @@ func parseMerges(raw json.RawMessage) ([][2]string, error) {
 	}
 	var strs []string
 	if err := json.Unmarshal(raw, &strs); err == nil {
-		pairs := make([][2]string, len(strs))
-		for i, s := range strs {
-			a, b, ok := strings.Cut(s, " ")
-			if !ok {
-				return nil, fmt.Errorf("merge %d %q has no space", i, s)
-			}
-			pairs[i] = [2]string{a, b}
-		}
-		return pairs, nil
+		return splitMerges(strs)
 	}
 	var pairs [][2]string
 	if err := json.Unmarshal(raw, &pairs); err != nil {
 		return nil, err
+	}
+	return pairs, nil
+}
+
+// splitMerges splits merges written as "left right" (tokenizer.json's
+// older form, and GGUF's tokenizer.ggml.merges).
+func splitMerges(strs []string) ([][2]string, error) {
+	pairs := make([][2]string, len(strs))
+	for i, s := range strs {
+		a, b, ok := strings.Cut(s, " ")
+		if !ok {
+			return nil, fmt.Errorf("merge %d %q has no space", i, s)
+		}
+		pairs[i] = [2]string{a, b}
 	}
 	return pairs, nil
 }

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"govllm/internal/gguf"
@@ -302,6 +304,58 @@ func TestLoadHFFlags(t *testing.T) {
 			got := flags{tok.kind, tok.pretok, tok.ignoreMerges, tok.prefixSpace, tok.prefixUnlessSpace, tok.prefixFirstOnly, tok.splitEverySpace, tok.stripLeading}
 			if got != tc.want {
 				t.Fatalf("flags %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestGGUFVocabularyErrors: a malformed GGUF vocabulary is an error naming
+// the file, never a silent default — a key of the wrong type included.
+func TestGGUFVocabularyErrors(t *testing.T) {
+	base := func() map[string]any {
+		return map[string]any{
+			"tokenizer.ggml.model":  "gpt2",
+			"tokenizer.ggml.pre":    "gpt2",
+			"tokenizer.ggml.tokens": []string{"a", "b", "ab"},
+			"tokenizer.ggml.merges": []string{"a b"},
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(kv map[string]any)
+		want   error
+	}{
+		{"valid", func(map[string]any) {}, nil},
+		{"unknown model", func(kv map[string]any) { kv["tokenizer.ggml.model"] = "bert" }, ErrUnsupported},
+		{"unknown pre-tokenizer", func(kv map[string]any) { kv["tokenizer.ggml.pre"] = "tekken" }, ErrUnsupported},
+		{"merge without space", func(kv map[string]any) { kv["tokenizer.ggml.merges"] = []string{"ab"} }, ErrFormat},
+		{"types count", func(kv map[string]any) { kv["tokenizer.ggml.token_type"] = []int32{1} }, ErrFormat},
+		{"scores count", func(kv map[string]any) {
+			kv["tokenizer.ggml.model"] = "llama"
+			kv["tokenizer.ggml.scores"] = []float32{0}
+		}, ErrFormat},
+		{"add_bos_token not a bool", func(kv map[string]any) { kv["tokenizer.ggml.add_bos_token"] = "yes" }, ErrFormat},
+		{"bos_token_id not an integer", func(kv map[string]any) { kv["tokenizer.ggml.bos_token_id"] = "1" }, ErrFormat},
+		{"bos_token_id out of range is no BOS", func(kv map[string]any) { kv["tokenizer.ggml.bos_token_id"] = uint32(99) }, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kv := base()
+			tc.mutate(kv)
+			var kvs []gguf.KV
+			for _, k := range slices.Sorted(maps.Keys(kv)) {
+				kvs = append(kvs, gguf.KV{Key: k, Value: kv[k]})
+			}
+			var buf bytes.Buffer
+			if err := gguf.Encode(&buf, kvs, nil); err != nil {
+				t.Fatal(err)
+			}
+			f, err := gguf.Parse("vocab.gguf", buf.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = fromGGUF(f)
+			if !errors.Is(err, tc.want) || (err != nil && !strings.Contains(err.Error(), "vocab.gguf")) {
+				t.Fatalf("err = %v, want %v naming the file", err, tc.want)
 			}
 		})
 	}
