@@ -20,6 +20,12 @@
 //   - go: portable Go, always built; the only level with the purego build
 //     tag or off amd64.
 //
+// The avx512 level also has Softmax and SwiGLU (a Cephes expf polynomial,
+// 16 lanes), the Q8_0 activation quantizer, and AxpyStrided; Dot and Axpy
+// use a plain loop below 16 floats, where a kernel call costs more.
+// DotStrided and AxpyStrided serve attention: a query against many KV-cache
+// slots, and the weighted sum of value rows, in one call.
+//
 // Tests run every level the machine supports against a float64 reference.
 //
 // # Q8_0
@@ -30,6 +36,8 @@
 // int8·int8 block products scaled by both blocks' scales. Results therefore
 // differ from a float dot product with the dequantized weights by the
 // activation's quantization error (about 0.4% of each block's max).
+// GGML quantizers never store -128; if a file does, the 1-row kernels (sign
+// trick) treat it as +128 where the activation is negative.
 //
 // # Invariants
 //
