@@ -92,17 +92,17 @@ func runEngine(t *testing.T, r *runner.Runner, es engineSetup, reqs []sched.Engi
 }
 
 // invarianceRequests builds n requests with prompt lengths 2..68 (BOS
-// first, random ids from a fixed seed); from request 16 on, every other one
-// starts with the first 40 tokens of request i-16 so that, with at most 16
-// running, the prefix cache has something to find.
+// first, random ids from a fixed seed); in the second half, every other
+// request starts with the first 40 tokens of request i-n/2 so that, with at
+// most n/2 running, the prefix cache has something to find.
 func invarianceRequests(n, maxTokens int, params func(i int) sampling.Params) []sched.EngineRequest {
 	rng := sampling.NewRNG(2024)
 	var reqs []sched.EngineRequest
 	for i := range n {
 		plen := 2 + (i*29)%67
 		prompt := []int32{1}
-		if i >= 16 && i%2 == 0 {
-			prompt = slices.Clone(reqs[i-16].PromptTokenIDs[:min(40, len(reqs[i-16].PromptTokenIDs))])
+		if h := n / 2; i >= h && i%2 == 0 {
+			prompt = slices.Clone(reqs[i-h].PromptTokenIDs[:min(40, len(reqs[i-h].PromptTokenIDs))])
 		}
 		for len(prompt) < plen {
 			prompt = append(prompt, int32(3+rng.Uint64()%509))
@@ -132,7 +132,8 @@ var (
 )
 
 // TestBatchInvariance runs 32 requests alone and then all together through
-// core.Engine + Runner on stories260K and requires token-identical outputs,
+// core.Engine + Runner on stories260K and requires token-identical outputs
+// (the batch under every setup equals the same single-request runs),
 // with prefix caching on and off, a tiny token budget (chunked prefill) and
 // a KV cache small enough to force preemptions; greedy and seeded sampling.
 func TestBatchInvariance(t *testing.T) {
@@ -146,11 +147,12 @@ func TestBatchInvariance(t *testing.T) {
 		{name: "prefix cache hits", prefixCache: true, tokenBudget: 2048, numBlocks: 256, blockSize: 16, maxNumSeqs: 16, wantCacheHit: true},
 		{name: "prefix cache off", tokenBudget: 2048, numBlocks: 256, blockSize: 16, maxNumSeqs: 64},
 		{name: "chunked prefill budget 16", prefixCache: true, tokenBudget: 16, numBlocks: 256, blockSize: 16, maxNumSeqs: 16},
-		{name: "preemption", prefixCache: true, tokenBudget: 512, numBlocks: 24, blockSize: 8, maxNumSeqs: 32, wantPreempt: true},
-		{name: "preemption without prefix cache", tokenBudget: 64, numBlocks: 20, blockSize: 8, maxNumSeqs: 16, wantPreempt: true},
+		{name: "preemption", prefixCache: true, tokenBudget: 512, numBlocks: 64, blockSize: 8, maxNumSeqs: 32, wantPreempt: true},
+		{name: "preemption without prefix cache", tokenBudget: 64, numBlocks: 48, blockSize: 8, maxNumSeqs: 32, wantPreempt: true},
 	}
 	checkInvariance(t, m, 32, 24, setups, "greedy", greedyParams)
-	checkInvariance(t, m, 32, 24, setups, "seeded temperature 0.8", seededParams)
+	// Seeded sampling: the setups that reorder work the most.
+	checkInvariance(t, m, 32, 24, []engineSetup{setups[0], setups[3], setups[4]}, "seeded temperature 0.8", seededParams)
 }
 
 // TestBatchInvarianceWideModel repeats the greedy check on a random-weight
@@ -163,7 +165,7 @@ func TestBatchInvarianceWideModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	setups := []engineSetup{
-		{name: "prefix cache hits", prefixCache: true, tokenBudget: 2048, numBlocks: 256, blockSize: 16, maxNumSeqs: 8, wantCacheHit: true},
+		{name: "prefix cache hits", prefixCache: true, tokenBudget: 2048, numBlocks: 256, blockSize: 16, maxNumSeqs: 4, wantCacheHit: true},
 		{name: "chunked prefill and preemption", prefixCache: true, tokenBudget: 24, numBlocks: 16, blockSize: 8, maxNumSeqs: 8, wantPreempt: true},
 	}
 	for _, dt := range []struct {
@@ -171,35 +173,41 @@ func TestBatchInvarianceWideModel(t *testing.T) {
 		dt   tensor.DType
 	}{{"F32", tensor.F32}, {"Q8_0", tensor.Q8_0}} {
 		m := model.NewDummy(cfg, dt.dt, 7)
-		checkInvariance(t, m, 20, 8, setups, dt.name+" greedy", greedyParams)
+		checkInvariance(t, m, 12, 8, setups, dt.name+" greedy", greedyParams)
 	}
 }
 
+// checkInvariance computes every request's tokens alone (one request per
+// fresh engine, the first setup's configuration), then runs all requests
+// together under each setup and requires the same tokens.
 func checkInvariance(t *testing.T, m *model.Model, n, maxTokens int, setups []engineSetup, name string, params func(int) sampling.Params) {
 	pool := tensor.NewPool(2)
 	defer pool.Close()
 	reqs := invarianceRequests(n, maxTokens, params)
+	newRunner := func(t *testing.T, es engineSetup) *runner.Runner {
+		r, err := runner.New(m, pool, runner.Config{
+			NumBlocks: es.numBlocks, BlockSize: es.blockSize,
+			MaxNumBatchedTokens: es.tokenBudget, MaxNumSeqs: es.maxNumSeqs, EOSTokenID: 2,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	alone := map[sched.RequestID][]int32{}
+	r := newRunner(t, setups[0])
+	for _, rq := range reqs {
+		res := runEngine(t, r, setups[0], []sched.EngineRequest{rq})
+		alone[rq.ID] = res.tokens[rq.ID]
+		if len(alone[rq.ID]) != maxTokens {
+			t.Fatalf("%s alone produced %d tokens, want %d", rq.ID, len(alone[rq.ID]), maxTokens)
+		}
+	}
 	for _, es := range setups {
 		t.Run(name+"/"+es.name, func(t *testing.T) {
-			r, err := runner.New(m, pool, runner.Config{
-				NumBlocks: es.numBlocks, BlockSize: es.blockSize,
-				MaxNumBatchedTokens: es.tokenBudget, MaxNumSeqs: es.maxNumSeqs, EOSTokenID: 2,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			alone := map[sched.RequestID][]int32{}
+			batch := runEngine(t, newRunner(t, es), es, reqs)
 			for _, rq := range reqs {
-				res := runEngine(t, r, es, []sched.EngineRequest{rq})
-				alone[rq.ID] = res.tokens[rq.ID]
-			}
-			batch := runEngine(t, r, es, reqs)
-			for _, rq := range reqs {
-				a, b := alone[rq.ID], batch.tokens[rq.ID]
-				if len(a) != maxTokens {
-					t.Fatalf("%s alone produced %d tokens, want %d", rq.ID, len(a), maxTokens)
-				}
-				if !slices.Equal(a, b) {
+				if a, b := alone[rq.ID], batch.tokens[rq.ID]; !slices.Equal(a, b) {
 					t.Errorf("%s (prompt %d tokens) differs in the batch:\nalone %v\nbatch %v", rq.ID, len(rq.PromptTokenIDs), a, b)
 				}
 			}
