@@ -108,22 +108,52 @@ func (m *Model) attendGroup(ws *Workspace, b *Batch, kv *KVCache, l, g, i int, s
 	kc, vc := kv.K[l], kv.V[l]
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	sc = sc[:grp*np]
-	small := hd < 32 // short rows: inline loops beat kernel calls
+	if hd < 32 {
+		m.attendSmall(q, out, sc, bt, bs, kc, vc, kvd, kvOff, grp, hd, np, scale)
+		return
+	}
+	// Block by block: a block's slots are consecutive, KVDim floats apart,
+	// so one strided kernel call covers up to BlockSize positions. How the
+	// positions are grouped depends only on this row's position, never on
+	// the rest of the batch.
+	for blk, p := 0, 0; p < np; blk++ {
+		cnt := min(bs, np-p)
+		k := kc[int(bt[blk])*bs*kvd+kvOff:]
+		for h := 0; h < grp; h++ {
+			tensor.DotStrided(sc[h*np+p:h*np+p+cnt], q[h*hd:(h+1)*hd], k, kvd)
+		}
+		p += cnt
+	}
+	for i := range sc {
+		sc[i] *= scale
+	}
+	for h := 0; h < grp; h++ {
+		softmax(sc[h*np : (h+1)*np])
+	}
+	clear(out)
+	for blk, p := 0, 0; p < np; blk++ {
+		cnt := min(bs, np-p)
+		v := vc[int(bt[blk])*bs*kvd+kvOff:]
+		for h := 0; h < grp; h++ {
+			tensor.AxpyStrided(out[h*hd:(h+1)*hd], sc[h*np+p:h*np+p+cnt], v, kvd)
+		}
+		p += cnt
+	}
+}
+
+// attendSmall is attendGroup for heads narrower than 32: inline loops beat
+// kernel calls on such short rows.
+func (m *Model) attendSmall(q, out, sc []float32, bt []int32, bs int, kc, vc []float32, kvd, kvOff, grp, hd, np int, scale float32) {
 	for blk, p := 0, 0; p < np; blk++ {
 		base := int(bt[blk]) * bs
 		for j := 0; j < bs && p < np; j, p = j+1, p+1 {
 			o := (base+j)*kvd + kvOff
 			k := kc[o : o+hd : o+hd]
 			for h := 0; h < grp; h++ {
-				qh := q[h*hd : (h+1)*hd : (h+1)*hd]
+				qh := q[h*hd : (h+1)*hd : (h+1)*hd][:len(k)]
 				var d float32
-				if small {
-					qh = qh[:len(k)]
-					for t, kv := range k {
-						d += qh[t] * kv
-					}
-				} else {
-					d = tensor.Dot(qh, k)
+				for t, kv := range k {
+					d += qh[t] * kv
 				}
 				sc[h*np+p] = d * scale
 			}
@@ -140,14 +170,9 @@ func (m *Model) attendGroup(ws *Workspace, b *Batch, kv *KVCache, l, g, i int, s
 			v := vc[o : o+hd : o+hd]
 			for h := 0; h < grp; h++ {
 				a := sc[h*np+p]
-				oh := out[h*hd : (h+1)*hd : (h+1)*hd]
-				if small {
-					oh = oh[:len(v)]
-					for t, vv := range v {
-						oh[t] += a * vv
-					}
-				} else {
-					tensor.Axpy(oh, a, v)
+				oh := out[h*hd : (h+1)*hd : (h+1)*hd][:len(v)]
+				for t, vv := range v {
+					oh[t] += a * vv
 				}
 			}
 		}
