@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -183,14 +184,21 @@ func (y *tally) finishParallel(handler string, promptLen, maxTokens int, gens []
 	y.maxGen += slices.Max(gens)
 }
 
-func (y *tally) abort(handler string, prompt, maxTokens int) {
+// abort records a request its client cancelled once it ran: a stream
+// (answered 200 before the client left, so counted as 2xx) or not (the
+// handler gives up with 499, counted as 4xx).
+func (y *tally) abort(handler string, prompt, maxTokens int, streamed bool) {
 	y.mu.Lock()
 	defer y.mu.Unlock()
 	y.requests++
 	y.aborted++
 	y.prompt += prompt
 	y.maxTokens += maxTokens
-	y.calls[handler]++
+	if streamed {
+		y.calls[handler]++
+	} else {
+		y.rejected[handler]++
+	}
 	y.parents++
 	y.nSum++
 }
@@ -322,7 +330,7 @@ func (g *gate) openStream(t testing.TB, y *tally, prompt []int64, max int) (canc
 	return func() {
 		cancelCtx()
 		resp.Body.Close()
-		y.abort(completion, len(prompt), max)
+		y.abort(completion, len(prompt), max, true)
 	}
 }
 
@@ -539,8 +547,24 @@ func freshChecks(s *scrape) []check {
 
 const settle = 20 * time.Second // bound on every poll of /metrics
 
-// TestGate is the async gate (issue 5): phases of traffic, each checked
-// against the scrape-to-scrape change of /metrics.
+// TestGate is the async gate: phases of traffic, each checked against the
+// scrape-to-scrape change of /metrics.
+//
+//   - fresh server: the catalog (names, types, labels, eager children, no
+//     other vllm:* family), gauges 0 but awake and cache_config_info 1,
+//     every counter and histogram at 0;
+//   - every scrape: Prometheus text Content-Type, every histogram
+//     self-consistent, no counter / histogram count, bucket or sum lower
+//     than in the previous scrape;
+//   - every phase (phaseChecks): token counters and token histograms equal
+//     to what the clients were told, prompt sources summing to the total,
+//     prefill KV computed = prompt − cached, iteration tokens = prompt +
+//     generation, per-reason success counts, TTFT per request, latency
+//     histograms per finished request (client aborts counted under abort
+//     but kept out of them), inference = prefill + decode, e2e ≥ queue +
+//     inference, ITL per non-first output, HTTP counts per handler and
+//     status class, and the engine idle again (running, waiting, KV 0);
+//   - per phase, the exact figures of its workload (below).
 func TestGate(t *testing.T) {
 	noLeaks(t)
 	g := newGate(t, gateConfig(t))
@@ -660,8 +684,28 @@ func TestGate(t *testing.T) {
 			},
 		},
 		{
-			name: "stop string and a disconnect after the first chunk",
+			name: "disconnects (non-streaming, and after the first chunk) and a stop string",
 			run: func(t *testing.T, y *tally) {
+				// A non-streaming client that leaves while its request runs.
+				const p, m = 9, holderMax
+				cctx, cancel := context.WithCancel(ctx)
+				done := make(chan error, 1)
+				go func() {
+					_, err := g.api.Completions.New(cctx, sdk.CompletionNewParams{
+						Model: gateModel, Prompt: sdk.CompletionNewParamsPromptUnion{OfArrayOfTokens: tokens(500, p)},
+						MaxTokens: sdk.Int(m), Temperature: sdk.Float(0),
+					}, option.WithJSONSet("ignore_eos", true))
+					done <- err
+				}()
+				g.sc.await(t, "the non-streaming request runs", settle, func(s *scrape) []check {
+					return []check{eq("num_requests_running", s.sum("vllm:num_requests_running"), 1)}
+				})
+				cancel()
+				if err := <-done; !errors.Is(err, context.Canceled) {
+					t.Fatalf("cancelled non-streaming request: %v", err)
+				}
+				y.abort(completion, p, m, false)
+
 				c, err := g.api.Completions.New(ctx, sdk.CompletionNewParams{
 					Model: gateModel, Prompt: sdk.CompletionNewParamsPromptUnion{OfString: sdk.String("Once upon a time")},
 					MaxTokens: sdk.Int(64), Temperature: sdk.Float(0), Stop: sdk.CompletionNewParamsStopUnion{OfString: sdk.String("Lily")},
