@@ -25,6 +25,7 @@ type workspace struct {
 	syms []symbol
 	heap []heapItem
 	buf  []byte
+	ids  []int32 // Encode's output, copied into an exact-size result
 }
 
 func itemLess(a, b *heapItem) bool {

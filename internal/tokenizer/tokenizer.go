@@ -210,11 +210,11 @@ func writeValid(sb *strings.Builder, b []byte) {
 // (and EOS appended) when the model's configuration says so. Special tokens
 // written in text (e.g. "<|eot_id|>", "<s>") are recognised as such.
 func (t *Tokenizer) Encode(text string, addSpecial bool) []int32 {
-	out := make([]int32, 0, len(text)/3+4)
+	w := t.getWorkspace()
+	out := w.ids[:0]
 	if addSpecial && t.addBOS && t.bos >= 0 {
 		out = append(out, t.bos)
 	}
-	w := t.getWorkspace()
 	for first := true; len(text) > 0; first = false {
 		start, end, id := t.special.find(text)
 		if start < 0 {
@@ -225,11 +225,16 @@ func (t *Tokenizer) Encode(text string, addSpecial bool) []int32 {
 		out = append(out, id)
 		text = text[end:]
 	}
-	t.scratch.Put(w)
 	if addSpecial && t.addEOS && t.eos >= 0 {
 		out = append(out, t.eos)
 	}
-	return out
+	// The ids were built in pooled scratch space: the result is the one
+	// allocation, of exactly the right size.
+	res := make([]int32, len(out))
+	copy(res, out)
+	w.ids = out[:0]
+	t.scratch.Put(w)
+	return res
 }
 
 // encodeSegment appends the ids of text that holds no special token.
