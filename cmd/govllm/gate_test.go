@@ -139,6 +139,7 @@ type tally struct {
 	parents   int            // user requests (a request with n > 1 has n sequences above)
 	nSum      int            // Σ n over user requests
 	maxGen    int            // Σ over finished user requests of their longest sequence
+	clientSec float64        // Σ over finished sequences of the client-measured request time
 	reasons   map[string]int // finish reasons the finished requests reported
 	calls     map[string]int // POSTs per handler answered 2xx
 	rejected  map[string]int // POSTs per handler answered 4xx
@@ -149,9 +150,10 @@ func newTally() *tally {
 	return &tally{reasons: map[string]int{}, calls: map[string]int{}, rejected: map[string]int{}}
 }
 
-func (y *tally) finish(handler string, prompt, gen, maxTokens int, reason string) {
+func (y *tally) finish(handler string, prompt, gen, maxTokens int, reason string, took time.Duration) {
 	y.mu.Lock()
 	defer y.mu.Unlock()
+	y.clientSec += took.Seconds()
 	y.requests++
 	y.finished++
 	y.prompt += prompt
@@ -166,10 +168,11 @@ func (y *tally) finish(handler string, prompt, gen, maxTokens int, reason string
 
 // finishParallel records a finished request with n sequences, gens[i]
 // tokens and finish reasons[i] each, over a prompt of promptLen tokens.
-func (y *tally) finishParallel(handler string, promptLen, maxTokens int, gens []int, reasons []string) {
+func (y *tally) finishParallel(handler string, promptLen, maxTokens int, gens []int, reasons []string, took time.Duration) {
 	y.mu.Lock()
 	defer y.mu.Unlock()
 	n := len(gens)
+	y.clientSec += float64(n) * took.Seconds()
 	y.requests += n
 	y.finished += n
 	y.prompt += n * promptLen // each sequence is an engine request with its own prefill
@@ -212,6 +215,7 @@ func (y *tally) fail(err error) {
 // complete is a non-streaming completion of a token-id prompt, forced to
 // max tokens (ignore_eos, greedy).
 func (g *gate) complete(ctx context.Context, y *tally, prompt []int64, max int) string {
+	start := time.Now()
 	c, err := g.api.Completions.New(ctx, sdk.CompletionNewParams{
 		Model:  gateModel,
 		Prompt: sdk.CompletionNewParamsPromptUnion{OfArrayOfTokens: prompt}, MaxTokens: sdk.Int(int64(max)), Temperature: sdk.Float(0),
@@ -224,12 +228,13 @@ func (g *gate) complete(ctx context.Context, y *tally, prompt []int64, max int) 
 		y.fail(fmt.Errorf("completion: usage %+v, %d choices, finish %q; want %d prompt and %d completion tokens, length",
 			c.Usage, len(c.Choices), c.Choices[0].FinishReason, len(prompt), max))
 	}
-	y.finish(completion, int(c.Usage.PromptTokens), int(c.Usage.CompletionTokens), max, string(c.Choices[0].FinishReason))
+	y.finish(completion, int(c.Usage.PromptTokens), int(c.Usage.CompletionTokens), max, string(c.Choices[0].FinishReason), time.Since(start))
 	return c.Choices[0].Text
 }
 
 // streamComplete is a streaming completion with usage in the last chunk.
 func (g *gate) streamComplete(ctx context.Context, y *tally, prompt []int64, max int) string {
+	start := time.Now()
 	s := g.api.Completions.NewStreaming(ctx, sdk.CompletionNewParams{
 		Model:  gateModel,
 		Prompt: sdk.CompletionNewParamsPromptUnion{OfArrayOfTokens: prompt}, MaxTokens: sdk.Int(int64(max)), Temperature: sdk.Float(0),
@@ -257,12 +262,13 @@ func (g *gate) streamComplete(ctx context.Context, y *tally, prompt []int64, max
 	if usage.PromptTokens != int64(len(prompt)) || usage.CompletionTokens != int64(max) || reason != "length" {
 		y.fail(fmt.Errorf("streaming completion: usage %+v, finish %q", usage, reason))
 	}
-	y.finish(completion, int(usage.PromptTokens), int(usage.CompletionTokens), max, reason)
+	y.finish(completion, int(usage.PromptTokens), int(usage.CompletionTokens), max, reason, time.Since(start))
 	return text
 }
 
 // chat is a chat completion (streaming or not) forced to max tokens.
 func (g *gate) chat(ctx context.Context, y *tally, msg string, max int, stream bool) {
+	start := time.Now()
 	p := sdk.ChatCompletionNewParams{
 		Model: gateModel, Messages: []sdk.ChatCompletionMessageParamUnion{sdk.UserMessage(msg)},
 		MaxCompletionTokens: sdk.Int(int64(max)), Temperature: sdk.Float(0),
@@ -303,7 +309,7 @@ func (g *gate) chat(ctx context.Context, y *tally, msg string, max int, stream b
 	if usage.PromptTokens <= 0 || usage.CompletionTokens != int64(max) || reason != "length" {
 		y.fail(fmt.Errorf("chat (stream %v): usage %+v, finish %q", stream, usage, reason))
 	}
-	y.finish(chatPath, int(usage.PromptTokens), int(usage.CompletionTokens), max, reason)
+	y.finish(chatPath, int(usage.PromptTokens), int(usage.CompletionTokens), max, reason, time.Since(start))
 }
 
 // openStream starts a streaming completion over plain net/http and returns
@@ -382,6 +388,9 @@ func phaseChecks(d delta, y *tally, preempts bool) []check {
 		le("inter_token_latency_seconds_count ≤ generation − requests + aborted", d.n("vllm:inter_token_latency_seconds"), gen-req+ab),
 		approx("request_inference_time_seconds_sum == prefill + decode", d.s("vllm:request_inference_time_seconds"),
 			d.s("vllm:request_prefill_time_seconds")+d.s("vllm:request_decode_time_seconds")),
+		// The server's interval lies inside the client's: it starts when
+		// the request arrives and ends before the reply is sent.
+		le("e2e_request_latency_seconds_sum ≤ Σ client-measured request time", d.s("vllm:e2e_request_latency_seconds"), y.clientSec),
 		ge("e2e_request_latency_seconds_sum ≥ queue + inference", d.s("vllm:e2e_request_latency_seconds")+1e-6*fin,
 			d.s("vllm:request_queue_time_seconds")+d.s("vllm:request_inference_time_seconds")),
 	}
@@ -410,7 +419,8 @@ func phaseChecks(d delta, y *tally, preempts bool) []check {
 			eq("request_max_num_generation_tokens_sum == Σ longest sequence", d.s("vllm:request_max_num_generation_tokens"), float64(y.maxGen)),
 			eq("generation_tokens_total", gen, float64(y.gen)),
 			eq("inter_token_latency_seconds_count == generation − requests", d.n("vllm:inter_token_latency_seconds"), gen-req),
-			ge("e2e_request_latency_seconds_sum ≥ time_to_first_token_seconds_sum", d.s("vllm:e2e_request_latency_seconds"), d.s("vllm:time_to_first_token_seconds")))
+			ge("e2e_request_latency_seconds_sum ≥ time_to_first_token_seconds_sum", d.s("vllm:e2e_request_latency_seconds"), d.s("vllm:time_to_first_token_seconds")),
+			le("time_to_first_token_seconds_sum ≤ Σ client-measured request time", d.s("vllm:time_to_first_token_seconds"), y.clientSec))
 	} else {
 		cs = append(cs, ge("generation_tokens_total ≥ finished + one per aborted", gen, float64(y.gen)+ab),
 			// (every request of an abort phase has n = 1)
@@ -706,6 +716,7 @@ func TestGate(t *testing.T) {
 				}
 				y.abort(completion, p, m, false)
 
+				start := time.Now()
 				c, err := g.api.Completions.New(ctx, sdk.CompletionNewParams{
 					Model: gateModel, Prompt: sdk.CompletionNewParamsPromptUnion{OfString: sdk.String("Once upon a time")},
 					MaxTokens: sdk.Int(64), Temperature: sdk.Float(0), Stop: sdk.CompletionNewParamsStopUnion{OfString: sdk.String("Lily")},
@@ -717,7 +728,7 @@ func TestGate(t *testing.T) {
 				if ch := c.Choices[0]; ch.FinishReason != "stop" || strings.Contains(ch.Text, "Lily") || !strings.HasSuffix(ch.Text, "named ") {
 					t.Fatalf("stop string: finish %q, text %q", ch.FinishReason, ch.Text)
 				}
-				y.finish(completion, int(c.Usage.PromptTokens), int(c.Usage.CompletionTokens), 64, "stop")
+				y.finish(completion, int(c.Usage.PromptTokens), int(c.Usage.CompletionTokens), 64, "stop", time.Since(start))
 				g.openStream(t, y, tokens(200, 12), 400)()
 			},
 		},
@@ -725,6 +736,7 @@ func TestGate(t *testing.T) {
 			name: "parallel sampling n=3",
 			run: func(t *testing.T, y *tally) {
 				const n, p, m = 3, 12, 6
+				start := time.Now()
 				c, err := g.api.Completions.New(ctx, sdk.CompletionNewParams{
 					Model: gateModel, Prompt: sdk.CompletionNewParamsPromptUnion{OfArrayOfTokens: tokens(400, p)},
 					MaxTokens: sdk.Int(m), N: sdk.Int(n), Seed: sdk.Int(7), Temperature: sdk.Float(1),
@@ -739,7 +751,7 @@ func TestGate(t *testing.T) {
 				for i, ch := range c.Choices {
 					gens[i], reasons[i] = m, string(ch.FinishReason)
 				}
-				y.finishParallel(completion, p, m, gens, reasons)
+				y.finishParallel(completion, p, m, gens, reasons, time.Since(start))
 			},
 			extra: func(d delta, y *tally) []check {
 				return []check{
