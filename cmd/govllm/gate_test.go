@@ -515,6 +515,11 @@ func catalogProblems(s *scrape) []string {
 			bad = append(bad, name+": exposed but not in the core catalog (a dead series?)")
 		}
 	}
+	for _, name := range []string{"go_goroutines", "go_memstats_alloc_bytes", "process_cpu_seconds_total", "process_resident_memory_bytes"} {
+		if _, ok := s.fams[name]; !ok {
+			bad = append(bad, name+": missing (Go runtime and process collectors, Part A §8)")
+		}
+	}
 	for _, h := range []string{"/metrics", "/health"} {
 		if len(s.series("http_requests_total", "handler", h)) > 0 || len(s.series("http_request_duration_seconds", "handler", h)) > 0 {
 			bad = append(bad, "http metrics count handler "+h)
