@@ -17,8 +17,10 @@ type Sampler struct {
 	raw   []float32 // copy of the raw logits, when logprobs are requested
 	w     []float32 // unnormalised probabilities of the unfiltered path
 	cands []cand    // candidates of the filtered path
-	count []int32   // output token counts; all zero between calls
-	seen  []uint32  // repetition-penalty stamps; seen[t] == gen marks t done
+	bnd   []cand    // top_p boundary bucket
+	hist  [histBuckets]float64
+	count []int32  // output token counts; all zero between calls
+	seen  []uint32 // repetition-penalty stamps; seen[t] == gen marks t done
 	gen   uint32
 	touch []int32 // ids with count[t] != 0 during a call
 }
@@ -245,7 +247,7 @@ func (s *Sampler) filter(logits []float32, m float32, p *Params) ([]cand, float6
 		total += float64(c[i].w)
 	}
 	if topP < 1 {
-		c = c[:nucleus(c, float64(topP)*total)]
+		c = c[:nucleus(c, 0, float64(topP)*total)]
 		total = 0
 		for i := range c {
 			total += float64(c[i].w)
@@ -254,30 +256,80 @@ func (s *Sampler) filter(logits []float32, m float32, p *Params) ([]cand, float6
 	return c, total
 }
 
-// nucleusFull is top_p (after min_p) over the whole vocabulary. One pass
-// computes every weight and the total Z; only tokens with weight ≥
-// c = (1-topP)·Z/V can be in the nucleus (those below hold less than
-// (1-topP)·Z together, so the ones above already reach topP·Z), and only
-// they become candidates for the selection.
+// nucleusFull is top_p (after min_p) over the whole vocabulary without a
+// full sort. One pass computes every weight and the total Z. A second pass
+// adds each weight to a histogram keyed by the float bits of |z| (16
+// buckets per octave; bucket order is candidate order up to ties inside a
+// bucket), which locates the bucket where the running mass reaches
+// topP·Z: the buckets before it are kept whole, unsorted, and only the
+// boundary bucket goes through the selection.
 func (s *Sampler) nucleusFull(logits []float32, m, invT, cut float32, topP float64) ([]cand, float64) {
 	n := len(logits)
 	s.w = grow(s.w, n)
 	w := s.w[:n]
 	total := expShift(w, logits, m, invT, cut)
-	// The 1e-3 margin covers rounding in total.
-	minW := float32((1 - topP) * total / float64(n) * (1 - 1e-3))
-	c := s.cands[:0]
+	target := topP * total
+	hist := &s.hist
+	clear(hist[:])
 	for i, e := range w {
-		if e > 0 && e >= minW {
-			c = append(c, cand{id: int32(i), z: (logits[i] - m) * invT, w: e})
+		if e > 0 {
+			hist[zKey((logits[i]-m)*invT)] += float64(e)
 		}
 	}
-	c = c[:nucleus(c, topP*total)]
-	total = 0
-	for i := range c {
-		total += float64(c[i].w)
+	var acc float64 // mass of the buckets before kb
+	kb := -1
+	for k := range hist {
+		if acc+hist[k] >= target {
+			kb = k
+			break
+		}
+		acc += hist[k]
 	}
-	return c, total
+	c := s.cands[:0]
+	if kb < 0 { // rounding left the target out of reach: select among all
+		for i, e := range w {
+			if e > 0 {
+				c = append(c, cand{id: int32(i), z: (logits[i] - m) * invT, w: e})
+			}
+		}
+		c = c[:nucleus(c, 0, target)]
+		return c, sumW(c)
+	}
+	bnd := s.bnd[:0]
+	for i, e := range w {
+		if e == 0 {
+			continue
+		}
+		z := (logits[i] - m) * invT
+		switch k := zKey(z); {
+		case k < kb:
+			c = append(c, cand{id: int32(i), z: z, w: e})
+		case k == kb:
+			bnd = append(bnd, cand{id: int32(i), z: z, w: e})
+		}
+	}
+	s.bnd = bnd
+	kept := len(c)
+	c = append(c, bnd...)
+	c = c[:kept+nucleus(c[kept:], acc, target)]
+	return c, sumW(c)
+}
+
+// histBuckets covers zKey of every |z| up to 87.34 (below that, exp is 0).
+const histBuckets = 2176
+
+// zKey is the histogram bucket of z ≤ 0: the top bits of |z| (sign
+// dropped, so -0 and +0 agree), 16 buckets per octave; larger z, smaller key.
+func zKey(z float32) int {
+	return min(int(math.Float32bits(z)&^(1<<31)>>19), histBuckets-1)
+}
+
+func sumW(c []cand) float64 {
+	var t float64
+	for i := range c {
+		t += float64(c[i].w)
+	}
+	return t
 }
 
 // minZ excludes masked (-Inf) logits; anything this far below the maximum
@@ -336,12 +388,13 @@ func topKHeap(h []cand, logits []float32, m, invT, cut float32) []cand {
 }
 
 // nucleus reorders c so that c[:k] is the top_p nucleus and returns k: in
-// candidate order, a candidate is kept while the weight before it is below
-// target (vLLM's rule), and at least one is kept. It selects by partitioning
+// candidate order, a candidate is kept while the weight before it (acc,
+// the weight kept ahead of c, plus what precedes it in c) is below target
+// (vLLM's rule), and at least one is kept. It selects by partitioning
 // around pivots (expected linear time) and sorts only a small final range.
-func nucleus(c []cand, target float64) int {
+func nucleus(c []cand, acc, target float64) int {
 	lo, hi := 0, len(c)
-	var acc float64 // weight of c[:lo], all kept and before all of c[lo:]
+	// acc is the weight kept so far: ahead of c, plus c[:lo], all before c[lo:].
 	for budget := 64; hi-lo > 32 && budget > 0; budget-- {
 		pv := pivot(c, lo, hi)
 		store := lo

@@ -253,6 +253,9 @@ func TestFilterMatchesReference(t *testing.T) {
 		{"top_p flat distribution", 3000, 0.01, func(p *Params) { p.TopP = 0.95 }},
 		{"top_p long tail below the first cut", -5000, 0.01, func(p *Params) { p.TopP = 0.95 }},
 		{"top_p small vocab", 50, 3, func(p *Params) { p.TopP = 0.5; p.Temperature = 1.3 }},
+		{"top_p just below 1", 3000, 4, func(p *Params) { p.TopP = 0.99999994 }},
+		{"top_p 0.5 peaked", 32000, 20, func(p *Params) { p.TopP = 0.5 }},
+		{"top_p with min_p", 5000, 6, func(p *Params) { p.TopP = 0.9; p.MinP = 0.001 }},
 		{"min_p", 2000, 5, func(p *Params) { p.MinP = 0.05 }},
 		{"all three", 4000, 6, func(p *Params) { p.MinP = 0.01; p.TopK = 100; p.TopP = 0.8; p.Temperature = 0.7 }},
 	}
