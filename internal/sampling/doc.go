@@ -24,9 +24,12 @@
 //     they commute; only top_p sees the min_p-trimmed mass.)
 //
 // Candidate order is strict: higher logit first, ties to the lower id, so
-// selection is deterministic. top_k uses quickselect; top_p sorts only the
-// candidates that can be in the nucleus; no full-vocabulary sort happens.
-// Scratch is kept in the Sampler: no allocation in steady state.
+// selection is deterministic. top_k streams the logits through a k-element
+// heap; top_p over the whole vocabulary finds the nucleus boundary with a
+// histogram of |z| and partition-selects only the boundary bucket (after
+// top_k, it partition-selects the k candidates); no full-vocabulary sort
+// happens. The exp pass is an inlined float32 Cephes exp. Scratch is kept
+// in the Sampler: no allocation in steady state (only a returned *Logprobs).
 //
 // Logprobs are vLLM's default "raw_logprobs": log_softmax of the logits as
 // the model produced them, before min_tokens masking, penalties and
