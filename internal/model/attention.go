@@ -128,7 +128,7 @@ func (m *Model) attendGroup(ws *Workspace, b *Batch, kv *KVCache, l, g, i int, s
 		sc[i] *= scale
 	}
 	for h := 0; h < grp; h++ {
-		softmax(sc[h*np : (h+1)*np])
+		tensor.Softmax(sc[h*np : (h+1)*np])
 	}
 	clear(out)
 	for blk, p := 0, 0; p < np; blk++ {
@@ -160,7 +160,7 @@ func (m *Model) attendSmall(q, out, sc []float32, bt []int32, bs int, kc, vc []f
 		}
 	}
 	for h := 0; h < grp; h++ {
-		softmax(sc[h*np : (h+1)*np])
+		tensor.Softmax(sc[h*np : (h+1)*np])
 	}
 	clear(out)
 	for blk, p := 0, 0; p < np; blk++ {
@@ -177,57 +177,4 @@ func (m *Model) attendSmall(q, out, sc []float32, bt []int32, bs int, kc, vc []f
 			}
 		}
 	}
-}
-
-// softmax normalises x in place, with a float32 exp.
-func softmax(x []float32) {
-	m := x[0]
-	for _, v := range x[1:] {
-		m = max(m, v)
-	}
-	var s float32
-	for i, v := range x {
-		// expf(v - m), inlined: v - m ≤ 0.
-		t := v - m
-		e := float32(0)
-		if t >= -87.33654 {
-			fx := t*1.44269504088896341 + 0.5
-			n := int32(fx)
-			if float32(n) > fx {
-				n--
-			}
-			fn := float32(n)
-			t = t - fn*0.693359375 - fn*-2.12194440e-4
-			y := ((((1.9875691500e-4*t+1.3981999507e-3)*t+8.3334519073e-3)*t+4.1665795894e-2)*t+1.6666665459e-1)*t + 5.0000001201e-1
-			e = (y*t*t + t + 1) * math.Float32frombits(uint32(n+127)<<23)
-		}
-		x[i] = e
-		s += e
-	}
-	inv := 1 / s
-	for i := range x {
-		x[i] *= inv
-	}
-}
-
-// expf returns e^x for x ≤ 0 (as in softmax) in float32: Cephes expf, range
-// reduction by ln 2 and a degree-6 polynomial, within 2 ulp; 0 below -87.3.
-func expf(x float32) float32 {
-	if !(x >= -87.33654) {
-		return 0
-	}
-	if x > 88 {
-		return float32(math.Exp(float64(x)))
-	}
-	fx := x*1.44269504088896341 + 0.5
-	n := int32(fx)
-	if float32(n) > fx {
-		n-- // floor
-	}
-	fn := float32(n)
-	x = x - fn*0.693359375 - fn*-2.12194440e-4
-	z := x * x
-	y := ((((1.9875691500e-4*x+1.3981999507e-3)*x+8.3334519073e-3)*x+4.1665795894e-2)*x+1.6666665459e-1)*x + 5.0000001201e-1
-	y = y*z + x + 1
-	return y * math.Float32frombits(uint32(n+127)<<23)
 }

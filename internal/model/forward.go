@@ -296,17 +296,11 @@ func (ws *Workspace) runRows(lo, hi int) {
 			}
 		case phaseSwiGLU:
 			for i := r0; i < r1; i++ {
-				swiglu(ws.hb[i*hid:(i+1)*hid], ws.h13[i*2*hid:i*2*hid+hid], ws.h13[i*2*hid+hid:(i+1)*2*hid])
+				g := ws.h13[i*2*hid : i*2*hid+hid]
+				tensor.SwiGLU(g, ws.h13[i*2*hid+hid:(i+1)*2*hid])
+				copy(ws.hb[i*hid:(i+1)*hid], g)
 			}
 		}
-	}
-}
-
-// swiglu writes silu(g)·u to dst.
-func swiglu(dst, g, u []float32) {
-	g, u = g[:len(dst)], u[:len(dst)]
-	for i, x := range g {
-		dst[i] = x / (1 + expf(-x)) * u[i]
 	}
 }
 
