@@ -40,10 +40,18 @@
 // Parallelism: the matrix multiplications go through pool.MatMul; the
 // per-row phases (norms, RoPE and the KV write, SwiGLU) and attention are
 // split over the pool with ParallelFor once a batch is big enough to pay
-// for the hand-off. Attention work units are (KV head, row), KV-head-major:
-// the query heads that share a KV head (GQA) are computed together so each
-// K/V row is read once per group, and every thread gets an equal share of a
-// prefill's causal triangle. The jobs handed to the pool are bound once per
+// for the hand-off. Attention work units are (KV head, row), KV-head-major,
+// split into chunks of equal cost: the query heads that share a KV head
+// (GQA) are computed together so each K/V row is read once per group, and
+// every thread gets an equal share of a prefill's causal triangle. Scores
+// and the weighted sum of V run one kernel call per KV block
+// (tensor.DotStrided / AxpyStrided over the block's slots).
+//
+// Batch invariance: every row is computed on its own, by the same code, in
+// an order fixed by the row's own position; nothing a row computes depends
+// on which other rows or sequences share the batch or how its prompt was
+// chunked (given matrix-multiplication kernels whose rows are independent,
+// which tensor provides). The jobs handed to the pool are bound once per
 // Workspace, so Forward itself allocates nothing once the Workspace has seen
 // a batch of the same size (tensor.Pool.MatMul may still allocate).
 //
