@@ -50,8 +50,8 @@
 // Batch invariance: every row is computed on its own, by the same code, in
 // an order fixed by the row's own position; nothing a row computes depends
 // on which other rows or sequences share the batch or how its prompt was
-// chunked (given matrix-multiplication kernels whose rows are independent,
-// which tensor provides). The jobs handed to the pool are bound once per
+// chunked. The whole forward is batch-invariant when tensor.Pool.MatMul's
+// output rows do not depend on the other rows of x. The jobs handed to the pool are bound once per
 // Workspace, so Forward itself allocates nothing once the Workspace has seen
 // a batch of the same size (tensor.Pool.MatMul may still allocate).
 //
