@@ -511,6 +511,8 @@ func (d *decoder) array(et ValueType, n int, depth int) any {
 	return nil
 }
 
+// parse reads the header, the metadata and the tensor infos, and checks the
+// tensors' layout against the file size.
 func parse(path string, r io.Reader, size int64) (*File, error) {
 	d := &decoder{path: path, r: r, size: size}
 	if magic := d.u32(); d.err == nil && magic != Magic {
@@ -522,81 +524,14 @@ func parse(path string, r io.Reader, size int64) (*File, error) {
 	}
 	nTensors := d.count("tensor", 24)
 	nKV := d.count("metadata", 13)
-	for i := uint64(0); i < nKV && d.err == nil; i++ {
-		key := d.str()
-		if d.err != nil {
-			break
-		}
-		if _, dup := f.Metadata[key]; dup {
-			d.fail("duplicate metadata key %q", key)
-			break
-		}
-		v := d.value(ValueType(d.u32()), 0)
-		if d.err != nil {
-			break
-		}
-		f.Keys = append(f.Keys, key)
-		f.Metadata[key] = v
-	}
+	d.metadata(f, nKV)
 	if d.err != nil {
 		return nil, d.err
 	}
-	if v, ok := f.Metadata["general.alignment"]; ok {
-		a, isUint := v.v.(uint64)
-		if !isUint || v.Type == TypeBool || a == 0 || a&(a-1) != 0 || a > 1<<30 {
-			d.fail("general.alignment must be a power-of-two integer, got %s %v", v.TypeName(), v.v)
-			return nil, d.err
-		}
-		f.Alignment = a
-	}
-
 	f.byName = make(map[string]int, nTensors)
 	for i := uint64(0); i < nTensors && d.err == nil; i++ {
-		var t TensorInfo
-		t.Name = d.str()
-		nd := d.u32()
-		if d.err == nil && (nd == 0 || nd > MaxDims) {
-			d.fail("tensor %q has %d dims (want 1..%d)", t.Name, nd, MaxDims)
-		}
-		if d.err != nil {
-			break
-		}
-		t.Dims = make([]uint64, nd)
-		for j := range t.Dims {
-			t.Dims[j] = d.u64()
-		}
-		t.Type = GGMLType(d.u32())
-		t.Offset = d.u64()
-		if d.err != nil {
-			break
-		}
-		if _, dup := f.byName[t.Name]; dup {
-			d.fail("duplicate tensor %q", t.Name)
-			break
-		}
-		tr, ok := ggmlTraits[t.Type]
+		t, ok := d.tensorInfo(f)
 		if !ok {
-			d.fail("tensor %q has unknown type %d", t.Name, uint32(t.Type))
-			break
-		}
-		n := uint64(1)
-		for _, dim := range t.Dims {
-			if dim == 0 || n > (1<<62)/dim {
-				d.fail("tensor %q has bad dims %v", t.Name, t.Dims)
-				break
-			}
-			n *= dim
-		}
-		if d.err != nil {
-			break
-		}
-		if t.Dims[0]%uint64(tr.blockSize) != 0 {
-			d.fail("tensor %q: first dim %d is not a multiple of the %s block size %d", t.Name, t.Dims[0], tr.name, tr.blockSize)
-			break
-		}
-		t.Size = n / uint64(tr.blockSize) * uint64(tr.blockBytes)
-		if t.Offset%f.Alignment != 0 {
-			d.fail("tensor %q offset %d is not aligned to %d", t.Name, t.Offset, f.Alignment)
 			break
 		}
 		f.byName[t.Name] = len(f.Tensors)
@@ -612,13 +547,98 @@ func parse(path string, r io.Reader, size int64) (*File, error) {
 	}
 	f.DataOffset = min(f.DataOffset, size) // no tensors: nothing follows
 	f.DataSize = size - f.DataOffset
+	if err := f.checkLayout(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// metadata reads n key/value pairs into f, then general.alignment.
+func (d *decoder) metadata(f *File, n uint64) {
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		key := d.str()
+		if d.err != nil {
+			return
+		}
+		if _, dup := f.Metadata[key]; dup {
+			d.fail("duplicate metadata key %q", key)
+			return
+		}
+		v := d.value(ValueType(d.u32()), 0)
+		if d.err != nil {
+			return
+		}
+		f.Keys = append(f.Keys, key)
+		f.Metadata[key] = v
+	}
+	if v, ok := f.Metadata["general.alignment"]; ok {
+		a, isUint := v.v.(uint64)
+		if !isUint || v.Type == TypeBool || a == 0 || a&(a-1) != 0 || a > 1<<30 {
+			d.fail("general.alignment must be a power-of-two integer, got %s %v", v.TypeName(), v.v)
+			return
+		}
+		f.Alignment = a
+	}
+}
+
+// tensorInfo reads and checks one tensor info; ok is false after a failure
+// (d.err says why).
+func (d *decoder) tensorInfo(f *File) (t TensorInfo, ok bool) {
+	t.Name = d.str()
+	nd := d.u32()
+	if d.err == nil && (nd == 0 || nd > MaxDims) {
+		d.fail("tensor %q has %d dims (want 1..%d)", t.Name, nd, MaxDims)
+	}
+	if d.err != nil {
+		return t, false
+	}
+	t.Dims = make([]uint64, nd)
+	for j := range t.Dims {
+		t.Dims[j] = d.u64()
+	}
+	t.Type = GGMLType(d.u32())
+	t.Offset = d.u64()
+	if d.err != nil {
+		return t, false
+	}
+	if _, dup := f.byName[t.Name]; dup {
+		d.fail("duplicate tensor %q", t.Name)
+		return t, false
+	}
+	tr, known := ggmlTraits[t.Type]
+	if !known {
+		d.fail("tensor %q has unknown type %d", t.Name, uint32(t.Type))
+		return t, false
+	}
+	n := uint64(1)
+	for _, dim := range t.Dims {
+		if dim == 0 || n > (1<<62)/dim {
+			d.fail("tensor %q has bad dims %v", t.Name, t.Dims)
+			return t, false
+		}
+		n *= dim
+	}
+	if t.Dims[0]%uint64(tr.blockSize) != 0 {
+		d.fail("tensor %q: first dim %d is not a multiple of the %s block size %d", t.Name, t.Dims[0], tr.name, tr.blockSize)
+		return t, false
+	}
+	t.Size = n / uint64(tr.blockSize) * uint64(tr.blockBytes)
+	if t.Offset%f.Alignment != 0 {
+		d.fail("tensor %q offset %d is not aligned to %d", t.Name, t.Offset, f.Alignment)
+		return t, false
+	}
+	return t, true
+}
+
+// checkLayout checks that every tensor lies inside the data section and
+// that no two overlap.
+func (f *File) checkLayout() error {
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
 		if t.Offset > uint64(f.DataSize) || t.Size > uint64(f.DataSize)-t.Offset {
-			return nil, &FormatError{Path: path, Offset: f.DataOffset, Msg: fmt.Sprintf("tensor %q (offset %d, %d bytes) runs past the end of the data section (%d bytes)", t.Name, t.Offset, t.Size, f.DataSize)}
+			return &FormatError{Path: f.Path, Offset: f.DataOffset, Msg: fmt.Sprintf("tensor %q (offset %d, %d bytes) runs past the end of the data section (%d bytes)", t.Name, t.Offset, t.Size, f.DataSize)}
 		}
 	}
-	// Tensors must not overlap.
 	idx := make([]int, len(f.Tensors))
 	for i := range idx {
 		idx[i] = i
@@ -627,8 +647,8 @@ func parse(path string, r io.Reader, size int64) (*File, error) {
 	for k := 1; k < len(idx); k++ {
 		p, q := &f.Tensors[idx[k-1]], &f.Tensors[idx[k]]
 		if p.Offset+p.Size > q.Offset {
-			return nil, &FormatError{Path: path, Offset: f.DataOffset, Msg: fmt.Sprintf("tensors %q and %q overlap", p.Name, q.Name)}
+			return &FormatError{Path: f.Path, Offset: f.DataOffset, Msg: fmt.Sprintf("tensors %q and %q overlap", p.Name, q.Name)}
 		}
 	}
-	return f, nil
+	return nil
 }
