@@ -599,6 +599,7 @@ func TestGate(t *testing.T) {
 		K, KM     = 6, 12    // concurrent streams and their length
 		holders   = 2        // long streams kept open over the concurrent phase
 		holderMax = 480
+		LP        = 300 // > the step budget (max-num-batched-tokens 256)
 	)
 	phases := []struct {
 		name  string
@@ -630,6 +631,23 @@ func TestGate(t *testing.T) {
 					eq("request_max_num_generation_tokens_sum == N·M", d.s("vllm:request_max_num_generation_tokens"), N*M),
 					eq("request_params_max_tokens_sum == N·M", d.s("vllm:request_params_max_tokens"), N*M),
 					eq("request_time_per_output_token_seconds_count == N", d.n("vllm:request_time_per_output_token_seconds"), N),
+				}
+			},
+		},
+		{
+			// The prompt is longer than the step's token budget: its first
+			// chunk runs in a step without outputs, whose statistics (the
+			// prefix-cache query) must still be recorded (Part A §5).
+			name: "chunked prefill of a long prompt",
+			run: func(t *testing.T, y *tally) {
+				g.complete(ctx, y, tokens(600, LP), 4)
+			},
+			extra: func(d delta, y *tally) []check {
+				return []check{
+					eq("prefix_cache_queries_total (recorded in the step without outputs)", d.c("vllm:prefix_cache_queries_total"), LP),
+					eq("prompt_tokens_total", d.c("vllm:prompt_tokens_total"), LP),
+					eq("iteration_tokens_total_count (steps with outputs)", d.n("vllm:iteration_tokens_total"), 4),
+					eq("iteration_tokens_total_sum", d.s("vllm:iteration_tokens_total"), LP+4),
 				}
 			},
 		},
