@@ -204,3 +204,28 @@ func BenchmarkAttentionRow(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAttentionScores: 64 queries of one head (head_dim 64) against
+// 256 cached positions, as one MatMulStrided or one DotStrided per query.
+func BenchmarkAttentionScores(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	const hd, stride, nq, np = 64, 256, 64, 256
+	kv := randVec(rng, np*stride)
+	q := randVec(rng, nq*hd)
+	sc := make([]float32, nq*np)
+	flops := 2.0 * hd * nq * np
+	b.Run("MatMulStrided", func(b *testing.B) {
+		for b.Loop() {
+			MatMulStrided(sc, np, q, hd, nq, kv, stride, np, hd)
+		}
+		b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	})
+	b.Run("DotStrided", func(b *testing.B) {
+		for b.Loop() {
+			for i := 0; i < nq; i++ {
+				DotStrided(sc[i*np:(i+1)*np], q[i*hd:(i+1)*hd], kv, stride)
+			}
+		}
+		b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	})
+}

@@ -57,48 +57,74 @@ func (p *Pool) matMulF32(out, x []float32, n int, w *Mat) {
 		panel = k.nr
 	}
 	panels := (w.Rows + panel - 1) / panel
+	g := gemmArgs{out: out, ldo: w.Rows, x: x, ldx: w.Cols, n: n, w: w.F32, ldw: w.Cols, k: w.Cols}
 	p.parallel(n*w.Rows*w.Cols, panels, func(lo, hi int) {
-		f32Rows(k, out, x, n, w, lo*panel, min(hi*panel, w.Rows))
+		f32Rows(k, &g, lo*panel, min(hi*panel, w.Rows))
 	})
 }
 
+// gemmArgs describes out[i·ldo+r] = Σ_{t<k} x[i·ldx+t]·w[r·ldw+t] for i < n.
+type gemmArgs struct {
+	out    []float32
+	ldo    int
+	x      []float32
+	ldx, n int
+	w      []float32
+	ldw, k int
+}
+
 // f32Rows computes output columns [r0,r1) of all n rows.
-func f32Rows(k *kernels, out, x []float32, n int, w *Mat, r0, r1 int) {
-	rows, cols := w.Rows, w.Cols
-	if n == 1 {
-		rowDots(k, out[r0:r1], x[:cols], w.F32[r0*cols:r1*cols], cols)
+func f32Rows(k *kernels, g *gemmArgs, r0, r1 int) {
+	ldo, ldx, ldw, cols := g.ldo, g.ldx, g.ldw, g.k
+	out, x, w := g.out, g.x, g.w
+	if g.n == 1 {
+		stridedDots(k, out[r0:r1], x[:cols], w[r0*ldw:], ldw)
 		return
 	}
 	kv := cols &^ (k.vl - 1)
 	mr, nr := k.mr, k.nr
 	r := r0
 	for ; r+nr <= r1; r += nr {
-		wp := w.F32[r*cols : (r+nr)*cols]
+		wp := w[r*ldw : (r+nr-1)*ldw+cols]
 		i := 0
-		for ; i+mr <= n; i += mr {
-			o := out[i*rows+r:]
-			xs := x[i*cols : (i+mr)*cols]
-			k.gemm(o, rows, xs, cols, wp, cols, kv)
+		for ; i+mr <= g.n; i += mr {
+			o := out[i*ldo+r:]
+			xs := x[i*ldx : (i+mr-1)*ldx+cols]
+			k.gemm(o, ldo, xs, ldx, wp, ldw, kv)
 			if kv < cols {
-				addTail(o, rows, xs, cols, wp, cols, mr, nr, kv, cols)
+				addTail(o, ldo, xs, ldx, wp, ldw, mr, nr, kv, cols)
 			}
 		}
-		for ; i < n; i++ {
-			rowDots(k, out[i*rows+r:i*rows+r+nr], x[i*cols:(i+1)*cols], wp, cols)
+		for ; i < g.n; i++ {
+			stridedDots(k, out[i*ldo+r:i*ldo+r+nr], x[i*ldx:i*ldx+cols], wp, ldw)
 		}
 	}
 	if r < r1 {
-		wp := w.F32[r*cols : r1*cols]
-		for i := 0; i < n; i++ {
-			rowDots(k, out[i*rows+r:i*rows+r1], x[i*cols:(i+1)*cols], wp, cols)
+		wp := w[r*ldw:]
+		for i := 0; i < g.n; i++ {
+			stridedDots(k, out[i*ldo+r:i*ldo+r1], x[i*ldx:i*ldx+cols], wp, ldw)
 		}
 	}
 }
 
-// rowDots writes out[j] = x·w_j for the len(out) consecutive rows of w
-// (each cols long).
-func rowDots(k *kernels, out, x, w []float32, cols int) {
-	stridedDots(k, out, x[:cols], w, cols)
+// MatMulStrided writes out[i·ldo+j] = Σ_{t<k} x[i·ldx+t]·w[j·ldw+t] for
+// i < n, j < m, on the calling goroutine: n rows of x against m rows of w,
+// each k long, at any row strides. It runs MatMul's register-blocked F32
+// kernels, e.g. for the attention scores of several queries of a sequence
+// against a block of KV-cache slots (w = the slots, ldw = their stride).
+func MatMulStrided(out []float32, ldo int, x []float32, ldx, n int, w []float32, ldw, m, k int) {
+	if n <= 0 || m <= 0 {
+		return
+	}
+	if k <= 0 {
+		for i := 0; i < n; i++ {
+			clear(out[i*ldo : i*ldo+m])
+		}
+		return
+	}
+	_, _, _ = out[(n-1)*ldo+m-1], x[(n-1)*ldx+k-1], w[(m-1)*ldw+k-1]
+	g := gemmArgs{out: out, ldo: ldo, x: x, ldx: ldx, n: n, w: w, ldw: ldw, k: k}
+	f32Rows(impl, &g, 0, m)
 }
 
 // stridedDots writes out[j] = x·w[j·ld : j·ld+len(x)] for j < len(out).

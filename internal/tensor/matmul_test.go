@@ -190,3 +190,33 @@ func TestDotAxpyStrided(t *testing.T) {
 		}
 	})
 }
+
+func TestMatMulStrided(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	eachImpl(t, func(t *testing.T) {
+		for _, c := range []struct{ n, m, k int }{{1, 1, 1}, {1, 16, 64}, {2, 5, 8}, {4, 6, 64}, {5, 16, 64}, {9, 13, 100}, {17, 16, 128}} {
+			ldx, ldw, ldo := c.k+3, 4*c.k+1, c.m+2
+			x := randVec(rng, (c.n-1)*ldx+c.k)
+			w := randVec(rng, (c.m-1)*ldw+c.k)
+			out := make([]float32, (c.n-1)*ldo+c.m)
+			for i := range out {
+				out[i] = 7 // the gaps between output rows must keep it
+			}
+			MatMulStrided(out, ldo, x, ldx, c.n, w, ldw, c.m, c.k)
+			for i := 0; i < c.n; i++ {
+				want := make([]float64, c.m)
+				for j := range want {
+					for t := 0; t < c.k; t++ {
+						want[j] += float64(x[i*ldx+t]) * float64(w[j*ldw+t])
+					}
+				}
+				checkClose(t, out[i*ldo:i*ldo+c.m], want, c.k, 1)
+				for j := c.m; j < ldo && i*ldo+j < len(out); j++ {
+					if out[i*ldo+j] != 7 {
+						t.Fatalf("%+v: wrote out[%d]", c, i*ldo+j)
+					}
+				}
+			}
+		}
+	})
+}
