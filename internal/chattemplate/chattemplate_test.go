@@ -9,6 +9,17 @@ import (
 	"time"
 )
 
+// readTemplate reads testdata/templates/name (a missing file must not
+// silently select Default).
+func readTemplate(t *testing.T, name string) string {
+	t.Helper()
+	src, err := os.ReadFile("testdata/templates/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(src)
+}
+
 func TestDefaultTemplate(t *testing.T) {
 	tmpl, err := New("", "<s>", "</s>")
 	if err != nil {
@@ -56,8 +67,7 @@ func TestStrftime(t *testing.T) {
 }
 
 func TestRaiseExceptionIsTyped(t *testing.T) {
-	src, _ := os.ReadFile("testdata/templates/mistral-v0.2.jinja")
-	tmpl, err := New(string(src), "<s>", "</s>")
+	tmpl, err := New(readTemplate(t, "mistral-v0.2.jinja"), "<s>", "</s>")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,8 +81,7 @@ func TestRaiseExceptionIsTyped(t *testing.T) {
 }
 
 func TestConcurrentRender(t *testing.T) {
-	src, _ := os.ReadFile("testdata/templates/llama2.jinja")
-	tmpl, err := New(string(src), "<s>", "</s>")
+	tmpl, err := New(readTemplate(t, "llama2.jinja"), "<s>", "</s>")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -254,14 +254,20 @@ func TestStories260K(t *testing.T) {
 	var ts []TensorData
 	for i := range f.Tensors {
 		ti := &f.Tensors[i]
-		d, _ := f.TensorData(ti)
+		d, err := f.TensorData(ti)
+		if err != nil {
+			t.Fatal(err)
+		}
 		ts = append(ts, TensorData{ti.Name, ti.Dims, ti.Type, d})
 	}
 	var buf bytes.Buffer
 	if err := Encode(&buf, kvs, ts); err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := os.ReadFile(path)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !bytes.Equal(buf.Bytes(), raw) {
 		t.Fatal("re-encoding the file does not reproduce its bytes")
 	}
