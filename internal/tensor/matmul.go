@@ -40,27 +40,72 @@ func (p *Pool) MatMul(out, x []float32, n int, w *Mat) {
 	}
 }
 
-// parallel runs fn over [0,units) on the pool, or on the caller alone when
-// the call's work is small.
-func (p *Pool) parallel(work, units int, fn func(lo, hi int)) {
-	if work < parMinWork {
-		fn(0, units)
+// mmJob is one MatMul call's work, split by output-row panels. A Pool keeps
+// one, with its methods bound once as func values (f32Fn, quantFn, q8Fn),
+// so that a MatMul allocates nothing.
+type mmJob struct {
+	k     *kernels
+	w     *Mat
+	panel int
+	g     gemmArgs // F32: the whole product
+
+	// Q8_0: the quantized activations.
+	x          []float32
+	out        []float32
+	n          int
+	xq         []int8
+	xd         []float32
+	xu         []byte
+	n4         int // activation rows handled four at a time by q8gemm
+	rows, cols int
+	nb, ldw    int
+}
+
+// run calls fn over [0,units), on the pool's workers when the work is big
+// enough to pay for the hand-off, else on the caller.
+func (p *Pool) run(work, units int, fn func(lo, hi int), inline func(lo, hi int)) {
+	if work < parMinWork || p.Threads() == 1 {
+		inline(0, units)
 		return
 	}
 	p.ParallelFor(units, fn)
 }
 
-func (p *Pool) matMulF32(out, x []float32, n int, w *Mat) {
-	k := impl
-	panel := 4
-	if n > 1 {
-		panel = k.nr
+// job returns the Pool's job (reset) or, for a nil Pool, a fresh one.
+func (p *Pool) job() *mmJob {
+	if p == nil {
+		return new(mmJob)
 	}
-	panels := (w.Rows + panel - 1) / panel
-	g := gemmArgs{out: out, ldo: w.Rows, x: x, ldx: w.Cols, n: n, w: w.F32, ldw: w.Cols, k: w.Cols}
-	p.parallel(n*w.Rows*w.Cols, panels, func(lo, hi int) {
-		f32Rows(k, &g, lo*panel, min(hi*panel, w.Rows))
-	})
+	p.mm = mmJob{}
+	return &p.mm
+}
+
+func (p *Pool) matMulF32(out, x []float32, n int, w *Mat) {
+	j := p.job()
+	j.k, j.w = impl, w
+	j.panel = 4
+	if n > 1 {
+		j.panel = j.k.nr
+	}
+	j.g = gemmArgs{out: out, ldo: w.Rows, x: x, ldx: w.Cols, n: n, w: w.F32, ldw: w.Cols, k: w.Cols}
+	panels := (w.Rows + j.panel - 1) / j.panel
+	var fn func(lo, hi int)
+	if p != nil {
+		fn = p.f32Fn
+	}
+	p.run(n*w.Rows*w.Cols, panels, fn, j.f32Panels)
+	p.doneJob()
+}
+
+// doneJob drops the job's references to the caller's slices.
+func (p *Pool) doneJob() {
+	if p != nil {
+		p.mm = mmJob{}
+	}
+}
+
+func (j *mmJob) f32Panels(lo, hi int) {
+	f32Rows(j.k, &j.g, lo*j.panel, min(hi*j.panel, j.w.Rows))
 }
 
 // gemmArgs describes out[i·ldo+r] = Σ_{t<k} x[i·ldx+t]·w[r·ldw+t] for i < n.
@@ -249,44 +294,57 @@ func Axpy(y []float32, alpha float32, x []float32) {
 }
 
 func (p *Pool) matMulQ8(out, x []float32, n int, w *Mat) {
-	k := impl
-	rows, cols := w.Rows, w.Cols
-	nb := cols / Q8BlockSize
-	ldw := nb * Q8BlockBytes
-	xq, xd, xu := p.q8Scratch(n*cols, n*nb)
-	quant := k.quantize
-	p.parallel(n*cols*32, n, func(lo, hi int) {
-		quant(xq[lo*cols:hi*cols], xd[lo*nb:hi*nb], x[lo*cols:hi*cols])
-	})
-	n4 := 0 // activation rows handled four at a time by q8gemm
-	if k.q8gemm != nil && n >= 4 {
-		n4 = n &^ 3
-		offsetBytes(xu[:n4*cols], int8AsBytes(xq[:n4*cols]))
+	j := p.job()
+	j.k, j.w, j.x, j.out, j.n = impl, w, x, out, n
+	j.rows, j.cols = w.Rows, w.Cols
+	j.nb = w.Cols / Q8BlockSize
+	j.ldw = j.nb * Q8BlockBytes
+	j.xq, j.xd, j.xu = p.q8Scratch(n*j.cols, n*j.nb)
+	var quantFn, q8Fn func(lo, hi int)
+	if p != nil {
+		quantFn, q8Fn = p.quantFn, p.q8Fn
 	}
-	const panel = 4
-	panels := (rows + panel - 1) / panel
-	p.parallel(n*rows*cols, panels, func(lo, hi int) {
-		r0, r1 := lo*panel, min(hi*panel, rows)
-		for r := r0; r < r1; r += panel {
-			wp := w.Q[r*ldw:]
-			m := min(panel, r1-r)
-			if m < panel {
-				for i := 0; i < n; i++ {
-					xqi, xdi := xq[i*cols:(i+1)*cols], xd[i*nb:(i+1)*nb]
-					for j := 0; j < m; j++ {
-						out[i*rows+r+j] = q8dot1(xqi, xdi, wp[j*ldw:(j+1)*ldw], nb)
-					}
+	p.run(n*j.cols*32, n, quantFn, j.quantRows)
+	if j.k.q8gemm != nil && n >= 4 {
+		j.n4 = n &^ 3
+		offsetBytes(j.xu[:j.n4*j.cols], int8AsBytes(j.xq[:j.n4*j.cols]))
+	}
+	j.panel = 4
+	panels := (j.rows + j.panel - 1) / j.panel
+	p.run(n*j.rows*j.cols, panels, q8Fn, j.q8Panels)
+	p.doneJob()
+}
+
+// quantRows quantizes activation rows [lo,hi).
+func (j *mmJob) quantRows(lo, hi int) {
+	cols, nb := j.cols, j.nb
+	j.k.quantize(j.xq[lo*cols:hi*cols], j.xd[lo*nb:hi*nb], j.x[lo*cols:hi*cols])
+}
+
+// q8Panels computes the outputs of W row panels [lo,hi).
+func (j *mmJob) q8Panels(lo, hi int) {
+	k, n, rows, cols, nb, ldw := j.k, j.n, j.rows, j.cols, j.nb, j.ldw
+	out, xq, xd, xu := j.out, j.xq, j.xd, j.xu
+	r0, r1 := lo*j.panel, min(hi*j.panel, rows)
+	for r := r0; r < r1; r += j.panel {
+		wp := j.w.Q[r*ldw:]
+		m := min(j.panel, r1-r)
+		if m < 4 {
+			for i := 0; i < n; i++ {
+				xqi, xdi := xq[i*cols:(i+1)*cols], xd[i*nb:(i+1)*nb]
+				for jj := 0; jj < m; jj++ {
+					out[i*rows+r+jj] = q8dot1(xqi, xdi, wp[jj*ldw:(jj+1)*ldw], nb)
 				}
-				continue
 			}
-			for i := 0; i < n4; i += 4 {
-				k.q8gemm(out[i*rows+r:], rows, xu[i*cols:], cols, xd[i*nb:], nb, wp, ldw, nb)
-			}
-			for i := n4; i < n; i++ {
-				k.q8dot4(out[i*rows+r:i*rows+r+4], xq[i*cols:(i+1)*cols], xd[i*nb:(i+1)*nb], wp, ldw, nb)
-			}
+			continue
 		}
-	})
+		for i := 0; i < j.n4; i += 4 {
+			k.q8gemm(out[i*rows+r:], rows, xu[i*cols:], cols, xd[i*nb:], nb, wp, ldw, nb)
+		}
+		for i := j.n4; i < n; i++ {
+			k.q8dot4(out[i*rows+r:i*rows+r+4], xq[i*cols:(i+1)*cols], xd[i*nb:(i+1)*nb], wp, ldw, nb)
+		}
+	}
 }
 
 // offsetBytes writes src+128 (mod 256) to dst: int8 values as the unsigned

@@ -220,3 +220,26 @@ func TestMatMulStrided(t *testing.T) {
 		}
 	})
 }
+
+// TestMatMulAllocs: with a Pool, a MatMul allocates nothing once its
+// scratch has grown (a forward pass calls it hundreds of times a token).
+func TestMatMulAllocs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	rows, cols := 300, 256
+	wf := randVec(rng, rows*cols)
+	mats := []*Mat{{Rows: rows, Cols: cols, Type: F32, F32: wf}, quantizeMat(rows, cols, wf)}
+	for _, threads := range []int{1, 2} {
+		p := NewPool(threads)
+		for _, w := range mats {
+			for _, n := range []int{1, 5} {
+				x := randVec(rng, n*cols)
+				out := make([]float32, n*rows)
+				p.MatMul(out, x, n, w)
+				if a := testing.AllocsPerRun(20, func() { p.MatMul(out, x, n, w) }); a != 0 {
+					t.Errorf("threads=%d %s n=%d: %v allocations per MatMul", threads, dtName(w.Type), n, a)
+				}
+			}
+		}
+		p.Close()
+	}
+}

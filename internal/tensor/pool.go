@@ -44,6 +44,10 @@ type Pool struct {
 	xq []int8
 	xd []float32
 	xu []byte
+
+	// MatMul's current job and its methods as func values, bound once.
+	mm                   mmJob
+	f32Fn, quantFn, q8Fn func(lo, hi int)
 }
 
 // spinIters bounds the busy-wait of workers and caller before they park.
@@ -60,6 +64,7 @@ var testHookJobDone func(g uint64) bool
 func NewPool(n int) *Pool {
 	p := &Pool{n: max(n, 1), wake: make(chan struct{}, 1)}
 	p.cond = sync.NewCond(&p.mu)
+	p.f32Fn, p.quantFn, p.q8Fn = p.mm.f32Panels, p.mm.quantRows, p.mm.q8Panels
 	for w := 1; w < p.n; w++ {
 		p.wg.Add(1)
 		go p.worker(w)
