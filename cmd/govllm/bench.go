@@ -67,6 +67,8 @@ func parseBenchArgs(args []string, stderr io.Writer) (bench.Config, benchOutputs
 		rate        = fs.String("request-rate", "inf", "requests per second, or inf to send all at once")
 		percentiles = fs.String("metric-percentiles", "50,90,99", "comma-separated percentiles to report")
 		noCheck     = fs.Bool("no-metrics-check", false, "do not scrape /metrics (for servers without vLLM's metrics)")
+		dataset     = fs.String("dataset-name", "random", "dataset: random (the only one; accepted for vLLM command lines)")
+		backend     = fs.String("backend", "vllm", "vllm or openai (/v1/completions), openai-chat (/v1/chat/completions); sets the default --endpoint")
 		disableBar  = fs.Bool("disable-tqdm", false, "no progress output")
 	)
 	fs.BoolVar(&outs.saveResult, "save-result", false, "save the result as JSON (see --result-dir, --result-filename)")
@@ -99,6 +101,20 @@ func parseBenchArgs(args []string, stderr io.Writer) (bench.Config, benchOutputs
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "govllm bench serve: unexpected arguments %q\n", fs.Args())
 		return cfg, outs, errUsage
+	}
+	if *dataset != "random" {
+		return cfg, outs, fmt.Errorf("--dataset-name %q: only the random dataset exists", *dataset)
+	}
+	endpointSet := false
+	fs.Visit(func(f *flag.Flag) { endpointSet = endpointSet || f.Name == "endpoint" })
+	switch *backend {
+	case "vllm", "openai":
+	case "openai-chat":
+		if !endpointSet {
+			cfg.Endpoint = "/v1/chat/completions"
+		}
+	default:
+		return cfg, outs, fmt.Errorf("--backend %q: want vllm, openai or openai-chat", *backend)
 	}
 	if cfg.APIKey == "" {
 		cfg.APIKey = os.Getenv("OPENAI_API_KEY") // not the flag's default: --help would print it

@@ -106,6 +106,21 @@ func TestParseBenchArgs(t *testing.T) {
 					t.Errorf("BaseURL %q", cfg.BaseURL)
 				}
 			}},
+		{name: "a vLLM command line", args: []string{"--backend", "vllm", "--dataset-name", "random", "--model", "m",
+			"--random-input-len", "128", "--random-output-len", "64", "--num-prompts", "64", "--max-concurrency", "16", "--ignore-eos"},
+			check: func(t *testing.T, cfg bench.Config, _ benchOutputs) {
+				if cfg.Endpoint != "/v1/completions" || cfg.Model != "m" || cfg.RandomInputLen != 128 || cfg.NumPrompts != 64 || !cfg.IgnoreEOS {
+					t.Errorf("got %+v", cfg)
+				}
+			}},
+		{name: "openai-chat backend", args: []string{"--backend", "openai-chat"},
+			check: func(t *testing.T, cfg bench.Config, _ benchOutputs) {
+				if cfg.Endpoint != "/v1/chat/completions" {
+					t.Errorf("endpoint %q", cfg.Endpoint)
+				}
+			}},
+		{name: "other dataset", args: []string{"--dataset-name", "sharegpt"}, wantErr: "only the random dataset"},
+		{name: "unknown backend", args: []string{"--backend", "tgi"}, wantErr: "--backend"},
 		{name: "bad rate", args: []string{"--request-rate", "fast"}, wantErr: "--request-rate"},
 		{name: "bad percentile", args: []string{"--metric-percentiles", "50,x"}, wantErr: "--metric-percentiles"},
 		{name: "verify without check", args: []string{"--verify-metrics", "--no-metrics-check"}, wantErr: "--verify-metrics needs"},
