@@ -160,7 +160,8 @@ func TestRunAgainstAFakeServer(t *testing.T) {
 			}
 			var table, svg strings.Builder
 			res.WriteTable(&table)
-			if !strings.Contains(table.String(), "Serving Benchmark Result") || !strings.Contains(table.String(), "Mean TTFT (ms):") {
+			if !strings.Contains(table.String(), "Serving Benchmark Result") || !strings.Contains(table.String(), "Mean TTFT (ms):") ||
+				!strings.Contains(table.String(), "P99 TTFT (ms):") || strings.Contains(table.String(), "P50 TTFT") {
 				t.Errorf("table:\n%s", table.String())
 			}
 			if err := res.WritePlotSVG(&svg); err != nil || !strings.Contains(svg.String(), "<circle") {

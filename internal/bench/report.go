@@ -54,6 +54,9 @@ func (r *Result) WriteTable(w io.Writer) {
 		line(fmt.Sprintf("Mean %s (ms):", m.short), m.s.Mean)
 		line(fmt.Sprintf("Median %s (ms):", m.short), m.s.Median)
 		for _, p := range m.s.Percentiles {
+			if p.P == 50 {
+				continue // the median, printed above
+			}
 			line(fmt.Sprintf("P%s %s (ms):", pLabel(p.P), m.short), p.Value)
 		}
 	}
