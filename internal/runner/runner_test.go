@@ -336,7 +336,8 @@ func TestConfigValidate(t *testing.T) {
 // TestLogitsBitIdenticalInBatch checks the strongest form of batch
 // invariance on a Q8_0 model: the logits of a sequence are bit-identical
 // whether it runs alone or among batch mates with other lengths (different
-// row counts in every matrix multiplication). Token-level invariance
+// row counts in every matrix multiplication), and whatever the number of
+// threads. Token-level invariance
 // follows from it for any sampling parameters. (F32 weights are left out:
 // the F32 matmul kernels currently sum in an order that depends on the
 // number of rows, so F32 logits may differ in the last bits.)
@@ -350,8 +351,8 @@ func TestLogitsBitIdenticalInBatch(t *testing.T) {
 	greedy.Temperature = 0
 	prompt := []int32{1, 70, 80, 90, 100, 110, 120, 130, 140}
 	const maxOut = 6
-	run := func(mates int) [][]float32 {
-		pool := tensor.NewPool(2)
+	run := func(mates, threads int) [][]float32 {
+		pool := tensor.NewPool(threads)
 		defer pool.Close()
 		r := newRunner(t, m, pool, 64, 8)
 		ms := newMiniSched(64, 8, uint64(mates))
@@ -378,16 +379,29 @@ func TestLogitsBitIdenticalInBatch(t *testing.T) {
 		}
 		return rows
 	}
-	alone, crowded := run(0), run(3)
-	if len(alone) != maxOut || len(crowded) != maxOut {
-		t.Fatalf("captured %d and %d logits rows, want %d", len(alone), len(crowded), maxOut)
+	alone := run(0, 2)
+	tests := []struct {
+		name           string
+		mates, threads int
+	}{
+		{"batch mates", 3, 2},
+		{"one thread", 0, 1},
+		{"batch mates, three threads", 2, 3},
 	}
-	for i := range alone {
-		for j := range alone[i] {
-			if alone[i][j] != crowded[i][j] {
-				t.Fatalf("token %d: logit %d is %v alone, %v in the batch", i, j, alone[i][j], crowded[i][j])
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := run(tt.mates, tt.threads)
+			if len(alone) != maxOut || len(got) != maxOut {
+				t.Fatalf("captured %d and %d logits rows, want %d", len(alone), len(got), maxOut)
 			}
-		}
+			for i := range alone {
+				for j := range alone[i] {
+					if alone[i][j] != got[i][j] {
+						t.Fatalf("token %d: logit %d is %v alone on 2 threads, %v here", i, j, alone[i][j], got[i][j])
+					}
+				}
+			}
+		})
 	}
 }
 
