@@ -152,19 +152,24 @@ func gemmGo(out []float32, ldo int, x []float32, ldx int, w []float32, ldw, k in
 
 func q8dot4Go(out []float32, xq []int8, xd []float32, w []byte, ldw, nb int) {
 	var acc [4]float32
-	for j := range 4 {
+	for j := range acc {
 		row := w[j*ldw : j*ldw+nb*Q8BlockBytes]
-		var s float32
+		var sum float32
 		for b := 0; b < nb; b++ {
-			blk := row[b*Q8BlockBytes : (b+1)*Q8BlockBytes]
-			xb := xq[b*Q8BlockSize : (b+1)*Q8BlockSize]
-			var is int32
-			for t, q := range blk[2:] {
-				is += int32(xb[t]) * int32(int8(q))
+			blk := row[b*Q8BlockBytes : (b+1)*Q8BlockBytes : (b+1)*Q8BlockBytes]
+			q := blk[2:Q8BlockBytes]
+			xb := xq[b*Q8BlockSize : (b+1)*Q8BlockSize : (b+1)*Q8BlockSize]
+			var s0, s1, s2, s3 int32
+			for t := 0; t+4 <= len(q); t += 4 {
+				qq, xx := q[t:t+4:t+4], xb[t:t+4:t+4]
+				s0 += int32(xx[0]) * int32(int8(qq[0]))
+				s1 += int32(xx[1]) * int32(int8(qq[1]))
+				s2 += int32(xx[2]) * int32(int8(qq[2]))
+				s3 += int32(xx[3]) * int32(int8(qq[3]))
 			}
-			s += float32(is) * (xd[b] * F16ToF32(uint16(blk[0])|uint16(blk[1])<<8))
+			sum += float32(s0+s1+s2+s3) * (xd[b] * F16ToF32(uint16(blk[0])|uint16(blk[1])<<8))
 		}
-		acc[j] = s
+		acc[j] = sum
 	}
 	copy(out[:4], acc[:])
 }
