@@ -102,8 +102,43 @@ axpydone:
 	VEXTRACTF128 $1, a, xt \
 	VADDPS       xt, xa, xa
 
+// The F32 matmul kernels below (dot1, mv4, mv8, gemm4x3) all sum each
+// output over its first k columns (k a multiple of 8) in one canonical
+// order: one ymm accumulator per output, FMA in steps of 8 from column 0,
+// then the tree ((l0+l1)+(l2+l3)) + ((l4+l5)+(l6+l7)) (REDUCE4, or REDUCE1
+// for one output). matmul.go adds the remaining k%8 columns' sum.
+
+// REDUCE1 leaves in xa the canonical horizontal sum of ymm a (xa its xmm).
+#define REDUCE1(a, xa, xt) \
+	VHADDPS      a, a, a \
+	VHADDPS      a, a, a \
+	VEXTRACTF128 $1, a, xt \
+	VADDPS       xt, xa, xa
+
+// func dot1AVX2(x, w *float32, k int) float32
+// Σ_{c<k} x[c]·w[c] in the canonical order; k a positive multiple of 8.
+TEXT ·dot1AVX2(SB), NOSPLIT, $0-28
+	MOVQ   x+0(FP), SI
+	MOVQ   w+8(FP), R8
+	MOVQ   k+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	XORQ   AX, AX
+
+d1loop:
+	VMOVUPS     (SI)(AX*4), Y8
+	VFMADD231PS (R8)(AX*4), Y8, Y0
+	ADDQ        $8, AX
+	CMPQ        AX, CX
+	JL          d1loop
+
+	REDUCE1(Y0, X0, X1)
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
 // func mv4AVX2(out, x, w *float32, ldw, k int)
-// out[j] = Σ_{c<k} x[c]·w[j·ldw+c] for j < 4; k is a positive multiple of 8.
+// out[j] = Σ_{c<k} x[c]·w[j·ldw+c] for j < 4 in the canonical order; k is
+// a positive multiple of 8.
 TEXT ·mv4AVX2(SB), NOSPLIT, $0-40
 	MOVQ out+0(FP), DI
 	MOVQ x+8(FP), SI
@@ -118,50 +153,74 @@ TEXT ·mv4AVX2(SB), NOSPLIT, $0-40
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	XORQ   AX, AX
+
+mv4loop:
+	VMOVUPS     (SI)(AX*4), Y8
+	VFMADD231PS (R8)(AX*4), Y8, Y0
+	VFMADD231PS (R9)(AX*4), Y8, Y1
+	VFMADD231PS (R10)(AX*4), Y8, Y2
+	VFMADD231PS (R11)(AX*4), Y8, Y3
+	ADDQ        $8, AX
+	CMPQ        AX, CX
+	JL          mv4loop
+
+	REDUCE4(Y0, Y1, Y2, Y3, X0, X8)
+	VMOVUPS X0, (DI)
+	VZEROUPPER
+	RET
+
+// func mv8AVX2(out, x, w *float32, ldw, k int)
+// out[j] = Σ_{c<k} x[c]·w[j·ldw+c] for j < 8 in the canonical order: the
+// matvec kernel (eight FMA chains); k is a positive multiple of 8.
+TEXT ·mv8AVX2(SB), NOSPLIT, $0-40
+	MOVQ x+8(FP), SI
+	MOVQ w+16(FP), R8
+	MOVQ ldw+24(FP), BX
+	MOVQ k+32(FP), CX
+	SHLQ $2, BX
+	LEAQ (R8)(BX*1), R9
+	LEAQ (R9)(BX*1), R10
+	LEAQ (R10)(BX*1), R11
+	LEAQ (R11)(BX*1), R12
+	LEAQ (R12)(BX*1), R13
+	LEAQ (R13)(BX*1), DI
+	LEAQ (DI)(BX*1), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 	XORQ   AX, AX
 
-mv16:
-	LEAQ 16(AX), DX
-	CMPQ DX, CX
-	JG   mv8
-	VMOVUPS     (SI)(AX*4), Y8
-	VMOVUPS     32(SI)(AX*4), Y9
-	VFMADD231PS (R8)(AX*4), Y8, Y0
-	VFMADD231PS (R9)(AX*4), Y8, Y1
-	VFMADD231PS (R10)(AX*4), Y8, Y2
-	VFMADD231PS (R11)(AX*4), Y8, Y3
-	VFMADD231PS 32(R8)(AX*4), Y9, Y4
-	VFMADD231PS 32(R9)(AX*4), Y9, Y5
-	VFMADD231PS 32(R10)(AX*4), Y9, Y6
-	VFMADD231PS 32(R11)(AX*4), Y9, Y7
-	MOVQ        DX, AX
-	JMP         mv16
-
-mv8:
-	CMPQ AX, CX
-	JGE  mvdone
+mv8loop:
 	VMOVUPS     (SI)(AX*4), Y8
 	VFMADD231PS (R8)(AX*4), Y8, Y0
 	VFMADD231PS (R9)(AX*4), Y8, Y1
 	VFMADD231PS (R10)(AX*4), Y8, Y2
 	VFMADD231PS (R11)(AX*4), Y8, Y3
+	VFMADD231PS (R12)(AX*4), Y8, Y4
+	VFMADD231PS (R13)(AX*4), Y8, Y5
+	VFMADD231PS (DI)(AX*4), Y8, Y6
+	VFMADD231PS (DX)(AX*4), Y8, Y7
+	ADDQ        $8, AX
+	CMPQ        AX, CX
+	JL          mv8loop
 
-mvdone:
-	VADDPS Y4, Y0, Y0
-	VADDPS Y5, Y1, Y1
-	VADDPS Y6, Y2, Y2
-	VADDPS Y7, Y3, Y3
+	MOVQ out+0(FP), DI
 	REDUCE4(Y0, Y1, Y2, Y3, X0, X8)
 	VMOVUPS X0, (DI)
+	REDUCE4(Y4, Y5, Y6, Y7, X4, X8)
+	VMOVUPS X4, 16(DI)
 	VZEROUPPER
 	RET
 
 // func gemm4x3AVX2(out *float32, ldo int, x *float32, ldx int, w *float32, ldw int, k int)
-// out[i·ldo+j] = Σ_{c<k} x[i·ldx+c]·w[j·ldw+c] for i < 4, j < 3; k a positive multiple of 8.
+// out[i·ldo+j] = Σ_{c<k} x[i·ldx+c]·w[j·ldw+c] for i < 4, j < 3 in the
+// canonical order; k a positive multiple of 8.
 TEXT ·gemm4x3AVX2(SB), NOSPLIT, $0-56
 	MOVQ out+0(FP), DI
 	MOVQ ldo+8(FP), DX

@@ -115,8 +115,55 @@ axpydone:
 	VZEROUPPER
 	RET
 
+// The F32 matmul kernels below (dot1, mv4, mv8, gemm4x6) all sum each
+// output in one canonical order, so an output's bits do not depend on which
+// kernel computed it: one zmm accumulator per output, FMA over the columns
+// in steps of 16 from column 0, the last k%16 columns as one more FMA of
+// zero-masked loads, then FOLD (lane i += lane i+8) and the tree
+// ((l0+l1)+(l2+l3)) + ((l4+l5)+(l6+l7)) (HSUM4, or HSUM1 for one output).
+
+// HSUM1 leaves in xa the canonical horizontal sum of ymm a (xa its xmm).
+#define HSUM1(a, xa) \
+	VHADDPS       a, a, a \
+	VHADDPS       a, a, a \
+	VEXTRACTF32X4 $1, a, X31 \
+	VADDPS        X31, xa, xa
+
+// func dot1AVX512(x, w *float32, k int) float32
+// Σ_{c<k} x[c]·w[c] in the canonical order (a single FMA chain: for the
+// few rows the multi-row kernels leave over).
+TEXT ·dot1AVX512(SB), NOSPLIT, $0-28
+	MOVQ   x+0(FP), SI
+	MOVQ   w+8(FP), R8
+	MOVQ   k+16(FP), CX
+	TAILMASK(DX)
+	VXORPS Z0, Z0, Z0
+	XORQ   AX, AX
+
+d1loop:
+	CMPQ AX, CX
+	JGE  d1tail
+	VMOVUPS     (SI)(AX*4), Z8
+	VFMADD231PS (R8)(AX*4), Z8, Z0
+	ADDQ        $16, AX
+	JMP         d1loop
+
+d1tail:
+	KORTESTW K1, K1
+	JZ       d1done
+	VMOVUPS.Z   (SI)(AX*4), K1, Z8
+	VMOVUPS.Z   (R8)(AX*4), K1, Z9
+	VFMADD231PS Z9, Z8, Z0
+
+d1done:
+	FOLD(Z0, Y0)
+	HSUM1(Y0, X0)
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
 // func mv4AVX512(out, x, w *float32, ldw, k int)
-// out[j] = Σ_{c<k} x[c]·w[j·ldw+c] for j < 4.
+// out[j] = Σ_{c<k} x[c]·w[j·ldw+c] for j < 4, in the canonical order.
 TEXT ·mv4AVX512(SB), NOSPLIT, $0-40
 	MOVQ out+0(FP), DI
 	MOVQ x+8(FP), SI
@@ -132,63 +179,119 @@ TEXT ·mv4AVX512(SB), NOSPLIT, $0-40
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
 	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
 	XORQ   AX, AX
 
-mv32:
-	LEAQ 32(AX), DX
-	CMPQ DX, CX
-	JG   mv16
-	VMOVUPS     (SI)(AX*4), Z8
-	VMOVUPS     64(SI)(AX*4), Z9
-	VFMADD231PS (R8)(AX*4), Z8, Z0
-	VFMADD231PS (R9)(AX*4), Z8, Z1
-	VFMADD231PS (R10)(AX*4), Z8, Z2
-	VFMADD231PS (R11)(AX*4), Z8, Z3
-	VFMADD231PS 64(R8)(AX*4), Z9, Z4
-	VFMADD231PS 64(R9)(AX*4), Z9, Z5
-	VFMADD231PS 64(R10)(AX*4), Z9, Z6
-	VFMADD231PS 64(R11)(AX*4), Z9, Z7
-	MOVQ        DX, AX
-	JMP         mv32
-
-mv16:
+mv4loop:
 	CMPQ AX, CX
-	JGE  mvtail
+	JGE  mv4tail
 	VMOVUPS     (SI)(AX*4), Z8
 	VFMADD231PS (R8)(AX*4), Z8, Z0
 	VFMADD231PS (R9)(AX*4), Z8, Z1
 	VFMADD231PS (R10)(AX*4), Z8, Z2
 	VFMADD231PS (R11)(AX*4), Z8, Z3
 	ADDQ        $16, AX
+	JMP         mv4loop
 
-mvtail:
+mv4tail:
 	KORTESTW K1, K1
-	JZ       mvdone
+	JZ       mv4done
 	VMOVUPS.Z   (SI)(AX*4), K1, Z8
 	VMOVUPS.Z   (R8)(AX*4), K1, Z9
-	VFMADD231PS Z9, Z8, Z4
+	VFMADD231PS Z9, Z8, Z0
 	VMOVUPS.Z   (R9)(AX*4), K1, Z9
-	VFMADD231PS Z9, Z8, Z5
+	VFMADD231PS Z9, Z8, Z1
 	VMOVUPS.Z   (R10)(AX*4), K1, Z9
-	VFMADD231PS Z9, Z8, Z6
+	VFMADD231PS Z9, Z8, Z2
 	VMOVUPS.Z   (R11)(AX*4), K1, Z9
-	VFMADD231PS Z9, Z8, Z7
+	VFMADD231PS Z9, Z8, Z3
 
-mvdone:
-	VADDPS Z4, Z0, Z0
-	VADDPS Z5, Z1, Z1
-	VADDPS Z6, Z2, Z2
-	VADDPS Z7, Z3, Z3
+mv4done:
 	FOLD(Z0, Y0)
 	FOLD(Z1, Y1)
 	FOLD(Z2, Y2)
 	FOLD(Z3, Y3)
 	HSUM4(Y0, Y1, Y2, Y3, X0)
 	VMOVUPS X0, (DI)
+	VZEROUPPER
+	RET
+
+// func mv8AVX512(out, x, w *float32, ldw, k int)
+// out[j] = Σ_{c<k} x[c]·w[j·ldw+c] for j < 8, in the canonical order: the
+// matvec kernel (eight independent FMA chains hide the FMA latency).
+TEXT ·mv8AVX512(SB), NOSPLIT, $0-40
+	MOVQ x+8(FP), SI
+	MOVQ w+16(FP), R8
+	MOVQ ldw+24(FP), BX
+	MOVQ k+32(FP), CX
+	TAILMASK(DX)
+	SHLQ $2, BX
+	LEAQ (R8)(BX*1), R9
+	LEAQ (R9)(BX*1), R10
+	LEAQ (R10)(BX*1), R11
+	LEAQ (R11)(BX*1), R12
+	LEAQ (R12)(BX*1), R13
+	LEAQ (R13)(BX*1), DI
+	LEAQ (DI)(BX*1), DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	XORQ   AX, AX
+
+mv8loop:
+	CMPQ AX, CX
+	JGE  mv8tail
+	VMOVUPS     (SI)(AX*4), Z8
+	VFMADD231PS (R8)(AX*4), Z8, Z0
+	VFMADD231PS (R9)(AX*4), Z8, Z1
+	VFMADD231PS (R10)(AX*4), Z8, Z2
+	VFMADD231PS (R11)(AX*4), Z8, Z3
+	VFMADD231PS (R12)(AX*4), Z8, Z4
+	VFMADD231PS (R13)(AX*4), Z8, Z5
+	VFMADD231PS (DI)(AX*4), Z8, Z6
+	VFMADD231PS (DX)(AX*4), Z8, Z7
+	ADDQ        $16, AX
+	JMP         mv8loop
+
+mv8tail:
+	KORTESTW K1, K1
+	JZ       mv8done
+	VMOVUPS.Z   (SI)(AX*4), K1, Z8
+	VMOVUPS.Z   (R8)(AX*4), K1, Z9
+	VFMADD231PS Z9, Z8, Z0
+	VMOVUPS.Z   (R9)(AX*4), K1, Z9
+	VFMADD231PS Z9, Z8, Z1
+	VMOVUPS.Z   (R10)(AX*4), K1, Z9
+	VFMADD231PS Z9, Z8, Z2
+	VMOVUPS.Z   (R11)(AX*4), K1, Z9
+	VFMADD231PS Z9, Z8, Z3
+	VMOVUPS.Z   (R12)(AX*4), K1, Z9
+	VFMADD231PS Z9, Z8, Z4
+	VMOVUPS.Z   (R13)(AX*4), K1, Z9
+	VFMADD231PS Z9, Z8, Z5
+	VMOVUPS.Z   (DI)(AX*4), K1, Z9
+	VFMADD231PS Z9, Z8, Z6
+	VMOVUPS.Z   (DX)(AX*4), K1, Z9
+	VFMADD231PS Z9, Z8, Z7
+
+mv8done:
+	MOVQ out+0(FP), DI
+	FOLD(Z0, Y0)
+	FOLD(Z1, Y1)
+	FOLD(Z2, Y2)
+	FOLD(Z3, Y3)
+	FOLD(Z4, Y4)
+	FOLD(Z5, Y5)
+	FOLD(Z6, Y6)
+	FOLD(Z7, Y7)
+	HSUM4(Y0, Y1, Y2, Y3, X0)
+	VMOVUPS X0, (DI)
+	HSUM4(Y4, Y5, Y6, Y7, X4)
+	VMOVUPS X4, 16(DI)
 	VZEROUPPER
 	RET
 
@@ -202,14 +305,15 @@ mvdone:
 	VFMADD231PS Z29, x, a5
 
 // STORE6 reduces six ymm accumulators (already folded, all in Y0..Y15)
-// and writes the six sums at p.
+// and writes the six sums at p. a4 and a5 take the same tree as HSUM4:
+// hadd(a4,a5), hadd with itself, then the high 128 bits added to the low.
 #define STORE6(a0, a1, a2, a3, a4, a5, xa0, xa4, p) \
 	HSUM4(a0, a1, a2, a3, xa0) \
 	VMOVUPS       xa0, (p) \
 	VHADDPS       a5, a4, a4 \
+	VHADDPS       a4, a4, a4 \
 	VEXTRACTF32X4 $1, a4, X31 \
 	VADDPS        X31, xa4, xa4 \
-	VHADDPS       xa4, xa4, xa4 \
 	VMOVLPS       xa4, 16(p)
 
 // func gemm4x6AVX512(out *float32, ldo int, x *float32, ldx int, w *float32, ldw int, k int)

@@ -12,13 +12,34 @@
 //
 //   - avx512: AVX-512 F/BW/VL + VNNI. F32 GEMM is a 4×6 register-blocked
 //     micro-kernel (24 zmm accumulators, each W load reused by 4 activation
-//     rows); the matvec (n == 1) streams 4 W rows with 8 accumulators; column
+//     rows); the matvec (fewer than 4 activation rows, and the rows the GEMM
+//     tiles leave over) streams 8 W rows with one accumulator each; column
 //     tails use masked loads. Q8_0 uses VPDPBUSD two blocks per zmm (1×4
 //     kernel for decode, 4×4 for n ≥ 4).
-//   - avx2: AVX2 + FMA + F16C. 4×3 F32 GEMM, 1×4 matvec, Q8_0 via
+//   - avx2: AVX2 + FMA + F16C. 4×3 F32 GEMM, 1×8 matvec, Q8_0 via
 //     VPMADDUBSW/VPMADDWD with the sign trick.
 //   - go: portable Go, always built; the only level with the purego build
 //     tag or off amd64.
+//
+// # Batch invariance of F32 MatMul
+//
+// Each level sums every F32 output Σ_c x[c]·w[c] in one canonical order,
+// which its GEMM, matvec (8 and 4 rows) and single-row kernels all follow:
+//
+//   - avx512: one 16-lane accumulator per output, FMA over c in steps of
+//     16 from 0, the last Cols%16 columns as one more FMA of zero-masked
+//     loads; then lane i += lane i+8 and ((l0+l1)+(l2+l3)) + ((l4+l5)+(l6+l7)).
+//   - avx2: the same with 8 lanes over the first Cols&^7 columns (no fold),
+//     plus the running sum of the remaining columns' products in order.
+//   - go: one running sum per output in column order, products rounded to
+//     float32 (never fused).
+//
+// Register blocking is across x rows and W rows only, never across c, so
+// out[i][r] is bit-identical for a given x row and W row whatever n, the
+// row's place in a tile, the thread count or the row split. MatMulStrided
+// and DotStrided (from 16 columns) use the same kernels. Q8_0 MatMul is
+// batch invariant too (its 1-row and 4-row kernels agree bit for bit).
+// Dot and the other helpers are not bound to a canonical order.
 //
 // The avx512 level also has Softmax and SwiGLU (a Cephes expf polynomial,
 // 16 lanes), the Q8_0 activation quantizer, and AxpyStrided; Dot and Axpy
@@ -46,6 +67,7 @@
 //   - A Pool is driven by one goroutine at a time (see Pool); nil and the
 //     zero Pool run on the caller. Below about 64K multiply-adds a MatMul
 //     runs on the caller alone, because the hand-off costs more.
-//   - Outputs are deterministic for a given level and thread count: each
-//     output element is computed by one thread in a fixed order.
+//   - Outputs are deterministic for a given level: each output element is
+//     computed by one thread in its level's canonical order, so it does not
+//     depend on n, the thread count or its row's place (see above).
 package tensor

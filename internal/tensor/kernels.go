@@ -5,14 +5,24 @@ import "math"
 // kernels is one implementation level's set of micro-kernels. The F32
 // kernels work on the first kv = k &^ (vl-1) columns only; the callers in
 // matmul.go add the remaining columns' products in Go.
+//
+// Batch invariance: dot1, mv4, mv8 and gemm sum every output in the same
+// order — the level's canonical order — so an output's bits depend only on
+// its x row and W row, never on which kernel, tile position, batch size or
+// thread computed it (see doc.go). dot is free to use another order; it
+// serves Dot only.
 type kernels struct {
 	name string
 	vl   int // column granularity of the F32 kernels (a power of two)
 
-	// dot returns Σ a[c]·b[c] over c < k (k a multiple of vl).
+	// dot returns Σ a[c]·b[c] over c < k (k a multiple of vl), in any order.
 	dot func(a, b []float32, k int) float32
+	// dot1 returns Σ_c x[c]·w[c] over c < k in the canonical order.
+	dot1 func(x, w []float32, k int) float32
 	// mv4 writes out[j] = Σ_c x[c]·w[j·ldw+c] for j < 4, c < k.
 	mv4 func(out, x, w []float32, ldw, k int)
+	// mv8 (optional) is mv4 for eight W rows: the matvec kernel.
+	mv8 func(out, x, w []float32, ldw, k int)
 	// gemm writes out[i·ldo+j] = Σ_c x[i·ldx+c]·w[j·ldw+c] for i < mr, j < nr, c < k.
 	gemm   func(out []float32, ldo int, x []float32, ldx int, w []float32, ldw, k int)
 	mr, nr int
@@ -43,7 +53,7 @@ type kernels struct {
 // available and as the reference level in tests.
 var goKernels = &kernels{
 	name: "go", vl: 1,
-	dot: dotGo, mv4: mv4Go, gemm: gemmGo, mr: 2, nr: 4, axpy: axpyGo,
+	dot: dotGo, dot1: dot1Go, mv4: mv4Go, gemm: gemmGo, mr: 2, nr: 4, axpy: axpyGo,
 	q8dot4: q8dot4Go, quantize: quantizeRow,
 	softmax: softmaxGo, swiglu: swigluGo,
 }
@@ -131,15 +141,29 @@ func axpyGo(y []float32, alpha float32, x []float32, k int) {
 	}
 }
 
+// The go level's canonical order is one running sum per output over the
+// columns in order, each product rounded to float32 before it is added (the
+// conversions forbid the compiler from fusing the multiply and the add,
+// which it may do at some call sites and not others).
+
+func dot1Go(x, w []float32, k int) float32 {
+	x, w = x[:k], w[:k]
+	var s float32
+	for c, xv := range x {
+		s += float32(xv * w[c])
+	}
+	return s
+}
+
 func mv4Go(out, x, w []float32, ldw, k int) {
 	x = x[:k]
 	w0, w1, w2, w3 := w[:k], w[ldw:ldw+k], w[2*ldw:2*ldw+k], w[3*ldw:3*ldw+k]
 	var s0, s1, s2, s3 float32
 	for c, xv := range x {
-		s0 += xv * w0[c]
-		s1 += xv * w1[c]
-		s2 += xv * w2[c]
-		s3 += xv * w3[c]
+		s0 += float32(xv * w0[c])
+		s1 += float32(xv * w1[c])
+		s2 += float32(xv * w2[c])
+		s3 += float32(xv * w3[c])
 	}
 	out[0], out[1], out[2], out[3] = s0, s1, s2, s3
 }

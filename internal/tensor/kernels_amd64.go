@@ -11,7 +11,13 @@ func dotAVX2(a, b *float32, k int) float32
 func axpyAVX2(y *float32, alpha float32, x *float32, k int)
 
 //go:noescape
+func dot1AVX2(x, w *float32, k int) float32
+
+//go:noescape
 func mv4AVX2(out, x, w *float32, ldw, k int)
+
+//go:noescape
+func mv8AVX2(out, x, w *float32, ldw, k int)
 
 //go:noescape
 func gemm4x3AVX2(out *float32, ldo int, x *float32, ldx int, w *float32, ldw int, k int)
@@ -26,7 +32,13 @@ func dotAVX512(a, b *float32, k int) float32
 func axpyAVX512(y *float32, alpha float32, x *float32, k int)
 
 //go:noescape
+func dot1AVX512(x, w *float32, k int) float32
+
+//go:noescape
 func mv4AVX512(out, x, w *float32, ldw, k int)
+
+//go:noescape
+func mv8AVX512(out, x, w *float32, ldw, k int)
 
 //go:noescape
 func gemm4x6AVX512(out *float32, ldo int, x *float32, ldx int, w *float32, ldw int, k int)
@@ -60,9 +72,30 @@ var avx512Kernels = &kernels{
 		_, _ = y[k-1], x[k-1]
 		axpyAVX512(&y[0], alpha, &x[0], k)
 	},
+	dot1: func(x, w []float32, k int) float32 {
+		if k == 0 {
+			return 0
+		}
+		_, _ = x[k-1], w[k-1]
+		return dot1AVX512(&x[0], &w[0], k)
+	},
 	mv4: func(out, x, w []float32, ldw, k int) {
-		_, _, _ = out[3], x[k-1], w[3*ldw+k-1]
+		_ = out[3]
+		if k == 0 {
+			clear(out[:4])
+			return
+		}
+		_, _ = x[k-1], w[3*ldw+k-1]
 		mv4AVX512(&out[0], &x[0], &w[0], ldw, k)
+	},
+	mv8: func(out, x, w []float32, ldw, k int) {
+		_ = out[7]
+		if k == 0 {
+			clear(out[:8])
+			return
+		}
+		_, _ = x[k-1], w[7*ldw+k-1]
+		mv8AVX512(&out[0], &x[0], &w[0], ldw, k)
 	},
 	gemm: func(out []float32, ldo int, x []float32, ldx int, w []float32, ldw, k int) {
 		_, _, _ = out[3*ldo+5], x[3*ldx+k-1], w[5*ldw+k-1]
@@ -106,6 +139,13 @@ var avx2Kernels = &kernels{
 		_, _ = y[k-1], x[k-1]
 		axpyAVX2(&y[0], alpha, &x[0], k)
 	},
+	dot1: func(x, w []float32, k int) float32 {
+		if k == 0 {
+			return 0
+		}
+		_, _ = x[k-1], w[k-1]
+		return dot1AVX2(&x[0], &w[0], k)
+	},
 	mv4: func(out, x, w []float32, ldw, k int) {
 		_ = out[3]
 		if k == 0 {
@@ -114,6 +154,15 @@ var avx2Kernels = &kernels{
 		}
 		_, _ = x[k-1], w[3*ldw+k-1]
 		mv4AVX2(&out[0], &x[0], &w[0], ldw, k)
+	},
+	mv8: func(out, x, w []float32, ldw, k int) {
+		_ = out[7]
+		if k == 0 {
+			clear(out[:8])
+			return
+		}
+		_, _ = x[k-1], w[7*ldw+k-1]
+		mv8AVX2(&out[0], &x[0], &w[0], ldw, k)
 	},
 	gemm: func(out []float32, ldo int, x []float32, ldx int, w []float32, ldw, k int) {
 		_ = out[3*ldo+2]

@@ -83,9 +83,9 @@ func (p *Pool) job() *mmJob {
 func (p *Pool) matMulF32(out, x []float32, n int, w *Mat) {
 	j := p.job()
 	j.k, j.w = impl, w
-	j.panel = 4
-	if n > 1 {
-		j.panel = j.k.nr
+	j.panel = j.k.mvRows()
+	if n >= j.k.mr {
+		j.panel = j.k.chunk()
 	}
 	j.g = gemmArgs{out: out, ldo: w.Rows, x: x, ldx: w.Cols, n: n, w: w.F32, ldw: w.Cols, k: w.Cols}
 	panels := (w.Rows + j.panel - 1) / j.panel
@@ -118,36 +118,97 @@ type gemmArgs struct {
 	ldw, k int
 }
 
+// mvRows is the number of W rows the level's widest matvec kernel takes.
+func (k *kernels) mvRows() int {
+	if k.mv8 != nil {
+		return 8
+	}
+	return 4
+}
+
+// chunk is the number of W rows f32Rows works through at a time when the
+// GEMM kernel runs: a multiple of both nr and mvRows, so that the rows of a
+// chunk beyond its GEMM panels and the leftover x rows still get the
+// widest matvec kernel.
+func (k *kernels) chunk() int {
+	a, b := k.nr, k.mvRows()
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return k.nr * k.mvRows() / a
+}
+
 // f32Rows computes output columns [r0,r1) of all n rows.
+//
+// Every output goes through one of the level's F32 kernels (gemm, mv8, mv4,
+// dot1), which all sum in the level's canonical order, plus (vl > 1) the
+// same Go tail sum, so out[i][r] is bit-identical whatever n, the position
+// of row i or r within a tile, or the split of [r0,r1) between threads.
 func f32Rows(k *kernels, g *gemmArgs, r0, r1 int) {
-	ldo, ldx, ldw, cols := g.ldo, g.ldx, g.ldw, g.k
-	out, x, w := g.out, g.x, g.w
-	if g.n == 1 {
-		stridedDots(k, out[r0:r1], x[:cols], w[r0*ldw:], ldw)
+	mr, nr := k.mr, k.nr
+	nm := g.n - g.n%mr // x rows in full GEMM tiles
+	if nm == 0 {
+		dotRows(k, g, 0, g.n, r0, r1)
 		return
 	}
+	ldo, ldx, ldw, cols := g.ldo, g.ldx, g.ldw, g.k
+	out, x, w := g.out, g.x, g.w
 	kv := cols &^ (k.vl - 1)
-	mr, nr := k.mr, k.nr
-	r := r0
-	for ; r+nr <= r1; r += nr {
-		wp := w[r*ldw : (r+nr-1)*ldw+cols]
-		i := 0
-		for ; i+mr <= g.n; i += mr {
-			o := out[i*ldo+r:]
-			xs := x[i*ldx : (i+mr-1)*ldx+cols]
-			k.gemm(o, ldo, xs, ldx, wp, ldw, kv)
-			if kv < cols {
-				addTail(o, ldo, xs, ldx, wp, ldw, mr, nr, kv, cols)
+	ch := k.chunk()
+	for r := r0; r < r1; r += ch {
+		re := min(r+ch, r1)
+		rr := r
+		for ; rr+nr <= re; rr += nr {
+			wp := w[rr*ldw : (rr+nr-1)*ldw+cols]
+			for i := 0; i < nm; i += mr {
+				o := out[i*ldo+rr:]
+				xs := x[i*ldx : (i+mr-1)*ldx+cols]
+				k.gemm(o, ldo, xs, ldx, wp, ldw, kv)
+				if kv < cols {
+					addTail(o, ldo, xs, ldx, wp, ldw, mr, nr, kv, cols)
+				}
 			}
 		}
-		for ; i < g.n; i++ {
-			stridedDots(k, out[i*ldo+r:i*ldo+r+nr], x[i*ldx:i*ldx+cols], wp, ldw)
+		if rr < re {
+			dotRows(k, g, 0, nm, rr, re)
+		}
+		if nm < g.n {
+			dotRows(k, g, nm, g.n, r, re)
 		}
 	}
-	if r < r1 {
-		wp := w[r*ldw:]
-		for i := 0; i < g.n; i++ {
-			stridedDots(k, out[i*ldo+r:i*ldo+r1], x[i*ldx:i*ldx+cols], wp, ldw)
+}
+
+// dotRows computes outputs [r0,r1) of x rows [i0,i1) with the matvec
+// kernels: eight W rows at a time (each block reused by every x row while
+// it is in L1), then four, then one.
+func dotRows(k *kernels, g *gemmArgs, i0, i1, r0, r1 int) {
+	ldo, ldx, ldw, cols := g.ldo, g.ldx, g.ldw, g.k
+	out, x, w := g.out, g.x, g.w
+	kv := cols &^ (k.vl - 1)
+	r := r0
+	if k.mv8 != nil {
+		for ; r+8 <= r1; r += 8 {
+			wp := w[r*ldw : (r+7)*ldw+cols]
+			for i := i0; i < i1; i++ {
+				k.mv8(out[i*ldo+r:i*ldo+r+8], x[i*ldx:i*ldx+cols], wp, ldw, kv)
+			}
+		}
+	}
+	for ; r+4 <= r1; r += 4 {
+		wp := w[r*ldw : (r+3)*ldw+cols]
+		for i := i0; i < i1; i++ {
+			k.mv4(out[i*ldo+r:i*ldo+r+4], x[i*ldx:i*ldx+cols], wp, ldw, kv)
+		}
+	}
+	for ; r < r1; r++ {
+		wr := w[r*ldw : r*ldw+cols]
+		for i := i0; i < i1; i++ {
+			out[i*ldo+r] = k.dot1(x[i*ldx:i*ldx+cols], wr, kv)
+		}
+	}
+	if kv < cols {
+		for i := i0; i < i1; i++ {
+			addTail(out[i*ldo+r0:], 0, x[i*ldx:], 0, w[r0*ldw:], ldw, 1, r1-r0, kv, cols)
 		}
 	}
 }
@@ -172,23 +233,6 @@ func MatMulStrided(out []float32, ldo int, x []float32, ldx, n int, w []float32,
 	f32Rows(impl, &g, 0, m)
 }
 
-// stridedDots writes out[j] = x·w[j·ld : j·ld+len(x)] for j < len(out).
-func stridedDots(k *kernels, out, x, w []float32, ld int) {
-	cols := len(x)
-	kv := cols &^ (k.vl - 1)
-	j := 0
-	for ; j+4 <= len(out); j += 4 {
-		wj := w[j*ld : (j+3)*ld+cols]
-		k.mv4(out[j:j+4], x, wj, ld, kv)
-		if kv < cols {
-			addTail(out[j:], 0, x, 0, wj, ld, 1, 4, kv, cols)
-		}
-	}
-	for ; j < len(out); j++ {
-		out[j] = dotK(k, x, w[j*ld:j*ld+cols])
-	}
-}
-
 // DotStrided writes out[p] = Σ_t q[t]·k[p·stride+t] (t < len(q)) for
 // p < len(out): one query's scores against len(out) keys stored stride
 // floats apart (e.g. consecutive KV-cache slots of one head). One call
@@ -207,7 +251,8 @@ func DotStrided(out, q, k []float32, stride int) {
 		}
 		return
 	}
-	stridedDots(impl, out, q, k, stride)
+	g := gemmArgs{out: out, x: q, n: 1, w: k, ldw: stride, k: len(q)}
+	dotRows(impl, &g, 0, 1, 0, len(out))
 }
 
 // AxpyStrided adds Σ_p a[p]·v[p·stride : p·stride+len(y)] (p < len(a)) to
@@ -227,7 +272,10 @@ func AxpyStrided(y, a, v []float32, stride int) {
 	}
 }
 
-// addTail adds the products of columns [c0,c1) to an m×nn block of dots.
+// addTail adds the products of columns [c0,c1) to an m×nn block of dots:
+// their running sum in column order (each product rounded to float32, so
+// never fused), added to the kernel's sum — part of the canonical order of
+// the levels with vl > 1.
 func addTail(out []float32, ldo int, x []float32, ldx int, w []float32, ldw, m, nn, c0, c1 int) {
 	for i := 0; i < m; i++ {
 		xi := x[i*ldx+c0 : i*ldx+c1]
@@ -235,7 +283,7 @@ func addTail(out []float32, ldo int, x []float32, ldx int, w []float32, ldw, m, 
 			wj := w[j*ldw+c0 : j*ldw+c1]
 			var s float32
 			for c, v := range xi {
-				s += v * wj[c]
+				s += float32(v * wj[c])
 			}
 			out[i*ldo+j] += s
 		}
