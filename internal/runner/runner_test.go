@@ -334,19 +334,26 @@ func TestConfigValidate(t *testing.T) {
 }
 
 // TestLogitsBitIdenticalInBatch checks the strongest form of batch
-// invariance on a Q8_0 model: the logits of a sequence are bit-identical
-// whether it runs alone or among batch mates with other lengths (different
-// row counts in every matrix multiplication), and whatever the number of
-// threads. Token-level invariance
-// follows from it for any sampling parameters. (F32 weights are left out:
-// the F32 matmul kernels currently sum in an order that depends on the
-// number of rows, so F32 logits may differ in the last bits.)
+// invariance on F32 and Q8_0 models: the logits of a sequence are
+// bit-identical whether it runs alone or among batch mates with other
+// lengths (different row counts in every matrix multiplication), and
+// whatever the number of threads. Token-level invariance follows from it
+// for any sampling parameters.
 func TestLogitsBitIdenticalInBatch(t *testing.T) {
+	for _, dt := range []struct {
+		name string
+		typ  tensor.DType
+	}{{"F32", tensor.F32}, {"Q8_0", tensor.Q8_0}} {
+		t.Run(dt.name, func(t *testing.T) { testLogitsBitIdentical(t, dt.typ) })
+	}
+}
+
+func testLogitsBitIdentical(t *testing.T, typ tensor.DType) {
 	cfg, err := model.DummyConfig("default")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := model.NewDummy(cfg, tensor.Q8_0, 3)
+	m := model.NewDummy(cfg, typ, 3)
 	greedy := sampling.Default()
 	greedy.Temperature = 0
 	prompt := []int32{1, 70, 80, 90, 100, 110, 120, 130, 140}
