@@ -285,3 +285,21 @@ func TestReadStream(t *testing.T) {
 		})
 	}
 }
+
+// TestCrossCheckUnderAnAlias: a server with several served model names
+// labels its metrics with the first; a benchmark of another alias still
+// finds the server's figures (it used to read zeros and report a mismatch).
+func TestCrossCheckUnderAnAlias(t *testing.T) {
+	srv := httptest.NewServer(&fakeServer{})
+	defer srv.Close()
+	res, err := Run(context.Background(), Config{
+		BaseURL: srv.URL, Endpoint: "/v1/completions", Model: "alias", NumPrompts: 3,
+		RandomInputLen: 4, RandomOutputLen: 2, RequestRate: math.Inf(1), Burstiness: 1, Tokenize: true, CheckMetrics: true, Tolerance: 0.05,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Completed != 3 || !res.MetricsOK() {
+		t.Errorf("completed %d; cross-check under an alias: %+v", res.Completed, res.Checks)
+	}
+}

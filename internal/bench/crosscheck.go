@@ -34,7 +34,9 @@ func (a serverFigures) sub(b serverFigures) serverFigures {
 	}
 }
 
-// scrape reads the server's /metrics (vLLM's catalog) for the model.
+// scrape reads the server's /metrics (vLLM's catalog) for the model: the
+// series labelled model_name=modelName, or every series when no series
+// carries that name (modelName is an alias of the served model).
 func (c *client) scrape(ctx context.Context, modelName string) (serverFigures, error) {
 	var f serverFigures
 	req, err := c.newRequest(ctx, http.MethodGet, "/metrics", nil)
@@ -54,13 +56,26 @@ func (c *client) scrape(ctx context.Context, modelName string) (serverFigures, e
 	if err != nil {
 		return f, fmt.Errorf("parsing /metrics: %w", err)
 	}
-	ours := func(m *dto.Metric) bool {
+	// The server labels its series with one model name (vLLM: the first
+	// served name); the benchmark may have asked for another alias. Filter
+	// by the requested name only when the server exposes it.
+	label := func(m *dto.Metric) (string, bool) {
 		for _, l := range m.GetLabel() {
 			if l.GetName() == "model_name" {
-				return modelName == "" || l.GetValue() == modelName
+				return l.GetValue(), true
 			}
 		}
-		return true
+		return "", false
+	}
+	filter := false
+	for _, m := range fams["vllm:request_success_total"].GetMetric() {
+		if v, ok := label(m); ok && v == modelName {
+			filter = true
+		}
+	}
+	ours := func(m *dto.Metric) bool {
+		v, ok := label(m)
+		return !filter || !ok || v == modelName
 	}
 	counter := func(name string) float64 {
 		var s float64
