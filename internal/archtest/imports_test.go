@@ -6,6 +6,8 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -26,6 +28,7 @@ type pkg struct {
 // list runs `go list -deps=false -json` over the module's packages.
 func list(t *testing.T) map[string]pkg {
 	t.Helper()
+	readSources(t)
 	cmd := exec.Command("go", "list", "-json", "govllm/...")
 	cmd.Dir = "../.."
 	var out, stderr bytes.Buffer
@@ -43,6 +46,29 @@ func list(t *testing.T) map[string]pkg {
 		pkgs[strings.TrimPrefix(p.ImportPath, mod)] = p
 	}
 	return pkgs
+}
+
+// readSources reads every Go file of the module. `go list` runs in a
+// subprocess whose reads the test cache cannot see; reading the files here
+// makes a cached pass invalid as soon as any source file changes.
+func readSources(t *testing.T) {
+	t.Helper()
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != "../.." {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && (strings.HasSuffix(path, ".go") || d.Name() == "go.mod") {
+			_, err := os.ReadFile(path)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 var (
