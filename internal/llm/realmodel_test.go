@@ -1,13 +1,9 @@
 package llm
 
 import (
-	"bufio"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 
 	"govllm/internal/core"
@@ -40,24 +36,8 @@ func loadStories(t testing.TB) *stories {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(dir, "golden", "once_upon_a_time.ids"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s := &stories{model: m, tok: tok}
-	sc := bufio.NewScanner(f)
-	for line := 0; sc.Scan(); line++ {
-		fields := strings.Fields(sc.Text())
-		in, _ := strconv.Atoi(fields[0])
-		next, _ := strconv.Atoi(fields[1])
-		if line < 5 { // the prompt: 1 403 407 261 378
-			s.prompt = append(s.prompt, int32(in))
-		}
-		if line >= 4 {
-			s.golden = append(s.golden, int32(next))
-		}
-	}
+	g := testmodels.LoadGolden(t, "once_upon_a_time")
+	s := &stories{model: m, tok: tok, prompt: g.PromptIDs(), golden: g.Continuation()}
 	return s
 }
 

@@ -1,50 +1,12 @@
 package model
 
 import (
-	"bufio"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	"govllm/internal/tensor"
 	"govllm/internal/testmodels"
 )
-
-type goldenCase struct {
-	name      string
-	promptLen int // prompt tokens, BOS included
-}
-
-var goldenCases = []goldenCase{
-	{"once_upon_a_time", 5},
-	{"bytes_fallback", 16},
-}
-
-// readGolden returns the input and next token of every step.
-func readGolden(t testing.TB, path string) (in, next []int32) {
-	t.Helper()
-	fd, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fd.Close()
-	sc := bufio.NewScanner(fd)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) != 2 {
-			t.Fatalf("%s: bad line %q", path, sc.Text())
-		}
-		a, err1 := strconv.Atoi(f[0])
-		b, err2 := strconv.Atoi(f[1])
-		if err1 != nil || err2 != nil {
-			t.Fatalf("%s: bad line %q", path, sc.Text())
-		}
-		in, next = append(in, int32(a)), append(next, int32(b))
-	}
-	return in, next
-}
 
 func argmax(x []float32) int32 {
 	best := 0
@@ -68,8 +30,8 @@ func blockTable(n, numBlocks int) []int32 {
 
 // checkGolden prefills the prompt in one Forward, then decodes one token per
 // Forward, and checks every greedy choice after the prompt.
-func checkGolden(t *testing.T, m *Model, pool *tensor.Pool, path string, promptLen int) {
-	in, next := readGolden(t, path)
+func checkGolden(t *testing.T, m *Model, pool *tensor.Pool, g *testmodels.Golden) {
+	in, next, promptLen := g.Input, g.Next, g.PromptLen
 	for i := 1; i < len(in); i++ {
 		if in[i] != next[i-1] {
 			t.Fatalf("golden file inconsistent at line %d", i+1)
@@ -118,9 +80,9 @@ func TestGolden(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", src.name, err)
 		}
-		for _, gc := range goldenCases {
-			t.Run(src.name+"/"+gc.name, func(t *testing.T) {
-				checkGolden(t, m, pool, filepath.Join(dir, "golden", gc.name+".ids"), gc.promptLen)
+		for _, name := range testmodels.GoldenNames {
+			t.Run(src.name+"/"+name, func(t *testing.T) {
+				checkGolden(t, m, pool, testmodels.LoadGolden(t, name))
 			})
 		}
 	}

@@ -1,15 +1,11 @@
 package runner
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 
 	"govllm/internal/kvcache"
@@ -20,42 +16,22 @@ import (
 	"govllm/internal/testmodels"
 )
 
-// golden reads a stories260K golden case: the prompt ids (BOS first) and
-// the greedy continuation run.c produced after them.
-func golden(t *testing.T, dir, name string) (prompt, cont []int32) {
+// golden returns a stories260K golden case's prompt ids (BOS first) and
+// the greedy continuation the reference produced after them.
+func golden(t *testing.T, name string) (prompt, cont []int32) {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, "golden", name+".ids"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var in, next []int32
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		if len(fs) != 2 {
-			continue
-		}
-		a, _ := strconv.Atoi(fs[0])
-		b, _ := strconv.Atoi(fs[1])
-		in, next = append(in, int32(a)), append(next, int32(b))
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	prompts := map[string]int{"once_upon_a_time": 5, "bytes_fallback": 16}
-	np := prompts[name]
-	return in[:np], next[np-1:]
+	g := testmodels.LoadGolden(t, name)
+	return g.PromptIDs(), g.Continuation()
 }
 
-func loadStories(t *testing.T) (*model.Model, string) {
+func loadStories(t *testing.T) *model.Model {
 	t.Helper()
 	dir := testmodels.Dir(t, "stories260K")
 	m, err := model.Load(filepath.Join(dir, "stories260K.gguf"), model.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m, dir
+	return m
 }
 
 // seqState is one sequence driven by miniSched.
@@ -161,7 +137,7 @@ func newRunner(t *testing.T, m *model.Model, pool *tensor.Pool, numBlocks, block
 // sequences in the same steps, with scattered block tables, chunked
 // prefill, and several block sizes.
 func TestGoldenGreedy(t *testing.T) {
-	m, dir := loadStories(t)
+	m := loadStories(t)
 	const maxOut = 40
 	tests := []struct {
 		blockSize, chunk int
@@ -181,7 +157,7 @@ func TestGoldenGreedy(t *testing.T) {
 			ms := newMiniSched(r.cfg.NumBlocks, tt.blockSize, uint64(tt.chunk))
 			var want [][]int32
 			for _, name := range []string{"once_upon_a_time", "bytes_fallback"} {
-				prompt, cont := golden(t, dir, name)
+				prompt, cont := golden(t, name)
 				p := sampling.Default()
 				p.Temperature = 0
 				ms.seqs = append(ms.seqs, &seqState{id: sched.RequestID(name), prompt: prompt, params: p})
@@ -212,9 +188,9 @@ func TestGoldenGreedy(t *testing.T) {
 // alone and among batch mates, and that logprobs come back only for the
 // request that asked, aligned with its row.
 func TestSeededAndLogprobs(t *testing.T) {
-	m, dir := loadStories(t)
-	prompt, _ := golden(t, dir, "once_upon_a_time")
-	other, _ := golden(t, dir, "bytes_fallback")
+	m := loadStories(t)
+	prompt, _ := golden(t, "once_upon_a_time")
+	other, _ := golden(t, "bytes_fallback")
 	const maxOut = 24
 	seeded := sampling.Default()
 	seeded.Temperature = 0.8

@@ -1,12 +1,8 @@
 package tokenizer
 
 import (
-	"bufio"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 
 	"govllm/internal/testmodels"
@@ -20,43 +16,13 @@ type goldenCase struct {
 	ids    []int32
 }
 
-// promptLen is the number of prompt ids (BOS included) per case, from the
-// README of the golden files.
-var promptLen = map[string]int{"once_upon_a_time": 5, "bytes_fallback": 16}
-
 func loadGolden(t *testing.T) []goldenCase {
 	t.Helper()
-	dir := filepath.Join(testmodels.Dir(t, "stories260K"), "golden")
 	var cases []goldenCase
-	for name, n := range promptLen {
-		p, err := os.ReadFile(filepath.Join(dir, name+".prompt"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.Open(filepath.Join(dir, name+".ids"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ids []int32
-		sc := bufio.NewScanner(f)
-		for sc.Scan() && len(ids) < n {
-			fields := strings.Fields(sc.Text())
-			if len(fields) != 2 {
-				t.Fatalf("%s.ids: bad line %q", name, sc.Text())
-			}
-			v, err := strconv.Atoi(fields[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			ids = append(ids, int32(v))
-		}
-		f.Close()
-		if len(ids) != n {
-			t.Fatalf("%s.ids: %d prompt ids, want %d", name, len(ids), n)
-		}
-		cases = append(cases, goldenCase{name: name, prompt: strings.TrimSuffix(string(p), "\n"), ids: ids})
+	for _, name := range testmodels.GoldenNames {
+		g := testmodels.LoadGolden(t, name)
+		cases = append(cases, goldenCase{name: name, prompt: g.Prompt, ids: g.PromptIDs()})
 	}
-	slices.SortFunc(cases, func(a, b goldenCase) int { return strings.Compare(a.name, b.name) })
 	return cases
 }
 
