@@ -67,7 +67,7 @@ its text is gibberish.
 
 Flags:
 `)
-		fs.PrintDefaults()
+		printDefaults(fs)
 	}
 	fs.StringVar(&c.Model, "model", "", "model path (.gguf, HF directory or llama2.c .bin); empty = built-in dummy model")
 	fs.StringVar(&c.Tokenizer, "tokenizer", "", "tokenizer path (llama2.c tok512.bin, tokenizer.json, HF dir or .gguf; default: from --model)")
@@ -83,11 +83,8 @@ Flags:
 	fs.IntVar(&c.Threads, "threads", c.Threads, "worker threads for the forward pass")
 	fs.IntVar(&c.MaxModelLen, "max-model-len", 0, "max prompt + output tokens (default: the model's context length)")
 	fs.BoolVar(&c.IgnoreEOS, "ignore-eos", false, "keep generating after the end-of-sequence token")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return c, err
-		}
-		return c, fmt.Errorf("%w: %v", errUsage, err)
+	if err := parseFlags(fs, args); err != nil {
+		return c, err
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "govllm generate: unexpected arguments %q (the model is --model PATH)\n", fs.Args())

@@ -139,12 +139,12 @@ func parseServeArgs(args []string, stderr io.Writer) (serveConfig, error) {
 			"over an OpenAI-compatible API: /v1/completions, /v1/chat/completions, /v1/models,\n"+
 			"/tokenize, /detokenize, /health, /ping, /version, /metrics.\n"+
 			"Without MODEL (or with --load-format dummy) a built-in random-weight model is served.\n\nFlags:\n")
-		fs.PrintDefaults()
+		printDefaults(fs)
 	}
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		c.Model, args = args[0], args[1:]
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return c, err
 	}
 	switch rest := fs.Args(); {
@@ -399,7 +399,7 @@ func serve(ctx context.Context, ln net.Listener, cfg serveConfig, logger *slog.L
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	logger.Info("serving", "url", "http://"+ln.Addr().String(), "version", version())
+	logger.Info("serving", "url", serveURL(ln.Addr()), "listen", ln.Addr().String(), "version", version())
 	select {
 	case err := <-errc:
 		return err
@@ -420,6 +420,19 @@ func serve(ctx context.Context, ln net.Listener, cfg serveConfig, logger *slog.L
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// serveURL is a URL a local client can use: an unspecified listen address
+// (all interfaces) is shown as 127.0.0.1.
+func serveURL(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // loadModel returns the model and tokenizer per --load-format.

@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -167,26 +166,6 @@ func waitHealthy(t *testing.T, url string) {
 
 // metricValue reads one sample from /metrics (series is the full name with
 // labels, as exposed).
-func metricValue(t *testing.T, url, series string) float64 {
-	t.Helper()
-	resp, err := http.Get(url + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), series+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return f
-		}
-	}
-	t.Fatalf("series %s not in /metrics", series)
-	return 0
-}
 
 // TestServeDummyStack runs the whole stack (dummy model → runner → core →
 // AsyncEngine → httpapi, with metrics) on a real listener and drives it with
@@ -227,13 +206,15 @@ func TestServeDummyStack(t *testing.T) {
 		t.Fatalf("chat n=2: %+v, %v", cc, err)
 	}
 
-	// Counters moved for the 3 requests (4 sequences); HTTP metrics too.
-	if v := metricValue(t, url, `vllm:request_success_total{engine="0",finished_reason="length",model_name="dummy"}`); v != 4 {
-		t.Fatalf("request_success length = %g, want 4", v)
-	}
-	if v := metricValue(t, url, `http_requests_total{handler="/v1/completions",method="POST",status="2xx"}`); v != 2 {
-		t.Fatalf("http_requests_total = %g, want 2", v)
-	}
+	// Counters moved for the 3 requests (4 sequences); HTTP metrics too
+	// (recorded as the handler returns, so poll).
+	sc := &scraper{url: url, hc: http.DefaultClient}
+	sc.await(t, "counters after 3 requests", 20*time.Second, func(s *scrape) []check {
+		return []check{
+			eq("request_success{length}", s.sum("vllm:request_success_total", "finished_reason", "length"), 4),
+			eq("http_requests_total{/v1/completions,2xx}", s.sum("http_requests_total", "handler", "/v1/completions", "status", "2xx"), 2),
+		}
+	})
 	if err := stop(); err != nil {
 		t.Fatalf("serve returned %v after shutdown", err)
 	}
@@ -258,26 +239,19 @@ func TestServeClientDisconnect(t *testing.T) {
 	if line, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "data: {") {
 		t.Fatalf("first chunk %q, %v", line, err)
 	}
-	if v := metricValue(t, url, `vllm:num_requests_running{engine="0",model_name="dummy"}`); v != 1 {
-		t.Logf("running = %g while streaming (the request may have finished a step early)", v)
-	}
+	sc := &scraper{url: url, hc: http.DefaultClient}
+	sc.await(t, "while streaming", 20*time.Second, func(s *scrape) []check {
+		return []check{eq("running", s.sum("vllm:num_requests_running"), 1), gt("kv usage", s.sum("vllm:kv_cache_usage_perc"), 0)}
+	})
 	cancel()
 	resp.Body.Close()
-	abort := `vllm:request_success_total{engine="0",finished_reason="abort",model_name="dummy"}`
-	deadline := time.Now().Add(30 * time.Second)
-	for metricValue(t, url, abort) != 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the aborted request was never counted")
+	sc.await(t, "after the disconnect", 30*time.Second, func(s *scrape) []check {
+		return []check{
+			eq("request_success{abort}", s.sum("vllm:request_success_total", "finished_reason", "abort"), 1),
+			eq("running", s.sum("vllm:num_requests_running"), 0),
+			eq("kv usage", s.sum("vllm:kv_cache_usage_perc"), 0),
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	for metricValue(t, url, `vllm:num_requests_running{engine="0",model_name="dummy"}`) != 0 ||
-		metricValue(t, url, `vllm:kv_cache_usage_perc{engine="0",model_name="dummy"}`) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("running / KV usage did not return to 0 after the abort")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	})
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -495,5 +469,32 @@ func TestLoadModelQuantization(t *testing.T) {
 	}
 	if got := m.Layers[0].Wqkv.Type; got != tensor.Q8_0 {
 		t.Fatalf("dummy model with --quantization q8_0 has %v attention weights, want Q8_0", got)
+	}
+}
+
+func TestServeURL(t *testing.T) {
+	for _, tc := range []struct{ addr, want string }{
+		{"[::]:8000", "http://127.0.0.1:8000"},
+		{"0.0.0.0:8001", "http://127.0.0.1:8001"},
+		{"127.0.0.1:8002", "http://127.0.0.1:8002"},
+		{"[::1]:8003", "http://[::1]:8003"},
+	} {
+		addr, err := net.ResolveTCPAddr("tcp", tc.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := serveURL(addr); got != tc.want {
+			t.Errorf("serveURL(%s) = %s, want %s", tc.addr, got, tc.want)
+		}
+	}
+}
+
+func TestServeBadFlagIsAUsageError(t *testing.T) {
+	var stdout, stderr strings.Builder
+	if code := run(context.Background(), []string{"serve", "--no-such-flag"}, &stdout, &stderr); code != 2 {
+		t.Fatalf("exit code %d, want 2; stderr:\n%s", code, stderr.String())
+	}
+	if n := strings.Count(stderr.String(), "no-such-flag"); n != 1 {
+		t.Errorf("the bad flag is reported %d times, want once:\n%s", n, stderr.String())
 	}
 }
