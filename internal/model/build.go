@@ -13,7 +13,6 @@ type rawLayer struct {
 	attnNorm, ffnNorm      []float32
 	wq, wk, wv, wo         tensor.Mat
 	wGate, wUp, wDown      tensor.Mat
-	hasQ, hasK, hasV, hasO bool
 }
 
 // rawModel is a model as read from a file, before fusion and checks.

@@ -38,7 +38,6 @@ type harnessOpts struct {
 	sched   sched.Config
 	kv      kvcache.Config
 	exec    core.Executor // default: FakeExecutor checking KV
-	noCheck bool
 }
 
 func defaultOpts() harnessOpts {
