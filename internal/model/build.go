@@ -10,9 +10,9 @@ import (
 
 // rawLayer is one layer's weights as read, before fusion.
 type rawLayer struct {
-	attnNorm, ffnNorm      []float32
-	wq, wk, wv, wo         tensor.Mat
-	wGate, wUp, wDown      tensor.Mat
+	attnNorm, ffnNorm []float32
+	wq, wk, wv, wo    tensor.Mat
+	wGate, wUp, wDown tensor.Mat
 }
 
 // rawModel is a model as read from a file, before fusion and checks.

@@ -35,9 +35,9 @@ type harness struct {
 }
 
 type harnessOpts struct {
-	sched   sched.Config
-	kv      kvcache.Config
-	exec    core.Executor // default: FakeExecutor checking KV
+	sched sched.Config
+	kv    kvcache.Config
+	exec  core.Executor // default: FakeExecutor checking KV
 }
 
 func defaultOpts() harnessOpts {

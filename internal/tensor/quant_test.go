@@ -58,9 +58,9 @@ func TestF32ToF16RoundsToNearestEven(t *testing.T) {
 		{float32(math.Inf(1)), 0x7c00},
 		{1e-10, 0},
 		{float32(math.Copysign(0, -1)), 0x8000}, // negative zero keeps its sign
-		{5.960464477539063e-08, 1}, // smallest subnormal
-		{2.98e-08, 0},              // below half of it
-		{2.99e-08, 1},              // above half of it
+		{5.960464477539063e-08, 1},              // smallest subnormal
+		{2.98e-08, 0},                           // below half of it
+		{2.99e-08, 1},                           // above half of it
 	}
 	for _, c := range cases {
 		if got := F32ToF16(c.f); got != c.want {
