@@ -54,7 +54,7 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 		if m.Type == tensor.F32 && len(m.F32) != rows*cols {
 			return bad("%s holds %d floats, want %d", name, len(m.F32), rows*cols)
 		}
-		if m.Type == tensor.Q8_0 && (cols%tensor.Q8BlockSize != 0 || len(m.Q) != rows*cols/tensor.Q8BlockSize*tensor.Q8BlockBytes) {
+		if m.Type == tensor.Q8_0 && (cols%tensor.Q8BlockSize != 0 || len(m.Q) != rows*tensor.Q8RowBytes(cols)) {
 			return bad("%s: Q8_0 data of %d bytes does not fit %d×%d", name, len(m.Q), rows, cols)
 		}
 		return nil
@@ -139,7 +139,7 @@ func quantizeMat(w *tensor.Mat) {
 	if w.Type != tensor.F32 || w.Cols%tensor.Q8BlockSize != 0 {
 		return
 	}
-	q := make([]byte, w.Rows*w.Cols/tensor.Q8BlockSize*tensor.Q8BlockBytes)
+	q := make([]byte, w.Rows*tensor.Q8RowBytes(w.Cols))
 	tensor.QuantizeQ8_0(q, w.F32)
 	*w = tensor.Mat{Rows: w.Rows, Cols: w.Cols, Type: tensor.Q8_0, Q: q}
 }
@@ -168,7 +168,7 @@ func concatRows(ms ...tensor.Mat) tensor.Mat {
 	if typ == tensor.F32 {
 		out.F32 = make([]float32, 0, rows*out.Cols)
 	} else {
-		out.Q = make([]byte, 0, rows*out.Cols/tensor.Q8BlockSize*tensor.Q8BlockBytes)
+		out.Q = make([]byte, 0, rows*tensor.Q8RowBytes(out.Cols))
 	}
 	for _, m := range ms {
 		if typ == tensor.F32 {

@@ -69,7 +69,7 @@ func NewDummy(cfg Config, dtype tensor.DType, seed uint64) *Model {
 		})
 		m := f32Mat(rows, cols, f)
 		if quantize && cols%tensor.Q8BlockSize == 0 {
-			rb := cols / tensor.Q8BlockSize * tensor.Q8BlockBytes
+			rb := tensor.Q8RowBytes(cols)
 			q := make([]byte, rows*rb)
 			step := max(1, chunk/cols)
 			parallel((rows+step-1)/step, func(k int) {

@@ -309,7 +309,7 @@ func (m *Model) embedRow(dst []float32, tok int32) {
 	d := m.Config.Dim
 	switch m.Embed.Type {
 	case tensor.Q8_0:
-		rb := d / tensor.Q8BlockSize * tensor.Q8BlockBytes
+		rb := tensor.Q8RowBytes(d)
 		tensor.DequantizeQ8_0(dst, m.Embed.Q[int(tok)*rb:(int(tok)+1)*rb])
 	default:
 		copy(dst, m.Embed.F32[int(tok)*d:(int(tok)+1)*d])

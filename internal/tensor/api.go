@@ -16,6 +16,10 @@ const (
 	Q8BlockBytes = 34
 )
 
+// Q8RowBytes is the size of one Q8_0 row of cols weights (cols a multiple
+// of Q8BlockSize).
+func Q8RowBytes(cols int) int { return cols / Q8BlockSize * Q8BlockBytes }
+
 // Mat is a row-major weight matrix of Rows output features × Cols inputs.
 // Exactly one of F32 or Q holds the data, per Type.
 type Mat struct {
@@ -36,7 +40,7 @@ func matMulRef(out, x []float32, n int, w *Mat) {
 			case F32:
 				oi[r] = dotScalar(xi, w.F32[r*w.Cols:(r+1)*w.Cols])
 			case Q8_0:
-				oi[r] = dotQ8Ref(xi, w.Q[r*(w.Cols/Q8BlockSize)*Q8BlockBytes:(r+1)*(w.Cols/Q8BlockSize)*Q8BlockBytes])
+				oi[r] = dotQ8Ref(xi, w.Q[r*Q8RowBytes(w.Cols):(r+1)*Q8RowBytes(w.Cols)])
 			}
 		}
 	}

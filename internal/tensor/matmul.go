@@ -31,7 +31,7 @@ func (p *Pool) MatMul(out, x []float32, n int, w *Mat) {
 		}
 		p.matMulF32(out, x, n, w)
 	case Q8_0:
-		if w.Cols%Q8BlockSize != 0 || len(w.Q) < w.Rows*(w.Cols/Q8BlockSize)*Q8BlockBytes {
+		if w.Cols%Q8BlockSize != 0 || len(w.Q) < w.Rows*Q8RowBytes(w.Cols) {
 			panic("tensor: MatMul: Q8_0 weights need Cols%32 == 0 and Rows×Cols/32 blocks")
 		}
 		p.matMulQ8(out, x, n, w)
