@@ -9,7 +9,7 @@ set -eu
 URL=$1/metrics; N=${2:-300}; GAP=${3:-0.05}
 i=0
 while [ $i -lt "$N" ]; do
-	curl -s -o /dev/null -w '%{time_total}\n' "$URL"
+	curl -sf -o /dev/null -w '%{time_total}\n' "$URL" || { echo "scrape $i failed: is the server up?" >&2; exit 1; }
 	sleep "$GAP"
 	i=$((i + 1))
 done | sort -n | awk '{ v[NR] = $1 * 1000 }
