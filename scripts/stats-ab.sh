@@ -1,6 +1,6 @@
 #!/bin/sh
 # stats-ab.sh — throughput with statistics on vs off (--disable-log-stats),
-# interleaved: ROUNDS × (on, off) runs of scripts/bench-serve.sh, each on a
+# interleaved: ROUNDS pairs of runs (on first in odd rounds, off first in even ones) of scripts/bench-serve.sh, each on a
 # fresh server, then the per-round ratio on/off of output tok/s and of
 # tokens per server CPU-second, and their medians.
 #
@@ -18,8 +18,14 @@ fi
 export GOVLLM
 r=1
 while [ $r -le "$ROUNDS" ]; do
-	on=$(CONCS=$C "$dir/bench-serve.sh" "on$r" "$@" | tail -1)
-	off=$(CHECK=--no-metrics-check CONCS=$C "$dir/bench-serve.sh" "off$r" "$@" --disable-log-stats | tail -1)
+	# Alternate which runs first: the first run of a pair tends to be faster.
+	if [ $((r % 2)) -eq 1 ]; then
+		on=$(CONCS=$C "$dir/bench-serve.sh" "on$r" "$@" | tail -1)
+		off=$(CHECK=--no-metrics-check CONCS=$C "$dir/bench-serve.sh" "off$r" "$@" --disable-log-stats | tail -1)
+	else
+		off=$(CHECK=--no-metrics-check CONCS=$C "$dir/bench-serve.sh" "off$r" "$@" --disable-log-stats | tail -1)
+		on=$(CONCS=$C "$dir/bench-serve.sh" "on$r" "$@" | tail -1)
+	fi
 	echo "$on"
 	echo "$off"
 	echo "$on $off" | awk '{ printf "ratio %d: tok/s %.3f  tok/CPU-s %.3f\n", r, $3 / $13, $7 / $17 }' r=$r
