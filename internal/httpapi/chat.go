@@ -12,31 +12,11 @@ import (
 
 // chat serves POST /v1/chat/completions.
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
-	arrival := time.Now() // before decoding, template rendering and tokenization
-	var req openai.ChatCompletionRequest
-	if err := openai.Decode(r.Body, &req); err != nil {
-		s.writeErr(w, r, err)
-		return
-	}
-	g, err := s.prepareChat(&req, arrival)
-	if err != nil {
-		s.writeErr(w, r, err)
-		return
-	}
-	st, err := s.start(r, g)
-	if err != nil {
-		s.writeErr(w, r, err)
-		return
-	}
-	if g.stream {
-		s.streamChat(w, r, g, st)
-		return
-	}
-	o, err := collect(r.Context(), st)
-	if err != nil {
-		s.writeErr(w, r, err)
-		return
-	}
+	serveGenerate(s, w, r, s.prepareChat, s.streamChat, s.chatResponse)
+}
+
+// chatResponse builds the non-streaming reply from the finished output.
+func (s *Server) chatResponse(g *genRequest, o *output.RequestOutput) any {
 	resp := openai.ChatCompletionResponse{
 		ID: g.id, Object: "chat.completion", Created: s.cfg.Now().Unix(), Model: g.model,
 		Choices: make([]openai.ChatChoice, 0, len(o.Outputs)),
@@ -50,7 +30,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		}
 		resp.Choices = append(resp.Choices, ch)
 	}
-	writeJSON(w, http.StatusOK, resp)
+	return resp
 }
 
 func (s *Server) prepareChat(req *openai.ChatCompletionRequest, arrival time.Time) (*genRequest, error) {

@@ -10,31 +10,11 @@ import (
 
 // completions serves POST /v1/completions.
 func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
-	arrival := time.Now() // before decoding and tokenization
-	var req openai.CompletionRequest
-	if err := openai.Decode(r.Body, &req); err != nil {
-		s.writeErr(w, r, err)
-		return
-	}
-	g, err := s.prepareCompletion(&req, arrival)
-	if err != nil {
-		s.writeErr(w, r, err)
-		return
-	}
-	st, err := s.start(r, g)
-	if err != nil {
-		s.writeErr(w, r, err)
-		return
-	}
-	if g.stream {
-		s.streamCompletion(w, r, g, st)
-		return
-	}
-	o, err := collect(r.Context(), st)
-	if err != nil {
-		s.writeErr(w, r, err)
-		return
-	}
+	serveGenerate(s, w, r, s.prepareCompletion, s.streamCompletion, s.completionResponse)
+}
+
+// completionResponse builds the non-streaming reply from the finished output.
+func (s *Server) completionResponse(g *genRequest, o *output.RequestOutput) any {
 	resp := openai.CompletionResponse{
 		ID: g.id, Object: "text_completion", Created: s.cfg.Now().Unix(), Model: g.model,
 		Choices: make([]openai.CompletionChoice, 0, len(o.Outputs)),
@@ -47,7 +27,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		}
 		resp.Choices = append(resp.Choices, ch)
 	}
-	writeJSON(w, http.StatusOK, resp)
+	return resp
 }
 
 func (s *Server) prepareCompletion(req *openai.CompletionRequest, arrival time.Time) (*genRequest, error) {

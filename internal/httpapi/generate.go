@@ -49,6 +49,42 @@ func (s *Server) checkTokenIDs(param string, ids []int32) error {
 
 // start finishes validation (max-model-len, sampling ranges) and hands the
 // request to the engine. Nothing reaches the engine unless it is valid.
+// serveGenerate is the flow both generation endpoints share: take the
+// arrival time first (before decoding, template rendering and tokenization),
+// decode the body, prepare (validate, render, tokenize), start the engine
+// request, then stream it, or collect it and write respond's reply.
+func serveGenerate[Req any](s *Server, w http.ResponseWriter, r *http.Request,
+	prepare func(*Req, time.Time) (*genRequest, error),
+	stream func(http.ResponseWriter, *http.Request, *genRequest, *output.Stream),
+	respond func(*genRequest, *output.RequestOutput) any) {
+	arrival := time.Now()
+	var req Req
+	if err := openai.Decode(r.Body, &req); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	g, err := prepare(&req, arrival)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	st, err := s.start(r, g)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if g.stream {
+		stream(w, r, g, st)
+		return
+	}
+	o, err := collect(r.Context(), st)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, respond(g, o))
+}
+
 func (s *Server) start(r *http.Request, g *genRequest) (*output.Stream, error) {
 	if g.priority != 0 && !s.cfg.PriorityScheduling {
 		return nil, &openai.ParamError{Param: "priority", Msg: "priority scheduling is not enabled (start the server with --scheduling-policy priority)"}
