@@ -40,6 +40,11 @@ type kernels struct {
 	// quantize converts len(d) blocks of x to Q8_0 values q and float32
 	// scales d, bit-identical to QuantizeQ8_0.
 	quantize func(q []int8, d []float32, x []float32)
+	// q8p computes the outputs of packed Q8_0 groups [g0,g1) (16 W rows
+	// each) for all activation rows, in the canonical order of q8pack.go.
+	// nil: the level runs packed matrices with q8pRowsGo, and PackQ8
+	// leaves matrices in GGML layout.
+	q8p func(a *q8pArgs, g0, g1 int)
 
 	// softmax and swiglu implement Softmax and SwiGLU (len ≥ 1).
 	softmax func(x []float32)
@@ -54,7 +59,7 @@ type kernels struct {
 var goKernels = &kernels{
 	name: "go", vl: 1,
 	dot: dotGo, dot1: dot1Go, mv4: mv4Go, gemm: gemmGo, mr: 2, nr: 4, axpy: axpyGo,
-	q8dot4: q8dot4Go, quantize: quantizeRow,
+	q8dot4: q8dot4Go, quantize: quantizeRow, q8p: q8pRowsGo,
 	softmax: softmaxGo, swiglu: swigluGo,
 }
 

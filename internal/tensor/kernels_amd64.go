@@ -118,6 +118,7 @@ var avx512Kernels = &kernels{
 		_, _ = q[nb*Q8BlockSize-1], x[nb*Q8BlockSize-1]
 		quantizeAVX512(&q[0], &d[0], &x[0], nb)
 	},
+	q8p:     q8pRowsAVX512,
 	softmax: func(x []float32) { softmaxAVX512(&x[0], len(x)) },
 	axpyStrided: func(y, a, v []float32, stride int) {
 		_ = v[(len(a)-1)*stride+len(y)-1]

@@ -31,6 +31,11 @@ func (p *Pool) MatMul(out, x []float32, n int, w *Mat) {
 		}
 		p.matMulF32(out, x, n, w)
 	case Q8_0:
+		if w.P != nil {
+			checkPacked(w)
+			p.matMulQ8P(out, x, n, w)
+			return
+		}
 		if w.Cols%Q8BlockSize != 0 || len(w.Q) < w.Rows*Q8RowBytes(w.Cols) {
 			panic("tensor: MatMul: Q8_0 weights need Cols%32 == 0 and Rows×Cols/32 blocks")
 		}
@@ -59,6 +64,10 @@ type mmJob struct {
 	n4         int // activation rows handled four at a time by q8gemm
 	rows, cols int
 	nb, ldw    int
+
+	// Packed Q8_0 (Mat.P): the activations' scale pairs and the product.
+	xs []uint32
+	pk q8pArgs
 }
 
 // run calls fn over [0,units), on the pool's workers when the work is big
@@ -367,10 +376,17 @@ func (p *Pool) matMulQ8(out, x []float32, n int, w *Mat) {
 func (j *mmJob) quantRows(lo, hi int) {
 	cols, nb := j.cols, j.nb
 	j.k.quantize(j.xq[lo*cols:hi*cols], j.xd[lo*nb:hi*nb], j.x[lo*cols:hi*cols])
+	if j.xs != nil {
+		q8pScales(j.xs[2*lo*nb:2*hi*nb], j.xq[lo*cols:hi*cols], j.xd[lo*nb:hi*nb], nb)
+	}
 }
 
 // q8Panels computes the outputs of W row panels [lo,hi).
 func (j *mmJob) q8Panels(lo, hi int) {
+	if j.w.P != nil {
+		j.q8pPanels(lo, hi)
+		return
+	}
 	k, n, rows, cols, nb, ldw := j.k, j.n, j.rows, j.cols, j.nb, j.ldw
 	out, xq, xd, xu := j.out, j.xq, j.xd, j.xu
 	r0, r1 := lo*j.panel, min(hi*j.panel, rows)

@@ -44,6 +44,7 @@ type Pool struct {
 	xq []int8
 	xd []float32
 	xu []byte
+	xs []uint32 // packed Q8_0: per row and block, scale and offset correction
 
 	// MatMul's current job and its methods as func values, bound once.
 	mm                   mmJob

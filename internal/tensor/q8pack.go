@@ -1,0 +1,258 @@
+package tensor
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"unsafe"
+)
+
+// Packed Q8_0 layout (Mat.P, made by PackQ8).
+//
+// W rows are taken in groups of q8Group = 16 (the last group padded with
+// zero rows). For group g and block b (32 columns), the record at
+// P[(g·nb+b)·512:] holds the 16 rows' 32 weights as unsigned bytes w+128,
+// interleaved so that 64 bytes hold four consecutive columns of every row:
+// byte k4·64 + 4r + t is row 16g+r, column 32b+4·k4+t. One zmm load then
+// feeds one VPDPBUSD for all 16 rows. The block scales follow all the
+// weights: at P[G·nb·512 + (g·nb+b)·32:] the 16 rows' float16 scales
+// (0 for padding rows). The packed matrix takes G·nb·544 bytes: the size of
+// the GGML blocks when Rows is a multiple of 16.
+//
+// Canonical order: each output is
+//
+//	acc = 0; for b ascending: acc += float32(I_b) · (dw_b·xd_b)
+//
+// where I_b = Σ_t x_t·w_t over the block is an exact int32 (computed as
+// Σ_t x_t·(w_t+128) − 128·Σ_t x_t), dw_b·xd_b is rounded to float32, and
+// the avx512 level fuses the multiply-add (one rounding) where the go level
+// rounds the product first. Nothing depends on n, the tile or the thread.
+const (
+	q8Group      = 16
+	q8GroupBlock = q8Group * Q8BlockSize // weight bytes per group and block
+	q8GroupScale = q8Group * 2           // scale bytes per group and block
+)
+
+// q8PackedBytes is the size of the packed form of a rows×cols Q8_0 matrix.
+func q8PackedBytes(rows, cols int) int {
+	return (rows + q8Group - 1) / q8Group * (cols / Q8BlockSize) * (q8GroupBlock + q8GroupScale)
+}
+
+// PackQ8 repacks a Q8_0 matrix in place into the row-interleaved layout
+// MatMul's fastest Q8_0 kernels read: w.P gets it and w.Q is released (the
+// GGML blocks are no longer needed for MatMul; keep another Mat sharing Q
+// for row lookups such as token embeddings). It does nothing to F32 or
+// already packed matrices, or when the kernel level in use runs the GGML
+// layout faster (avx2). Results stay within the Q8_0 tolerance of the
+// unpacked MatMul but are not bit-identical to it.
+func PackQ8(w *Mat) {
+	if w.Type != Q8_0 || w.P != nil || impl.q8p == nil {
+		return
+	}
+	if w.Cols%Q8BlockSize != 0 || len(w.Q) < w.Rows*Q8RowBytes(w.Cols) {
+		panic("tensor: PackQ8: Q8_0 weights need Cols%32 == 0 and Rows×Cols/32 blocks")
+	}
+	w.P = packQ8(w.Q, w.Rows, w.Cols)
+	w.Q = nil
+}
+
+// packQ8 returns the packed form of the GGML Q8_0 rows q (rows×cols).
+func packQ8(q []byte, rows, cols int) []byte {
+	nb := cols / Q8BlockSize
+	ng := (rows + q8Group - 1) / q8Group
+	p := alignedBytes(q8PackedBytes(rows, cols), 64)
+	scales := p[ng*nb*q8GroupBlock:]
+	rb := Q8RowBytes(cols)
+	for g := 0; g < ng; g++ {
+		for b := 0; b < nb; b++ {
+			dst := p[(g*nb+b)*q8GroupBlock : (g*nb+b+1)*q8GroupBlock]
+			sc := scales[(g*nb+b)*q8GroupScale : (g*nb+b+1)*q8GroupScale]
+			for r := 0; r < q8Group; r++ {
+				row := g*q8Group + r
+				if row >= rows {
+					for k4 := 0; k4 < 8; k4++ {
+						binary.LittleEndian.PutUint32(dst[k4*64+4*r:], 0x80808080)
+					}
+					continue
+				}
+				blk := q[row*rb+b*Q8BlockBytes : row*rb+(b+1)*Q8BlockBytes]
+				sc[2*r], sc[2*r+1] = blk[0], blk[1]
+				for k4 := 0; k4 < 8; k4++ {
+					v := binary.LittleEndian.Uint32(blk[2+4*k4:])
+					binary.LittleEndian.PutUint32(dst[k4*64+4*r:], v^0x80808080)
+				}
+			}
+		}
+	}
+	return p
+}
+
+// unpackQ8 returns the GGML Q8_0 rows of a packed matrix (the inverse of
+// packQ8).
+func unpackQ8(p []byte, rows, cols int) []byte {
+	nb := cols / Q8BlockSize
+	ng := (rows + q8Group - 1) / q8Group
+	scales := p[ng*nb*q8GroupBlock:]
+	rb := Q8RowBytes(cols)
+	q := make([]byte, rows*rb)
+	for row := 0; row < rows; row++ {
+		g, r := row/q8Group, row%q8Group
+		for b := 0; b < nb; b++ {
+			src := p[(g*nb+b)*q8GroupBlock:]
+			blk := q[row*rb+b*Q8BlockBytes : row*rb+(b+1)*Q8BlockBytes]
+			blk[0], blk[1] = scales[(g*nb+b)*q8GroupScale+2*r], scales[(g*nb+b)*q8GroupScale+2*r+1]
+			for k := 0; k < Q8BlockSize; k++ {
+				blk[2+k] = src[k/4*64+4*r+k%4] ^ 0x80
+			}
+		}
+	}
+	return q
+}
+
+// alignedBytes returns n zeroed bytes whose first one is align-aligned.
+func alignedBytes(n, align int) []byte {
+	b := make([]byte, n+align-1)
+	off := int(uintptr(unsafe.Pointer(unsafe.SliceData(b))) & uintptr(align-1))
+	if off != 0 {
+		off = align - off
+	}
+	return b[off : off+n : off+n]
+}
+
+// q8pArgs is a packed Q8_0 product: the quantized activations (xq: n rows
+// of cols int8; xs: per row and block the pair (float32 bits of the scale,
+// −128·Σ of the block's values as int32)) against w.P.
+type q8pArgs struct {
+	out    []float32
+	ldo    int // = rows
+	xq     []int8
+	xs     []uint32
+	n      int
+	rows   int
+	cols   int
+	nb, ng int
+	w      []byte // group weights
+	s      []byte // group scales
+}
+
+// q8pScales computes the xs pairs of activation rows [lo,hi) from their
+// quantized values and scales.
+func q8pScales(xs []uint32, xq []int8, xd []float32, nb int) {
+	for b := range xd {
+		var s int32
+		for _, v := range xq[b*Q8BlockSize : (b+1)*Q8BlockSize] {
+			s += int32(v)
+		}
+		xs[2*b] = math.Float32bits(xd[b])
+		xs[2*b+1] = uint32(-128 * s)
+	}
+}
+
+// groupMask returns the valid-row bits of group g (16 rows, fewer in the
+// last group).
+func (a *q8pArgs) groupMask(g int) uint64 {
+	v := min(q8Group, a.rows-g*q8Group)
+	if v <= 0 {
+		return 0
+	}
+	return 1<<v - 1
+}
+
+// q8pRowsGo computes outputs of groups [g0,g1) for all n activation rows
+// in the canonical order (the product of float32(I_b) and the scales
+// rounded before it is added).
+func q8pRowsGo(a *q8pArgs, g0, g1 int) {
+	nb, cols := a.nb, a.cols
+	var dw [q8Group]float32
+	for g := g0; g < g1; g++ {
+		valid := min(q8Group, a.rows-g*q8Group)
+		for i := 0; i < a.n; i++ {
+			var acc [q8Group]float32
+			xi := a.xq[i*cols : (i+1)*cols]
+			si := a.xs[i*2*nb : (i+1)*2*nb]
+			for b := 0; b < nb; b++ {
+				wb := a.w[(g*nb+b)*q8GroupBlock : (g*nb+b+1)*q8GroupBlock]
+				sb := a.s[(g*nb+b)*q8GroupScale : (g*nb+b+1)*q8GroupScale]
+				xb := xi[b*Q8BlockSize : (b+1)*Q8BlockSize]
+				var is [q8Group]int32
+				for k4 := 0; k4 < 8; k4++ {
+					x0, x1, x2, x3 := int32(xb[4*k4]), int32(xb[4*k4+1]), int32(xb[4*k4+2]), int32(xb[4*k4+3])
+					wk := wb[k4*64 : k4*64+64]
+					for r := 0; r < q8Group; r++ {
+						w4 := wk[4*r : 4*r+4 : 4*r+4]
+						is[r] += int32(w4[0])*x0 + int32(w4[1])*x1 + int32(w4[2])*x2 + int32(w4[3])*x3
+					}
+				}
+				xd := math.Float32frombits(si[2*b])
+				corr := int32(si[2*b+1])
+				for r := 0; r < q8Group; r++ {
+					dw[r] = F16ToF32(uint16(sb[2*r]) | uint16(sb[2*r+1])<<8)
+					acc[r] += float32(float32(is[r]+corr) * (dw[r] * xd))
+				}
+			}
+			copy(a.out[i*a.ldo+g*q8Group:i*a.ldo+g*q8Group+valid], acc[:valid])
+		}
+	}
+}
+
+// q8pPanel is the number of groups a MatMul panel (one unit of the row
+// split between threads) covers.
+const q8pPanel = 4
+
+// matMulQ8P is MatMul for a packed Q8_0 matrix.
+func (p *Pool) matMulQ8P(out, x []float32, n int, w *Mat) {
+	j := p.job()
+	j.k, j.w, j.x, j.out, j.n = impl, w, x, out, n
+	j.rows, j.cols = w.Rows, w.Cols
+	j.nb = w.Cols / Q8BlockSize
+	j.xq, j.xd, _ = p.q8Scratch(n*j.cols, n*j.nb)
+	j.xs = p.q8pScratch(2 * n * j.nb)
+	var quantFn, q8Fn func(lo, hi int)
+	if p != nil {
+		quantFn, q8Fn = p.quantFn, p.q8Fn
+	}
+	p.run(n*j.cols*32, n, quantFn, j.quantRows)
+	ng := (j.rows + q8Group - 1) / q8Group
+	j.pk = q8pArgs{
+		out: out, ldo: j.rows, xq: j.xq, xs: j.xs, n: n, rows: j.rows, cols: j.cols,
+		nb: j.nb, ng: ng, w: w.P[:ng*j.nb*q8GroupBlock], s: w.P[ng*j.nb*q8GroupBlock : ng*j.nb*(q8GroupBlock+q8GroupScale)],
+	}
+	if j.nb == 0 {
+		for i := 0; i < n; i++ {
+			clear(out[i*j.rows : (i+1)*j.rows])
+		}
+		p.doneJob()
+		return
+	}
+	j.panel = q8pPanel * q8Group
+	panels := (ng + q8pPanel - 1) / q8pPanel
+	p.run(n*j.rows*j.cols, panels, q8Fn, j.q8Panels)
+	p.doneJob()
+}
+
+// q8pPanels computes the outputs of packed group panels [lo,hi).
+func (j *mmJob) q8pPanels(lo, hi int) {
+	f := j.k.q8p
+	if f == nil {
+		f = q8pRowsGo
+	}
+	f(&j.pk, lo*q8pPanel, min(hi*q8pPanel, j.pk.ng))
+}
+
+// q8pScratch returns the buffer for the activations' scale pairs.
+func (p *Pool) q8pScratch(n int) []uint32 {
+	if p == nil {
+		return make([]uint32, n)
+	}
+	if cap(p.xs) < n {
+		p.xs = make([]uint32, n)
+	}
+	return p.xs[:n]
+}
+
+// checkPacked panics unless w.P holds a packed rows×cols matrix.
+func checkPacked(w *Mat) {
+	if w.Cols%Q8BlockSize != 0 || len(w.P) < q8PackedBytes(w.Rows, w.Cols) {
+		panic(fmt.Sprintf("tensor: MatMul: packed Q8_0 weights of %d bytes do not fit %d×%d", len(w.P), w.Rows, w.Cols))
+	}
+}

@@ -1,0 +1,219 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Packed Q8_0 kernels (AVX-512 VNNI); layout and canonical order in
+// q8pack.go. Weights are unsigned bytes w+128 (one zmm: four columns of 16
+// rows), activations signed bytes, so VPDPBUSD takes the weights as its
+// unsigned operand and four activation bytes broadcast as the signed one.
+// Each block's int32 sums start at the activation's −128·Σx (xs pair,
+// second word), which makes them exactly Σ x·w; then, per block,
+// acc += float32(sum) · (dw · xd) with one FMA (dw: the 16 rows' scales,
+// xd: the activation's, both float32).
+
+// G24K4 is one four-column step of q8pGemm2x4VNNI: two groups' weights at
+// wo(R8), wo(R9), four activation rows' bytes at xo(SI), xo(SI)(AX*1),
+// xo(SI)(AX*2), xo(R12).
+#define G24K4(wo, xo) \
+	VMOVDQU32    wo(R8), Z16 \
+	VMOVDQU32    wo(R9), Z17 \
+	VPBROADCASTD xo(SI), Z18 \
+	VPBROADCASTD xo(SI)(AX*1), Z19 \
+	VPBROADCASTD xo(SI)(AX*2), Z20 \
+	VPBROADCASTD xo(R12), Z21 \
+	VPDPBUSD     Z18, Z16, Z8 \
+	VPDPBUSD     Z18, Z17, Z12 \
+	VPDPBUSD     Z19, Z16, Z9 \
+	VPDPBUSD     Z19, Z17, Z13 \
+	VPDPBUSD     Z20, Z16, Z10 \
+	VPDPBUSD     Z20, Z17, Z14 \
+	VPDPBUSD     Z21, Z16, Z11 \
+	VPDPBUSD     Z21, Z17, Z15
+
+// func q8pGemm2x4VNNI(out *float32, ldo int, x *int8, ldx int, xs *uint32, lds int, w0, w1, s0, s1 *byte, nb int, mask uint64)
+// out[i·ldo + 16·g + r] for activation rows i < 4 (x + i·ldx, pairs at
+// xs + i·lds bytes) and groups g < 2 (weights w0, w1; scales s0, s1),
+// over nb blocks; only the outputs whose bit 16·g+r of mask is set are
+// written. nb ≥ 1.
+TEXT ·q8pGemm2x4VNNI(SB), NOSPLIT, $0-96
+	MOVQ x+16(FP), SI
+	MOVQ ldx+24(FP), AX
+	LEAQ (SI)(AX*2), R12
+	ADDQ AX, R12
+	MOVQ xs+32(FP), DX
+	MOVQ lds+40(FP), BX
+	LEAQ (DX)(BX*2), R13
+	ADDQ BX, R13
+	MOVQ w0+48(FP), R8
+	MOVQ w1+56(FP), R9
+	MOVQ s0+64(FP), R10
+	MOVQ s1+72(FP), R11
+	MOVQ nb+80(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+g24loop:
+	VPBROADCASTD 4(DX), Z8
+	VPBROADCASTD 4(DX)(BX*1), Z9
+	VPBROADCASTD 4(DX)(BX*2), Z10
+	VPBROADCASTD 4(R13), Z11
+	VPBROADCASTD 4(DX), Z12
+	VPBROADCASTD 4(DX)(BX*1), Z13
+	VPBROADCASTD 4(DX)(BX*2), Z14
+	VPBROADCASTD 4(R13), Z15
+	G24K4(0, 0)
+	G24K4(64, 4)
+	G24K4(128, 8)
+	G24K4(192, 12)
+	G24K4(256, 16)
+	G24K4(320, 20)
+	G24K4(384, 24)
+	G24K4(448, 28)
+	VCVTPH2PS    (R10), Z24
+	VCVTPH2PS    (R11), Z25
+	VCVTDQ2PS    Z8, Z8
+	VCVTDQ2PS    Z9, Z9
+	VCVTDQ2PS    Z10, Z10
+	VCVTDQ2PS    Z11, Z11
+	VCVTDQ2PS    Z12, Z12
+	VCVTDQ2PS    Z13, Z13
+	VCVTDQ2PS    Z14, Z14
+	VCVTDQ2PS    Z15, Z15
+	VMULPS.BCST  (DX), Z24, Z26
+	VMULPS.BCST  (DX), Z25, Z27
+	VMULPS.BCST  (DX)(BX*1), Z24, Z28
+	VMULPS.BCST  (DX)(BX*1), Z25, Z29
+	VFMADD231PS  Z26, Z8, Z0
+	VFMADD231PS  Z27, Z12, Z4
+	VFMADD231PS  Z28, Z9, Z1
+	VFMADD231PS  Z29, Z13, Z5
+	VMULPS.BCST  (DX)(BX*2), Z24, Z26
+	VMULPS.BCST  (DX)(BX*2), Z25, Z27
+	VMULPS.BCST  (R13), Z24, Z28
+	VMULPS.BCST  (R13), Z25, Z29
+	VFMADD231PS  Z26, Z10, Z2
+	VFMADD231PS  Z27, Z14, Z6
+	VFMADD231PS  Z28, Z11, Z3
+	VFMADD231PS  Z29, Z15, Z7
+	ADDQ         $32, SI
+	ADDQ         $32, R12
+	ADDQ         $8, DX
+	ADDQ         $8, R13
+	ADDQ         $512, R8
+	ADDQ         $512, R9
+	ADDQ         $32, R10
+	ADDQ         $32, R11
+	DECQ         CX
+	JNZ          g24loop
+
+	MOVQ     out+0(FP), DI
+	MOVQ     ldo+8(FP), AX
+	SHLQ     $2, AX
+	KMOVD    mask+88(FP), K1
+	KSHIFTRD $16, K1, K2
+	VMOVUPS  Z0, K1, (DI)
+	VMOVUPS  Z4, K2, 64(DI)
+	ADDQ     AX, DI
+	VMOVUPS  Z1, K1, (DI)
+	VMOVUPS  Z5, K2, 64(DI)
+	ADDQ     AX, DI
+	VMOVUPS  Z2, K1, (DI)
+	VMOVUPS  Z6, K2, 64(DI)
+	ADDQ     AX, DI
+	VMOVUPS  Z3, K1, (DI)
+	VMOVUPS  Z7, K2, 64(DI)
+	VZEROUPPER
+	RET
+
+// G41K4 is one four-column step of q8pGemv4x1VNNI: four groups' weights at
+// wo(R8..R11), the activation's bytes at xo(SI).
+#define G41K4(wo, xo) \
+	VPBROADCASTD xo(SI), Z20 \
+	VMOVDQU32    wo(R8), Z16 \
+	VMOVDQU32    wo(R9), Z17 \
+	VMOVDQU32    wo(R10), Z18 \
+	VMOVDQU32    wo(R11), Z19 \
+	VPDPBUSD     Z20, Z16, Z8 \
+	VPDPBUSD     Z20, Z17, Z9 \
+	VPDPBUSD     Z20, Z18, Z10 \
+	VPDPBUSD     Z20, Z19, Z11
+
+// func q8pGemv4x1VNNI(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64)
+// out[16·g + r] for one activation row and groups g < 4, over nb blocks;
+// only the outputs whose bit 16·g+r of mask is set are written. nb ≥ 1.
+TEXT ·q8pGemv4x1VNNI(SB), NOSPLIT, $0-104
+	MOVQ x+8(FP), SI
+	MOVQ xs+16(FP), DX
+	MOVQ w0+24(FP), R8
+	MOVQ w1+32(FP), R9
+	MOVQ w2+40(FP), R10
+	MOVQ w3+48(FP), R11
+	MOVQ s0+56(FP), R12
+	MOVQ s1+64(FP), R13
+	MOVQ s2+72(FP), R14
+	MOVQ s3+80(FP), R15
+	MOVQ nb+88(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+g41loop:
+	VPBROADCASTD 4(DX), Z8
+	VPBROADCASTD 4(DX), Z9
+	VPBROADCASTD 4(DX), Z10
+	VPBROADCASTD 4(DX), Z11
+	G41K4(0, 0)
+	G41K4(64, 4)
+	G41K4(128, 8)
+	G41K4(192, 12)
+	G41K4(256, 16)
+	G41K4(320, 20)
+	G41K4(384, 24)
+	G41K4(448, 28)
+	VCVTPH2PS    (R12), Z24
+	VCVTPH2PS    (R13), Z25
+	VCVTPH2PS    (R14), Z26
+	VCVTPH2PS    (R15), Z27
+	VCVTDQ2PS    Z8, Z8
+	VCVTDQ2PS    Z9, Z9
+	VCVTDQ2PS    Z10, Z10
+	VCVTDQ2PS    Z11, Z11
+	VMULPS.BCST  (DX), Z24, Z24
+	VMULPS.BCST  (DX), Z25, Z25
+	VMULPS.BCST  (DX), Z26, Z26
+	VMULPS.BCST  (DX), Z27, Z27
+	VFMADD231PS  Z24, Z8, Z0
+	VFMADD231PS  Z25, Z9, Z1
+	VFMADD231PS  Z26, Z10, Z2
+	VFMADD231PS  Z27, Z11, Z3
+	ADDQ         $32, SI
+	ADDQ         $8, DX
+	ADDQ         $512, R8
+	ADDQ         $512, R9
+	ADDQ         $512, R10
+	ADDQ         $512, R11
+	ADDQ         $32, R12
+	ADDQ         $32, R13
+	ADDQ         $32, R14
+	ADDQ         $32, R15
+	DECQ         CX
+	JNZ          g41loop
+
+	MOVQ     out+0(FP), DI
+	KMOVQ    mask+96(FP), K1
+	KSHIFTRQ $16, K1, K2
+	KSHIFTRQ $32, K1, K3
+	KSHIFTRQ $48, K1, K4
+	VMOVUPS  Z0, K1, (DI)
+	VMOVUPS  Z1, K2, 64(DI)
+	VMOVUPS  Z2, K3, 128(DI)
+	VMOVUPS  Z3, K4, 192(DI)
+	VZEROUPPER
+	RET
