@@ -31,7 +31,27 @@ var benchModels = []struct {
 	}}},
 	{"stories110m-f32", &benchModel{make: dummyMaker("stories110m", tensor.F32)}},
 	{"stories110m-q8_0", &benchModel{make: dummyMaker("stories110m", tensor.Q8_0)}},
+	{"stories110m-q8_0-ggml", &benchModel{make: ggmlMaker("stories110m")}},
 	{"tinyllama-1.1b-f32", &benchModel{make: dummyMaker("tinyllama-1.1b", tensor.F32)}},
+	{"tinyllama-1.1b-q8_0", &benchModel{make: dummyMaker("tinyllama-1.1b", tensor.Q8_0)}},
+	{"tinyllama-1.1b-q8_0-ggml", &benchModel{make: ggmlMaker("tinyllama-1.1b")}},
+}
+
+// ggmlMaker makes the Q8_0 dummy model with its matrices left in GGML
+// blocks (tensor.UnpackQ8): the kernels before the packed layout, as a
+// baseline for the packed ones.
+func ggmlMaker(shape string) func(b *testing.B) *Model {
+	return func(b *testing.B) *Model {
+		m := dummyMaker(shape, tensor.Q8_0)(b)
+		for i := range m.Layers {
+			L := &m.Layers[i]
+			for _, w := range []*tensor.Mat{&L.Wqkv, &L.Wo, &L.W13, &L.W2} {
+				tensor.UnpackQ8(w)
+			}
+		}
+		tensor.UnpackQ8(&m.Output)
+		return m
+	}
 }
 
 func dummyMaker(shape string, dt tensor.DType) func(b *testing.B) *Model {

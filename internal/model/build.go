@@ -129,8 +129,22 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 	default:
 		return nil, fmt.Errorf("model: %s: unsupported quantization %q (want q8_0)", source, quantize)
 	}
+	packWeights(m)
 	m.rope = newRopeTable(&m.Config, m.ropeFactors, ropePositions(&m.Config))
 	return m, nil
+}
+
+// packWeights repacks the Q8_0 matmul weights into the layout of the fast
+// kernels (tensor.PackQ8). Embed keeps its GGML blocks for row lookups; a
+// tied Q8_0 head gets its own packed copy.
+func packWeights(m *Model) {
+	for i := range m.Layers {
+		L := &m.Layers[i]
+		for _, w := range []*tensor.Mat{&L.Wqkv, &L.Wo, &L.W13, &L.W2} {
+			tensor.PackQ8(w)
+		}
+	}
+	tensor.PackQ8(&m.Output)
 }
 
 // quantizeMat converts an F32 matrix whose rows are whole Q8_0 blocks to

@@ -109,6 +109,7 @@ func NewDummy(cfg Config, dtype tensor.DType, seed uint64) *Model {
 	} else {
 		m.Output = mat(c.VocabSize, c.Dim, id, q8)
 	}
+	packWeights(m)
 	m.rope = newRopeTable(&m.Config, nil, ropePositions(&m.Config))
 	return m
 }

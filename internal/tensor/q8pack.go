@@ -56,6 +56,17 @@ func PackQ8(w *Mat) {
 	w.Q = nil
 }
 
+// UnpackQ8 converts a packed Q8_0 matrix back to GGML blocks in place
+// (w.Q gets them, w.P is released); it does nothing to other matrices.
+func UnpackQ8(w *Mat) {
+	if w.Type != Q8_0 || w.P == nil {
+		return
+	}
+	checkPacked(w)
+	w.Q = unpackQ8(w.P, w.Rows, w.Cols)
+	w.P = nil
+}
+
 // packQ8 returns the packed form of the GGML Q8_0 rows q (rows×cols).
 func packQ8(q []byte, rows, cols int) []byte {
 	nb := cols / Q8BlockSize
