@@ -208,7 +208,7 @@ func q8pRowsGo(a *q8pArgs, g0, g1 int) {
 
 // q8pPanel is the number of groups a MatMul panel (one unit of the row
 // split between threads) covers.
-const q8pPanel = 4
+const q8pPanel = 12
 
 // matMulQ8P is MatMul for a packed Q8_0 matrix.
 func (p *Pool) matMulQ8P(out, x []float32, n int, w *Mat) {

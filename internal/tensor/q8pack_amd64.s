@@ -11,126 +11,6 @@
 // acc += float32(sum) · (dw · xd) with one FMA (dw: the 16 rows' scales,
 // xd: the activation's, both float32).
 
-// G24K4 is one four-column step of q8pGemm2x4VNNI: two groups' weights at
-// wo(R8), wo(R9), four activation rows' bytes at xo(SI), xo(SI)(AX*1),
-// xo(SI)(AX*2), xo(R12).
-#define G24K4(wo, xo) \
-	VMOVDQU32    wo(R8), Z16 \
-	VMOVDQU32    wo(R9), Z17 \
-	VPBROADCASTD xo(SI), Z18 \
-	VPBROADCASTD xo(SI)(AX*1), Z19 \
-	VPBROADCASTD xo(SI)(AX*2), Z20 \
-	VPBROADCASTD xo(R12), Z21 \
-	VPDPBUSD     Z18, Z16, Z8 \
-	VPDPBUSD     Z18, Z17, Z12 \
-	VPDPBUSD     Z19, Z16, Z9 \
-	VPDPBUSD     Z19, Z17, Z13 \
-	VPDPBUSD     Z20, Z16, Z10 \
-	VPDPBUSD     Z20, Z17, Z14 \
-	VPDPBUSD     Z21, Z16, Z11 \
-	VPDPBUSD     Z21, Z17, Z15
-
-// func q8pGemm2x4VNNI(out *float32, ldo int, x *int8, ldx int, xs *uint32, lds int, w0, w1, s0, s1 *byte, nb int, mask uint64)
-// out[i·ldo + 16·g + r] for activation rows i < 4 (x + i·ldx, pairs at
-// xs + i·lds bytes) and groups g < 2 (weights w0, w1; scales s0, s1),
-// over nb blocks; only the outputs whose bit 16·g+r of mask is set are
-// written. nb ≥ 1.
-TEXT ·q8pGemm2x4VNNI(SB), NOSPLIT, $0-96
-	MOVQ x+16(FP), SI
-	MOVQ ldx+24(FP), AX
-	LEAQ (SI)(AX*2), R12
-	ADDQ AX, R12
-	MOVQ xs+32(FP), DX
-	MOVQ lds+40(FP), BX
-	LEAQ (DX)(BX*2), R13
-	ADDQ BX, R13
-	MOVQ w0+48(FP), R8
-	MOVQ w1+56(FP), R9
-	MOVQ s0+64(FP), R10
-	MOVQ s1+72(FP), R11
-	MOVQ nb+80(FP), CX
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-
-g24loop:
-	VPBROADCASTD 4(DX), Z8
-	VPBROADCASTD 4(DX)(BX*1), Z9
-	VPBROADCASTD 4(DX)(BX*2), Z10
-	VPBROADCASTD 4(R13), Z11
-	VPBROADCASTD 4(DX), Z12
-	VPBROADCASTD 4(DX)(BX*1), Z13
-	VPBROADCASTD 4(DX)(BX*2), Z14
-	VPBROADCASTD 4(R13), Z15
-	G24K4(0, 0)
-	G24K4(64, 4)
-	G24K4(128, 8)
-	G24K4(192, 12)
-	G24K4(256, 16)
-	G24K4(320, 20)
-	G24K4(384, 24)
-	G24K4(448, 28)
-	VCVTPH2PS    (R10), Z24
-	VCVTPH2PS    (R11), Z25
-	VCVTDQ2PS    Z8, Z8
-	VCVTDQ2PS    Z9, Z9
-	VCVTDQ2PS    Z10, Z10
-	VCVTDQ2PS    Z11, Z11
-	VCVTDQ2PS    Z12, Z12
-	VCVTDQ2PS    Z13, Z13
-	VCVTDQ2PS    Z14, Z14
-	VCVTDQ2PS    Z15, Z15
-	VMULPS.BCST  (DX), Z24, Z26
-	VMULPS.BCST  (DX), Z25, Z27
-	VMULPS.BCST  (DX)(BX*1), Z24, Z28
-	VMULPS.BCST  (DX)(BX*1), Z25, Z29
-	VFMADD231PS  Z26, Z8, Z0
-	VFMADD231PS  Z27, Z12, Z4
-	VFMADD231PS  Z28, Z9, Z1
-	VFMADD231PS  Z29, Z13, Z5
-	VMULPS.BCST  (DX)(BX*2), Z24, Z26
-	VMULPS.BCST  (DX)(BX*2), Z25, Z27
-	VMULPS.BCST  (R13), Z24, Z28
-	VMULPS.BCST  (R13), Z25, Z29
-	VFMADD231PS  Z26, Z10, Z2
-	VFMADD231PS  Z27, Z14, Z6
-	VFMADD231PS  Z28, Z11, Z3
-	VFMADD231PS  Z29, Z15, Z7
-	ADDQ         $32, SI
-	ADDQ         $32, R12
-	ADDQ         $8, DX
-	ADDQ         $8, R13
-	ADDQ         $512, R8
-	ADDQ         $512, R9
-	ADDQ         $32, R10
-	ADDQ         $32, R11
-	DECQ         CX
-	JNZ          g24loop
-
-	MOVQ     out+0(FP), DI
-	MOVQ     ldo+8(FP), AX
-	SHLQ     $2, AX
-	KMOVD    mask+88(FP), K1
-	KSHIFTRD $16, K1, K2
-	VMOVUPS  Z0, K1, (DI)
-	VMOVUPS  Z4, K2, 64(DI)
-	ADDQ     AX, DI
-	VMOVUPS  Z1, K1, (DI)
-	VMOVUPS  Z5, K2, 64(DI)
-	ADDQ     AX, DI
-	VMOVUPS  Z2, K1, (DI)
-	VMOVUPS  Z6, K2, 64(DI)
-	ADDQ     AX, DI
-	VMOVUPS  Z3, K1, (DI)
-	VMOVUPS  Z7, K2, 64(DI)
-	VZEROUPPER
-	RET
-
 // G41K4 is one four-column step of q8pGemv4x1VNNI: four groups' weights at
 // wo(R8..R11), the activation's bytes at xo(SI).
 #define G41K4(wo, xo) \
@@ -215,5 +95,144 @@ g41loop:
 	VMOVUPS  Z1, K2, 64(DI)
 	VMOVUPS  Z2, K3, 128(DI)
 	VMOVUPS  Z3, K4, 192(DI)
+	VZEROUPPER
+	RET
+
+// G34K4 is one four-column step of q8pGemm3x4VNNI: three groups' weights
+// at wo(R8), wo(R9), wo(R10), four activation rows' bytes at xo(SI),
+// xo(SI)(AX*1), xo(SI)(AX*2), xo(R12).
+#define G34K4(wo, xo) \
+	VMOVDQU32    wo(R8), Z24 \
+	VMOVDQU32    wo(R9), Z25 \
+	VMOVDQU32    wo(R10), Z26 \
+	VPBROADCASTD xo(SI), Z27 \
+	VPDPBUSD     Z27, Z24, Z12 \
+	VPDPBUSD     Z27, Z25, Z16 \
+	VPDPBUSD     Z27, Z26, Z20 \
+	VPBROADCASTD xo(SI)(AX*1), Z28 \
+	VPDPBUSD     Z28, Z24, Z13 \
+	VPDPBUSD     Z28, Z25, Z17 \
+	VPDPBUSD     Z28, Z26, Z21 \
+	VPBROADCASTD xo(SI)(AX*2), Z29 \
+	VPDPBUSD     Z29, Z24, Z14 \
+	VPDPBUSD     Z29, Z25, Z18 \
+	VPDPBUSD     Z29, Z26, Z22 \
+	VPBROADCASTD xo(R12), Z30 \
+	VPDPBUSD     Z30, Z24, Z15 \
+	VPDPBUSD     Z30, Z25, Z19 \
+	VPDPBUSD     Z30, Z26, Z23
+
+// G34ACC adds one activation row's block to its three float accumulators:
+// xd at xd, int sums i0..i2, accumulators f0..f2 (scales in Z24..Z26).
+#define G34ACC(xd, i0, i1, i2, f0, f1, f2) \
+	VBROADCASTSS xd, Z27 \
+	VCVTDQ2PS    i0, i0 \
+	VCVTDQ2PS    i1, i1 \
+	VCVTDQ2PS    i2, i2 \
+	VMULPS       Z27, Z24, Z28 \
+	VMULPS       Z27, Z25, Z29 \
+	VMULPS       Z27, Z26, Z30 \
+	VFMADD231PS  Z28, i0, f0 \
+	VFMADD231PS  Z29, i1, f1 \
+	VFMADD231PS  Z30, i2, f2
+
+// func q8pGemm3x4VNNI(out *float32, ldo int, x *int8, ldx int, xs *uint32, lds int, w0, w1, w2, s0, s1, s2 *byte, nb int, mask uint64)
+// out[i·ldo + 16·g + r] for activation rows i < 4 (x + i·ldx, pairs at
+// xs + i·lds bytes) and groups g < 3 (weights w0..w2; scales s0..s2), over
+// nb blocks; only the outputs whose bit 16·g+r of mask is set are written.
+// nb ≥ 1. Registers: Z0..Z11 float sums (group-major), Z12..Z23 the
+// block's int32 sums, Z24..Z26 weights (then scales), Z27..Z30 broadcast
+// activation bytes (then scale products).
+TEXT ·q8pGemm3x4VNNI(SB), NOSPLIT, $0-112
+	MOVQ x+16(FP), SI
+	MOVQ ldx+24(FP), AX
+	LEAQ (SI)(AX*2), R12
+	ADDQ AX, R12
+	MOVQ xs+32(FP), DX
+	MOVQ lds+40(FP), BX
+	LEAQ (DX)(BX*2), R13
+	ADDQ BX, R13
+	MOVQ w0+48(FP), R8
+	MOVQ w1+56(FP), R9
+	MOVQ w2+64(FP), R10
+	MOVQ s0+72(FP), R11
+	MOVQ s1+80(FP), R14
+	MOVQ s2+88(FP), R15
+	MOVQ nb+96(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+
+g34loop:
+	VPBROADCASTD 4(DX), Z12
+	VPBROADCASTD 4(DX), Z16
+	VPBROADCASTD 4(DX), Z20
+	VPBROADCASTD 4(DX)(BX*1), Z13
+	VPBROADCASTD 4(DX)(BX*1), Z17
+	VPBROADCASTD 4(DX)(BX*1), Z21
+	VPBROADCASTD 4(DX)(BX*2), Z14
+	VPBROADCASTD 4(DX)(BX*2), Z18
+	VPBROADCASTD 4(DX)(BX*2), Z22
+	VPBROADCASTD 4(R13), Z15
+	VPBROADCASTD 4(R13), Z19
+	VPBROADCASTD 4(R13), Z23
+	G34K4(0, 0)
+	G34K4(64, 4)
+	G34K4(128, 8)
+	G34K4(192, 12)
+	G34K4(256, 16)
+	G34K4(320, 20)
+	G34K4(384, 24)
+	G34K4(448, 28)
+	VCVTPH2PS (R11), Z24
+	VCVTPH2PS (R14), Z25
+	VCVTPH2PS (R15), Z26
+	G34ACC((DX), Z12, Z16, Z20, Z0, Z4, Z8)
+	G34ACC((DX)(BX*1), Z13, Z17, Z21, Z1, Z5, Z9)
+	G34ACC((DX)(BX*2), Z14, Z18, Z22, Z2, Z6, Z10)
+	G34ACC((R13), Z15, Z19, Z23, Z3, Z7, Z11)
+	ADDQ $32, SI
+	ADDQ $32, R12
+	ADDQ $8, DX
+	ADDQ $8, R13
+	ADDQ $512, R8
+	ADDQ $512, R9
+	ADDQ $512, R10
+	ADDQ $32, R11
+	ADDQ $32, R14
+	ADDQ $32, R15
+	DECQ CX
+	JNZ  g34loop
+
+	MOVQ     out+0(FP), DI
+	MOVQ     ldo+8(FP), AX
+	SHLQ     $2, AX
+	KMOVQ    mask+104(FP), K1
+	KSHIFTRQ $16, K1, K2
+	KSHIFTRQ $32, K1, K3
+	VMOVUPS  Z0, K1, (DI)
+	VMOVUPS  Z4, K2, 64(DI)
+	VMOVUPS  Z8, K3, 128(DI)
+	ADDQ     AX, DI
+	VMOVUPS  Z1, K1, (DI)
+	VMOVUPS  Z5, K2, 64(DI)
+	VMOVUPS  Z9, K3, 128(DI)
+	ADDQ     AX, DI
+	VMOVUPS  Z2, K1, (DI)
+	VMOVUPS  Z6, K2, 64(DI)
+	VMOVUPS  Z10, K3, 128(DI)
+	ADDQ     AX, DI
+	VMOVUPS  Z3, K1, (DI)
+	VMOVUPS  Z7, K2, 64(DI)
+	VMOVUPS  Z11, K3, 128(DI)
 	VZEROUPPER
 	RET
