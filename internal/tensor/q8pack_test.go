@@ -160,10 +160,10 @@ func BenchmarkMatMulQ8Packed(b *testing.B) {
 							p.MatMul(out, x, n, l.w)
 						}
 						b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-						bytes := float64(len(l.w.Q)+len(l.w.P)) * float64(b.N)
+						nbytes := float64(len(l.w.Q)+len(l.w.P)) * float64(b.N)
 						if cpu := cpuTime() - cpu0; cpu > 0 {
 							b.ReportMetric(flops*float64(b.N)/cpu.Seconds()/1e9, "GFLOP/cpu-s")
-							b.ReportMetric(bytes/cpu.Seconds()/1e9, "GB/cpu-s") // weights read
+							b.ReportMetric(nbytes/cpu.Seconds()/1e9, "GB/cpu-s") // weights read
 						}
 					})
 				}
