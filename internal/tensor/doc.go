@@ -14,10 +14,13 @@
 //     micro-kernel (24 zmm accumulators, each W load reused by 4 activation
 //     rows); the matvec (fewer than 4 activation rows, and the rows the GEMM
 //     tiles leave over) streams 8 W rows with one accumulator each; column
-//     tails use masked loads. Q8_0 uses VPDPBUSD two blocks per zmm (1×4
-//     kernel for decode, 4×4 for n ≥ 4).
+//     tails use masked loads. Packed Q8_0 (PackQ8) uses VPDPBUSD on 16
+//     interleaved W rows per zmm: tiles of 3 row groups × 4 activation rows,
+//     and 4 groups × 1 row for decode; GGML-layout Q8_0 two blocks per zmm
+//     (1×4 kernel for decode, 4×4 for n ≥ 4).
 //   - avx2: AVX2 + FMA + F16C. 4×3 F32 GEMM, 1×8 matvec, Q8_0 via
-//     VPMADDUBSW/VPMADDWD with the sign trick.
+//     VPMADDUBSW/VPMADDWD with the sign trick (GGML layout only: PackQ8
+//     leaves matrices unpacked at this level; packed ones run in Go).
 //   - go: portable Go, always built; the only level with the purego build
 //     tag or off amd64.
 //
@@ -38,7 +41,9 @@
 // out[i][r] is bit-identical for a given x row and W row whatever n, the
 // row's place in a tile, the thread count or the row split. MatMulStrided
 // and DotStrided (from 16 columns) use the same kernels. Q8_0 MatMul is
-// batch invariant too (its 1-row and 4-row kernels agree bit for bit).
+// batch invariant too: in GGML layout its 1-row and 4-row kernels agree bit
+// for bit; in the packed layout every output is one exact int32 sum per
+// block, then acc += float32(sum)·(dw·dx) in block order (q8pack.go).
 // Dot and the other helpers are not bound to a canonical order.
 //
 // The avx512 level also has Softmax and SwiGLU (a Cephes expf polynomial,
@@ -57,8 +62,19 @@
 // int8·int8 block products scaled by both blocks' scales. Results therefore
 // differ from a float dot product with the dequantized weights by the
 // activation's quantization error (about 0.4% of each block's max).
-// GGML quantizers never store -128; if a file does, the 1-row kernels (sign
-// trick) treat it as +128 where the activation is negative.
+// GGML quantizers never store -128; if a file does, the GGML-layout 1-row
+// kernels (sign trick) treat it as +128 where the activation is negative;
+// the packed kernels are exact.
+//
+// PackQ8 (called once at load on the matmul weights) rewrites a Q8_0
+// matrix into groups of 16 rows whose blocks are interleaved four columns
+// at a time (64 bytes = 4 columns × 16 rows, weights stored +128 as
+// unsigned bytes) with the float16 scales apart, the same size as the GGML
+// blocks. One VPDPBUSD then multiplies 4 columns of 16 rows by 4 broadcast
+// activation bytes, the int32 sums start at −128·Σx of the activation block
+// (making them exact), and there is no horizontal reduction: results land
+// as 16 consecutive outputs. The packed results differ from the GGML-layout
+// kernels' in the last bits (another summation order), not in accuracy.
 //
 // # Invariants
 //
