@@ -206,8 +206,9 @@ func q8pRowsGo(a *q8pArgs, g0, g1 int) {
 	}
 }
 
-// q8pPanel is the number of groups a MatMul panel (one unit of the row
-// split between threads) covers.
+// q8pPanel is the number of groups the kernels work through at a time:
+// each tile of activation rows runs over the panel's groups before the next
+// tile (the panel's weights, 12·16 rows, stay in L2 meanwhile).
 const q8pPanel = 12
 
 // matMulQ8P is MatMul for a packed Q8_0 matrix.
@@ -235,19 +236,19 @@ func (p *Pool) matMulQ8P(out, x []float32, n int, w *Mat) {
 		p.doneJob()
 		return
 	}
-	j.panel = q8pPanel * q8Group
-	panels := (ng + q8pPanel - 1) / q8pPanel
-	p.run(n*j.rows*j.cols, panels, q8Fn, j.q8Panels)
+	// The threads split the groups (Pool.ParallelFor: contiguous ranges);
+	// each range is worked through in panels of q8pPanel groups.
+	p.run(n*j.rows*j.cols, ng, q8Fn, j.q8Panels)
 	p.doneJob()
 }
 
-// q8pPanels computes the outputs of packed group panels [lo,hi).
+// q8pPanels computes the outputs of packed groups [lo,hi).
 func (j *mmJob) q8pPanels(lo, hi int) {
 	f := j.k.q8p
 	if f == nil {
 		f = q8pRowsGo
 	}
-	f(&j.pk, lo*q8pPanel, min(hi*q8pPanel, j.pk.ng))
+	f(&j.pk, lo, hi)
 }
 
 // q8pScratch returns the buffer for the activations' scale pairs.
