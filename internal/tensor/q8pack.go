@@ -146,14 +146,22 @@ type q8pArgs struct {
 	s      []byte // group scales
 }
 
-// q8pScales computes the xs pairs of activation rows [lo,hi) from their
+// q8pScales computes the xs pairs of activation blocks from their
 // quantized values and scales.
-func q8pScales(xs []uint32, xq []int8, xd []float32, nb int) {
+func q8pScales(xs []uint32, xq []int8, xd []float32) {
+	q := int8AsBytes(xq)
 	for b := range xd {
-		var s int32
-		for _, v := range xq[b*Q8BlockSize : (b+1)*Q8BlockSize] {
-			s += int32(v)
+		// Σ of 32 int8 = Σ of the bytes x^0x80 (x+128) − 32·128, the bytes
+		// summed in 16-bit lanes of a word (each lane ≤ 4·2·255).
+		var acc uint64
+		for _, v := range [4]uint64{
+			binary.LittleEndian.Uint64(q[b*Q8BlockSize:]), binary.LittleEndian.Uint64(q[b*Q8BlockSize+8:]),
+			binary.LittleEndian.Uint64(q[b*Q8BlockSize+16:]), binary.LittleEndian.Uint64(q[b*Q8BlockSize+24:]),
+		} {
+			v ^= 0x8080808080808080
+			acc += v&0x00ff00ff00ff00ff + v>>8&0x00ff00ff00ff00ff
 		}
+		s := int32(acc*0x0001000100010001>>48) - Q8BlockSize*128
 		xs[2*b] = math.Float32bits(xd[b])
 		xs[2*b+1] = uint32(-128 * s)
 	}

@@ -171,3 +171,27 @@ func BenchmarkMatMulQ8Packed(b *testing.B) {
 		}
 	}
 }
+
+func TestQ8pScales(t *testing.T) {
+	rng := rand.New(rand.NewPCG(39, 40))
+	const nb = 50
+	xq := make([]int8, nb*Q8BlockSize)
+	for i := range xq {
+		xq[i] = int8(rng.IntN(256) - 128)
+	}
+	for i := 0; i < Q8BlockSize; i++ { // extremes
+		xq[i], xq[Q8BlockSize+i] = -128, 127
+	}
+	xd := randVec(rng, nb)
+	xs := make([]uint32, 2*nb)
+	q8pScales(xs, xq, xd)
+	for b := 0; b < nb; b++ {
+		var s int32
+		for _, v := range xq[b*Q8BlockSize : (b+1)*Q8BlockSize] {
+			s += int32(v)
+		}
+		if xs[2*b] != math.Float32bits(xd[b]) || int32(xs[2*b+1]) != -128*s {
+			t.Fatalf("block %d: got (%#x, %d), want (%#x, %d)", b, xs[2*b], int32(xs[2*b+1]), math.Float32bits(xd[b]), -128*s)
+		}
+	}
+}
