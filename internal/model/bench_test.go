@@ -164,3 +164,44 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeBatch: one decode step of s sequences (one token each, at
+// positions 64..127 in turn) per iteration: the forward pass of a served
+// step at s streams. tok/cpu-s counts the s tokens.
+func BenchmarkDecodeBatch(b *testing.B) {
+	for _, bmod := range benchModels {
+		for _, s := range []int{16, 64} {
+			for _, threads := range []int{1, 2} {
+				b.Run(fmt.Sprintf("%s/seqs=%d/threads=%d", bmod.name, s, threads), func(b *testing.B) {
+					m := bmod.bm.get(b)
+					pool := tensor.NewPool(threads)
+					defer pool.Close()
+					const perSeq = benchPrompt / 16
+					kv := NewKVCache(m.Config, s*perSeq, 16)
+					batch := &Batch{Tokens: randTokens(s, m.Config.VocabSize, 3), Seqs: make([]Seq, s)}
+					for i := range batch.Seqs {
+						bt := make([]int32, perSeq)
+						for j := range bt {
+							bt[j] = int32(i*perSeq + j)
+						}
+						batch.Seqs[i] = Seq{NumTokens: 1, BlockTable: bt, NeedLogits: true}
+					}
+					ws := m.NewWorkspace(s)
+					logits := make([]float32, s*m.Config.VocabSize)
+					b.ReportAllocs()
+					b.ResetTimer()
+					cpu0 := cpuTime()
+					for i := range b.N {
+						for j := range batch.Seqs {
+							batch.Seqs[j].Start = benchPrompt/2 + i%(benchPrompt/2)
+						}
+						if err := m.Forward(ws, pool, batch, kv, logits); err != nil {
+							b.Fatal(err)
+						}
+					}
+					reportSpeed(b, s*b.N, cpuTime()-cpu0)
+				})
+			}
+		}
+	}
+}
