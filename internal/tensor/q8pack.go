@@ -75,22 +75,27 @@ func packQ8(q []byte, rows, cols int) []byte {
 	scales := p[ng*nb*q8GroupBlock:]
 	rb := Q8RowBytes(cols)
 	for g := 0; g < ng; g++ {
-		for b := 0; b < nb; b++ {
-			dst := p[(g*nb+b)*q8GroupBlock : (g*nb+b+1)*q8GroupBlock]
-			sc := scales[(g*nb+b)*q8GroupScale : (g*nb+b+1)*q8GroupScale]
-			for r := 0; r < q8Group; r++ {
-				row := g*q8Group + r
-				if row >= rows {
+		gw := p[g*nb*q8GroupBlock : (g+1)*nb*q8GroupBlock]
+		gs := scales[g*nb*q8GroupScale : (g+1)*nb*q8GroupScale]
+		for r := 0; r < q8Group; r++ {
+			row := g*q8Group + r
+			if row >= rows {
+				for b := 0; b < nb; b++ {
 					for k4 := 0; k4 < 8; k4++ {
-						binary.LittleEndian.PutUint32(dst[k4*64+4*r:], 0x80808080)
+						binary.LittleEndian.PutUint32(gw[b*q8GroupBlock+k4*64+4*r:], 0x80808080)
 					}
-					continue
 				}
-				blk := q[row*rb+b*Q8BlockBytes : row*rb+(b+1)*Q8BlockBytes]
-				sc[2*r], sc[2*r+1] = blk[0], blk[1]
-				for k4 := 0; k4 < 8; k4++ {
-					v := binary.LittleEndian.Uint32(blk[2+4*k4:])
-					binary.LittleEndian.PutUint32(dst[k4*64+4*r:], v^0x80808080)
+				continue
+			}
+			src := q[row*rb : (row+1)*rb]
+			for b := 0; b < nb; b++ {
+				blk := src[b*Q8BlockBytes : (b+1)*Q8BlockBytes : (b+1)*Q8BlockBytes]
+				gs[b*q8GroupScale+2*r], gs[b*q8GroupScale+2*r+1] = blk[0], blk[1]
+				dst := gw[b*q8GroupBlock+4*r : b*q8GroupBlock+7*64+4*r+4]
+				for j := 0; j < 4; j++ {
+					v := binary.LittleEndian.Uint64(blk[2+8*j:]) ^ 0x8080808080808080
+					binary.LittleEndian.PutUint32(dst[2*j*64:], uint32(v))
+					binary.LittleEndian.PutUint32(dst[(2*j+1)*64:], uint32(v>>32))
 				}
 			}
 		}

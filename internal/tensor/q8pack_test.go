@@ -195,3 +195,18 @@ func TestQ8pScales(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPackQ8 measures the load-time repacking (GB of GGML blocks per
+// second and per CPU-second).
+func BenchmarkPackQ8(b *testing.B) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	w := quantizeMat(5632, 2048, randVec(rng, 5632*2048))
+	cpu0 := cpuTime()
+	for b.Loop() {
+		packQ8(w.Q, w.Rows, w.Cols)
+	}
+	b.ReportMetric(float64(len(w.Q))*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+	if cpu := cpuTime() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(len(w.Q))*float64(b.N)/cpu.Seconds()/1e9, "GB/cpu-s")
+	}
+}
