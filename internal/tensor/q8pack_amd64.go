@@ -3,7 +3,7 @@
 package tensor
 
 //go:noescape
-func q8pGemm3x4VNNI(out *float32, ldo int, x *int8, ldx int, xs *uint32, lds int, w0, w1, w2, s0, s1, s2 *byte, nb int, mask uint64)
+func q8pGemm3x4VNNI(out *float32, ldo int, x *int8, ldx int, xs *uint32, lds int, w0, w1, w2, s0, s1, s2 *byte, nb int, mask uint64, pf *byte)
 
 //go:noescape
 func q8pGemv4x1VNNI(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64)
@@ -46,8 +46,14 @@ func q8pRowsAVX512(a *q8pArgs, g0, g1 int) {
 			for q := g; q < ge; q += 3 {
 				mask := tile(q, ge, 3)
 				for i := 0; i < n4; i += 4 {
+					// The first four tiles prefetch a quarter each of the
+					// next three groups' weights (384 of 1536 bytes a block).
+					var pf *byte
+					if o := (q+3)*wb + i/4*nb*384; i < 16 && q+3 < g1 && o < len(a.w) {
+						pf = &a.w[o]
+					}
 					q8pGemm3x4VNNI(&a.out[i*ldo+q*q8Group], ldo, &a.xq[i*cols], cols, &a.xs[i*2*nb], 8*nb,
-						w[0], w[1], w[2], s[0], s[1], s[2], nb, mask)
+						w[0], w[1], w[2], s[0], s[1], s[2], nb, mask, pf)
 				}
 			}
 		}
