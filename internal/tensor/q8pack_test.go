@@ -210,3 +210,43 @@ func BenchmarkPackQ8(b *testing.B) {
 		b.ReportMetric(float64(len(w.Q))*float64(b.N)/cpu.Seconds()/1e9, "GB/cpu-s")
 	}
 }
+
+// BenchmarkMatMulQ8PackedDRAM is BenchmarkMatMulQ8Packed for 5632×2048
+// (one thread) with the weights read from DRAM, as in a model's forward
+// pass: each call takes the next of 32 copies of the matrix (368 MB per
+// layout, more than the L3).
+func BenchmarkMatMulQ8PackedDRAM(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	const rows, cols, copies = 5632, 2048, 32
+	wg := quantizeMat(rows, cols, randVec(rng, rows*cols))
+	layouts := []struct {
+		name string
+		ws   []*Mat
+	}{{"ggml", nil}, {"packed", nil}}
+	for c := 0; c < copies; c++ {
+		g := &Mat{Rows: rows, Cols: cols, Type: Q8_0, Q: append([]byte(nil), wg.Q...)}
+		layouts[0].ws = append(layouts[0].ws, g)
+		layouts[1].ws = append(layouts[1].ws, packedMat(g))
+	}
+	for _, n := range []int{1, 4, 16, 64} {
+		x := randVec(rng, n*cols)
+		out := make([]float32, n*rows)
+		flops := 2 * float64(n) * float64(rows) * float64(cols)
+		for _, l := range layouts {
+			b.Run(fmt.Sprintf("n=%d/%s", n, l.name), func(b *testing.B) {
+				p := NewPool(1)
+				defer p.Close()
+				cpu0 := cpuTime()
+				i := 0
+				for b.Loop() {
+					p.MatMul(out, x, n, l.ws[i%copies])
+					i++
+				}
+				if cpu := cpuTime() - cpu0; cpu > 0 {
+					b.ReportMetric(flops*float64(b.N)/cpu.Seconds()/1e9, "GFLOP/cpu-s")
+					b.ReportMetric(float64(len(wg.Q))*float64(b.N)/cpu.Seconds()/1e9, "GB/cpu-s")
+				}
+			})
+		}
+	}
+}
