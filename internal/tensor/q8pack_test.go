@@ -250,3 +250,23 @@ func BenchmarkMatMulQ8PackedDRAM(b *testing.B) {
 		}
 	}
 }
+
+// TestMatMulQ8PackedAllocs: a packed MatMul allocates nothing once the
+// pool's scratch has grown.
+func TestMatMulQ8PackedAllocs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	rows, cols := 300, 256
+	w := packedMat(quantizeMat(rows, cols, randVec(rng, rows*cols)))
+	for _, threads := range []int{1, 2} {
+		p := NewPool(threads)
+		for _, n := range []int{1, 5} {
+			x := randVec(rng, n*cols)
+			out := make([]float32, n*rows)
+			p.MatMul(out, x, n, w)
+			if a := testing.AllocsPerRun(20, func() { p.MatMul(out, x, n, w) }); a != 0 {
+				t.Errorf("threads=%d n=%d: %v allocations per MatMul", threads, n, a)
+			}
+		}
+		p.Close()
+	}
+}
