@@ -8,8 +8,8 @@ func q8pGemm3x4VNNI(out *float32, ldo int, x *int8, ldx int, xs *uint32, lds int
 //go:noescape
 func q8pGemv4x1VNNI(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64)
 
-// q8pRowsAVX512 is q8p for the avx512 level. Per panel of q8pPanel groups
-// (one thread's unit): tiles of three groups × four activation rows, then
+// q8pRowsAVX512 is q8p for the avx512 level. Per panel of q8pPanel groups:
+// tiles of three groups × four activation rows, then
 // the activation rows left over one at a time against four groups. Groups a
 // tile lacks (at the end of the range) are computed from a duplicate of its
 // first group and not written.
