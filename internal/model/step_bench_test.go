@@ -1,0 +1,142 @@
+package model
+
+import (
+	"fmt"
+	"testing"
+
+	"govllm/internal/tensor"
+)
+
+// stepBenchModels are the shapes of the batched decode-step benchmarks.
+var stepBenchModels = []struct {
+	name string
+	bm   *benchModel
+}{
+	{"stories110m-f32", benchModels[1].bm},
+	{"tinyllama-1.1b-f32", benchModels[3].bm},
+	{"tinyllama-1.1b-q8_0", &benchModel{make: dummyMaker("tinyllama-1.1b", tensor.Q8_0)}},
+}
+
+// decodeStep is one decode step of seqs sequences, each with ctx tokens of
+// context already in the cache (the KV values are zeros: attention costs
+// the same whatever they hold).
+type decodeStep struct {
+	m      *Model
+	ws     *Workspace
+	kv     *KVCache
+	batch  *Batch
+	logits []float32
+}
+
+func newDecodeStep(m *Model, seqs, ctx int) *decodeStep {
+	const bs = 16
+	per := (ctx + 1 + bs - 1) / bs
+	kv := NewKVCache(m.Config, seqs*per, bs)
+	b := &Batch{Tokens: randTokens(seqs, m.Config.VocabSize, 3)}
+	for s := range seqs {
+		bt := make([]int32, per)
+		for i := range bt {
+			// Interleave the sequences' blocks, as a busy block pool does.
+			bt[i] = int32(i*seqs + s)
+		}
+		b.Seqs = append(b.Seqs, Seq{NumTokens: 1, Start: ctx, BlockTable: bt, NeedLogits: true})
+	}
+	return &decodeStep{m: m, ws: m.NewWorkspace(seqs), kv: kv, batch: b,
+		logits: make([]float32, seqs*m.Config.VocabSize)}
+}
+
+// matmuls runs only the weight matrix products of the step (the same
+// shapes and weights as Forward), for the matmul / everything-else split.
+func (d *decodeStep) matmuls(pool *tensor.Pool) {
+	m, ws, n := d.m, d.ws, len(d.batch.Tokens)
+	c := &m.Config
+	dim, qd, kvd, hid := c.Dim, c.QDim(), c.KVDim(), c.HiddenDim
+	for l := range m.Layers {
+		L := &m.Layers[l]
+		pool.MatMul(ws.qkv[:n*(qd+2*kvd)], ws.xb[:n*dim], n, &L.Wqkv)
+		pool.MatMul(ws.xo[:n*dim], ws.att[:n*qd], n, &L.Wo)
+		pool.MatMul(ws.h13[:n*2*hid], ws.xb[:n*dim], n, &L.W13)
+		pool.MatMul(ws.xo[:n*dim], ws.hb[:n*hid], n, &L.W2)
+	}
+	pool.MatMul(d.logits, ws.lx[:n*dim], n, &m.Output)
+}
+
+// BenchmarkDecodeStep: one decode step of 64 sequences at context 64 (a
+// served 64-stream decode step). "forward" is Model.Forward; "matmuls" only
+// its weight matrix products, so forward − matmuls is everything else
+// (attention, RoPE, norms, SwiGLU, embedding, pool hand-offs). tok/cpu-s is
+// the figure to compare on a shared machine.
+func BenchmarkDecodeStep(b *testing.B) {
+	const seqs, ctx = 64, 64
+	for _, bmod := range stepBenchModels {
+		for _, part := range []string{"forward", "matmuls"} {
+			b.Run(fmt.Sprintf("%s/seqs=%d/%s", bmod.name, seqs, part), func(b *testing.B) {
+				m := bmod.bm.get(b)
+				pool := tensor.NewPool(2)
+				defer pool.Close()
+				d := newDecodeStep(m, seqs, ctx)
+				if err := m.Forward(d.ws, pool, d.batch, d.kv, d.logits); err != nil {
+					b.Fatal(err) // also sizes the workspace
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				cpu0 := cpuTime()
+				for range b.N {
+					if part == "matmuls" {
+						d.matmuls(pool)
+					} else if err := m.Forward(d.ws, pool, d.batch, d.kv, d.logits); err != nil {
+						b.Fatal(err)
+					}
+				}
+				reportSpeed(b, seqs*b.N, cpuTime()-cpu0)
+			})
+		}
+	}
+}
+
+// BenchmarkAttention: one layer's attention of a decode step, 64 rows at
+// position ctx each, on one thread (the model's weights are not needed:
+// only the shape). cpu-ns/row is per row and layer.
+func BenchmarkAttention(b *testing.B) {
+	for _, shape := range []string{"stories110m", "tinyllama-1.1b"} {
+		for _, ctx := range []int{64, 256} {
+			b.Run(fmt.Sprintf("%s/seqs=64/ctx=%d", shape, ctx), func(b *testing.B) {
+				cfg, err := DummyConfig(shape)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cfg.NumLayers = 1
+				m := &Model{Config: cfg}
+				const seqs = 64
+				// One thread: CPU time per row is the figure (steady on a
+				// shared machine); rows are independent.
+				var pool *tensor.Pool
+				d := &decodeStep{m: m}
+				d.ws = m.NewWorkspace(seqs)
+				const bs = 16
+				per := (ctx + 1 + bs - 1) / bs
+				kv := NewKVCache(cfg, seqs*per, bs)
+				batch := &Batch{Tokens: make([]int32, seqs)}
+				for s := range seqs {
+					bt := make([]int32, per)
+					for i := range bt {
+						bt[i] = int32(i*seqs + s)
+					}
+					batch.Seqs = append(batch.Seqs, Seq{NumTokens: 1, Start: ctx, BlockTable: bt})
+					d.ws.pos[s], d.ws.seqOf[s] = ctx, int32(s)
+				}
+				for i := range d.ws.qkv {
+					d.ws.qkv[i] = float32(i%7) * 0.01
+				}
+				d.ws.planAttention(m, batch, pool)
+				b.ReportAllocs()
+				b.ResetTimer()
+				cpu0 := cpuTime()
+				for range b.N {
+					m.attention(d.ws, pool, batch, kv, 0, ctx)
+				}
+				b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N*seqs), "cpu-ns/row")
+			})
+		}
+	}
+}
