@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"govllm/internal/tensor"
 )
@@ -38,6 +39,34 @@ type Workspace struct {
 	units      []attnUnit
 	unitCost   []int64
 	chunkStart []int
+
+	// Phases, when non-nil, accumulates the wall time of Forward's phases.
+	Phases *Phases
+}
+
+// Phases splits Forward's wall time (summed over calls) by phase. Set
+// Workspace.Phases to collect it; the cost is one clock read per phase,
+// nine per layer (tens of nanoseconds each).
+type Phases struct {
+	MatMul    time.Duration // the layers' weight matrix products
+	Attention time.Duration // scores, softmax, weighted values
+	Rows      time.Duration // norms, residual adds, RoPE and KV writes, SwiGLU
+	Logits    time.Duration // final norm and the vocabulary projection
+	Other     time.Duration // checks, bookkeeping, embedding, attention plan
+}
+
+// Total is the sum of the phases.
+func (p *Phases) Total() time.Duration {
+	return p.MatMul + p.Attention + p.Rows + p.Logits + p.Other
+}
+
+// lap adds the time since *t to *d and restarts *t, when timing is on.
+func (ws *Workspace) lap(d *time.Duration, t *time.Time) {
+	if ws.Phases != nil {
+		now := time.Now()
+		*d += now.Sub(*t)
+		*t = now
+	}
 }
 
 type attnJob struct {
@@ -167,6 +196,13 @@ func (m *Model) Forward(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCache,
 	if n == 0 {
 		return nil
 	}
+	var t time.Time
+	ph := ws.Phases
+	if ph == nil {
+		ph = &Phases{} // lap writes nothing while ws.Phases is nil
+	} else {
+		t = time.Now()
+	}
 	c := &m.Config
 	dim, qd, kvd, hid := c.Dim, c.QDim(), c.KVDim(), c.HiddenDim
 	qkvW := qd + 2*kvd
@@ -205,6 +241,7 @@ func (m *Model) Forward(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCache,
 		}
 	}
 	xb, xo := ws.xb[:n*dim], ws.xo[:n*dim]
+	ws.lap(&ph.Other, &t)
 	for l := range m.Layers {
 		L := &m.Layers[l]
 		if l == 0 {
@@ -212,14 +249,23 @@ func (m *Model) Forward(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCache,
 		} else {
 			rows(phaseAddNorm, l, L.AttnNorm) // x += xo (previous MLP); xb = norm(x)
 		}
+		ws.lap(&ph.Rows, &t)
 		pool.MatMul(ws.qkv[:n*qkvW], xb, n, &L.Wqkv)
+		ws.lap(&ph.MatMul, &t)
 		rows(phaseRope, l, nil) // RoPE on q, k; k, v to the cache
+		ws.lap(&ph.Rows, &t)
 		m.attention(ws, pool, b, kv, l, maxPos)
+		ws.lap(&ph.Attention, &t)
 		pool.MatMul(xo, ws.att[:n*qd], n, &L.Wo)
+		ws.lap(&ph.MatMul, &t)
 		rows(phaseAddNorm, l, L.FFNNorm) // x += attention; xb = norm(x)
+		ws.lap(&ph.Rows, &t)
 		pool.MatMul(ws.h13[:n*2*hid], xb, n, &L.W13)
+		ws.lap(&ph.MatMul, &t)
 		rows(phaseSwiGLU, l, nil) // hb = silu(gate)·up
+		ws.lap(&ph.Rows, &t)
 		pool.MatMul(xo, ws.hb[:n*hid], n, &L.W2)
+		ws.lap(&ph.MatMul, &t)
 	}
 	ws.rows = rowJob{}
 
@@ -241,6 +287,7 @@ func (m *Model) Forward(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCache,
 		}
 	}
 	pool.MatMul(logits[:k*c.VocabSize], lx, k, &m.Output)
+	ws.lap(&ph.Logits, &t)
 	return nil
 }
 

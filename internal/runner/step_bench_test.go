@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"govllm/internal/kvcache"
 	"govllm/internal/model"
@@ -91,6 +92,7 @@ func BenchmarkDecodeStep(b *testing.B) {
 						BlockTable: bt, Sample: true, Params: &p, PromptTokenIDs: prompt,
 					})
 				}
+				r.TimePhases()
 				if _, err := r.Execute(context.Background(), so); err != nil {
 					b.Fatal(err)
 				}
@@ -117,6 +119,16 @@ func BenchmarkDecodeStep(b *testing.B) {
 				b.ReportMetric(exe*1e3/n, "ms/step")
 				b.ReportMetric(fwd/exe*100, "%fwd")
 				b.ReportMetric(smp/exe*100, "%sample")
+				ph, ph0 := st.Phases, before.Phases
+				for _, p := range []struct {
+					name string
+					d    time.Duration
+				}{
+					{"%matmul", ph.MatMul - ph0.MatMul}, {"%attn", ph.Attention - ph0.Attention},
+					{"%rows", ph.Rows - ph0.Rows}, {"%logits", ph.Logits - ph0.Logits}, {"%fwd-other", ph.Other - ph0.Other},
+				} {
+					b.ReportMetric(p.d.Seconds()/exe*100, p.name)
+				}
 			})
 		}
 	}
