@@ -140,3 +140,43 @@ func BenchmarkAttention(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPrefillStep: one step that prefills many 32-token prompts at
+// once, as a server does when a burst of requests arrives (2,048 tokens for
+// stories110m; 512 for tinyllama, to keep an iteration short), 2 threads.
+func BenchmarkPrefillStep(b *testing.B) {
+	const prompt = 32
+	for _, c := range []struct {
+		name string
+		bm   *benchModel
+		seqs int
+	}{{"stories110m-f32", benchModels[1].bm, 64}, {"tinyllama-1.1b-f32", benchModels[3].bm, 16}} {
+		b.Run(fmt.Sprintf("%s/tokens=%d", c.name, c.seqs*prompt), func(b *testing.B) {
+			m := c.bm.get(b)
+			pool := tensor.NewPool(2)
+			defer pool.Close()
+			const bs = 16
+			per := prompt / bs
+			kv := NewKVCache(m.Config, c.seqs*per, bs)
+			batch := &Batch{Tokens: randTokens(c.seqs*prompt, m.Config.VocabSize, 5)}
+			for s := range c.seqs {
+				bt := make([]int32, per)
+				for i := range bt {
+					bt[i] = int32(s*per + i)
+				}
+				batch.Seqs = append(batch.Seqs, Seq{NumTokens: prompt, BlockTable: bt, NeedLogits: true})
+			}
+			ws := m.NewWorkspace(len(batch.Tokens))
+			logits := make([]float32, c.seqs*m.Config.VocabSize)
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := cpuTime()
+			for range b.N {
+				if err := m.Forward(ws, pool, batch, kv, logits); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportSpeed(b, len(batch.Tokens)*b.N, cpuTime()-cpu0)
+		})
+	}
+}
