@@ -9,7 +9,7 @@ import (
 )
 
 // hasExpVec reports whether expShiftAVX512 can run here.
-var hasExpVec = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ
+var hasExpVec = cpu.X86.HasAVX512F
 
 // expConsts are the constants of expShift's polynomial, rounded to float32
 // exactly as the Go expressions round them, for expShiftAVX512.
