@@ -12,9 +12,20 @@ var stepBenchModels = []struct {
 	name string
 	bm   *benchModel
 }{
-	{"stories110m-f32", benchModels[1].bm},
-	{"tinyllama-1.1b-f32", benchModels[3].bm},
-	{"tinyllama-1.1b-q8_0", &benchModel{make: dummyMaker("tinyllama-1.1b", tensor.Q8_0)}},
+	{"stories110m-f32", namedBenchModel("stories110m-f32", "stories110m", tensor.F32)},
+	{"tinyllama-1.1b-f32", namedBenchModel("tinyllama-1.1b-f32", "tinyllama-1.1b", tensor.F32)},
+	{"tinyllama-1.1b-q8_0", namedBenchModel("tinyllama-1.1b-q8_0", "tinyllama-1.1b", tensor.Q8_0)},
+}
+
+// namedBenchModel returns benchModels' entry of that name (so that a model
+// is built once per process), or a new dummy of the shape.
+func namedBenchModel(name, shape string, dt tensor.DType) *benchModel {
+	for _, e := range benchModels {
+		if e.name == name {
+			return e.bm
+		}
+	}
+	return &benchModel{make: dummyMaker(shape, dt)}
 }
 
 // decodeStep is one decode step of seqs sequences, each with ctx tokens of
@@ -150,7 +161,7 @@ func BenchmarkPrefillStep(b *testing.B) {
 		name string
 		bm   *benchModel
 		seqs int
-	}{{"stories110m-f32", benchModels[1].bm, 64}, {"tinyllama-1.1b-f32", benchModels[3].bm, 16}} {
+	}{{"stories110m-f32", stepBenchModels[0].bm, 64}, {"tinyllama-1.1b-f32", stepBenchModels[1].bm, 16}} {
 		b.Run(fmt.Sprintf("%s/tokens=%d", c.name, c.seqs*prompt), func(b *testing.B) {
 			m := c.bm.get(b)
 			pool := tensor.NewPool(2)
