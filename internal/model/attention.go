@@ -119,8 +119,13 @@ func (m *Model) attendGroup(ws *Workspace, b *Batch, kv *KVCache, l, g, i int, s
 	for blk, p := 0, 0; p < np; blk++ {
 		cnt := min(bs, np-p)
 		k := kc[int(bt[blk])*bs*kvd+kvOff:]
-		for h := 0; h < grp; h++ {
-			tensor.DotStrided(sc[h*np+p:h*np+p+cnt], q[h*hd:(h+1)*hd], k, kvd)
+		if grp == 1 {
+			tensor.DotStrided(sc[p:p+cnt], q, k, kvd)
+		} else {
+			// The group's queries against the block's keys as one small
+			// GEMM: the same kernels and summation order as DotStrided per
+			// head, so the same bits, with each key loaded once per tile.
+			tensor.MatMulStrided(sc[p:], np, q, hd, grp, k, kvd, cnt, hd)
 		}
 		p += cnt
 	}

@@ -65,6 +65,9 @@ func testModels(t *testing.T) map[string]*Model {
 	wide := gqa
 	wide.Dim, wide.NumHeads, wide.NumKVHeads, wide.HeadDim = 128, 4, 2, 32 // Dot/Axpy kernels in attention
 	ms["dummy-wide-heads"] = NewDummy(wide, tensor.F32, 3)
+	tall := gqa
+	tall.HiddenDim = 4160 // W2 is 4160 wide: matMul splits batches into blocks of 64 rows
+	ms["dummy-wide-hidden"] = NewDummy(tall, tensor.F32, 4)
 	if dir := testmodels.Dir(t, "stories260K"); dir != "" {
 		m, err := Load(filepath.Join(dir, "stories260K.gguf"), LoadOptions{})
 		if err != nil {

@@ -37,15 +37,23 @@
 // order (k = number of such Seqs); only those rows take the final norm and
 // the output head.
 //
-// Parallelism: the matrix multiplications go through pool.MatMul; the
+// Parallelism: the matrix multiplications go through pool.MatMul, in
+// blocks of rows whose activations fit half a core's L2 cache (at least 64
+// rows: a decode step is one block; a 2,048-token prefill is many, each
+// read from L2 for every panel of W rows instead of from L3); the
 // per-row phases (norms, RoPE and the KV write, SwiGLU) and attention are
 // split over the pool with ParallelFor once a batch is big enough to pay
 // for the hand-off. Attention work units are (KV head, row), KV-head-major,
 // split into chunks of equal cost: the query heads that share a KV head
 // (GQA) are computed together so each K/V row is read once per group, and
 // every thread gets an equal share of a prefill's causal triangle. Scores
-// and the weighted sum of V run one kernel call per KV block
-// (tensor.DotStrided / AxpyStrided over the block's slots).
+// run one kernel call per KV block: the group's queries against the
+// block's keys as one tensor.MatMulStrided (DotStrided for one head), the
+// weighted sum of V one AxpyStrided per head.
+//
+// Workspace.Phases, when set, accumulates Forward's wall time by phase
+// (matrix products, attention, per-row phases, logits) for benchmarks and
+// diagnostics.
 //
 // Batch invariance: every row is computed on its own, by the same code, in
 // an order fixed by the row's own position; nothing a row computes depends

@@ -45,6 +45,8 @@ func benchModel(b *testing.B, dt tensor.DType) *model.Model {
 // random-weight stories110m-shape model. Metrics:
 //
 //	gen-tok/s            generated tokens per second of the whole run
+//	gen-tok/cpu-s        the same per CPU-second of the process (steadier
+//	                     on a shared machine)
 //	ns/step              wall time of one Engine.Step
 //	ns/step-outside-fwd  Step time minus the model's forward pass:
 //	                     scheduling, batch preparation, sampling, output update
@@ -74,6 +76,7 @@ func BenchmarkEngine(b *testing.B) {
 				var stepTime time.Duration
 				before := r.Stats()
 				b.ResetTimer()
+				cpu0 := cpuTime()
 				for b.Loop() {
 					eng, err := core.New(core.Config{
 						Sched: sched.Config{
@@ -118,6 +121,7 @@ func BenchmarkEngine(b *testing.B) {
 					}
 				}
 				elapsed := b.Elapsed()
+				cpu := cpuTime() - cpu0
 				st := r.Stats()
 				fwd := st.Forward - before.Forward
 				smp := st.Sample - before.Sample
@@ -125,6 +129,9 @@ func BenchmarkEngine(b *testing.B) {
 					b.Fatalf("generated %d tokens, want %d", generated, want)
 				}
 				b.ReportMetric(float64(generated)/elapsed.Seconds(), "gen-tok/s")
+				if cpu > 0 {
+					b.ReportMetric(float64(generated)/cpu.Seconds(), "gen-tok/cpu-s")
+				}
 				b.ReportMetric(float64(stepTime.Nanoseconds())/float64(steps), "ns/step")
 				b.ReportMetric(float64((stepTime-fwd).Nanoseconds())/float64(steps), "ns/step-outside-fwd")
 				b.ReportMetric(float64(smp.Nanoseconds())/float64(steps), "ns/step-sample")

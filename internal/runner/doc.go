@@ -34,4 +34,11 @@
 // reports generated tok/s at 1/8/32/64 sequences on a random-weight
 // stories110m-shape model (F32, Q8_0) and the per-step time outside the
 // forward pass (ns/step-outside-fwd, of which ns/step-sample).
+//
+//	go test -bench DecodeStep -benchtime 5x -run '^$' ./internal/runner
+//
+// times one 64-request decode Execute (stories110m, and tinyllama-1.1b F32
+// and Q8_0 shapes; temperature and greedy) and splits it into the forward
+// pass by phase (Runner.TimePhases: %matmul, %attn, %rows, %logits) and
+// sampling (%sample), with CPU time per step.
 package runner

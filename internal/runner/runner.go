@@ -67,6 +67,8 @@ type Stats struct {
 	Execute time.Duration // whole Execute calls
 	Forward time.Duration // inside model.Forward
 	Sample  time.Duration // sampling all rows
+	// Phases splits Forward by phase once TimePhases was called (else zero).
+	Phases model.Phases
 }
 
 // Runner executes scheduler steps on one model. It is driven by one
@@ -124,7 +126,21 @@ func New(m *model.Model, pool *tensor.Pool, cfg Config) (*Runner, error) {
 }
 
 // Stats returns the cumulative timings.
-func (r *Runner) Stats() Stats { return r.stats }
+func (r *Runner) Stats() Stats {
+	st := r.stats
+	if r.ws.Phases != nil {
+		st.Phases = *r.ws.Phases
+	}
+	return st
+}
+
+// TimePhases turns on the per-phase timing of the forward pass
+// (Stats.Phases): one clock read per phase, nine per layer.
+func (r *Runner) TimePhases() {
+	if r.ws.Phases == nil {
+		r.ws.Phases = &model.Phases{}
+	}
+}
 
 // Execute runs one step: it feeds every scheduled request's tokens through
 // the model in one flattened batch (writing their K/V into the blocks of

@@ -89,13 +89,19 @@ func (s *Sampler) Sample(logits []float32, p *Params, prompt, output []int32, eo
 // Argmax returns the index of the largest value, the lowest index among
 // ties; NaN never wins. It returns 0 when nothing is larger than -Inf.
 func Argmax(x []float32) int32 {
-	best, bi := float32(math.Inf(-1)), 0
+	// The maximum first (vectorised where the platform allows), then its
+	// first index: the same answer as one pass keeping the first strict
+	// improvement, since == equates ±0 as > does.
+	m := maxOf(x)
+	if !(m > float32(math.Inf(-1))) {
+		return 0
+	}
 	for i, v := range x {
-		if v > best {
-			best, bi = v, i
+		if v == m {
+			return int32(i)
 		}
 	}
-	return int32(bi)
+	return 0
 }
 
 // applyPenalties applies, in vLLM's order, the repetition penalty over the
@@ -515,10 +521,11 @@ func (s *Sampler) computeLogprobs(raw []float32, tok int32, n int) *Logprobs {
 }
 
 // maxOf returns the largest value of x (-Inf when empty or all -Inf; NaN
-// is skipped).
+// is skipped). Which zero it returns when the largest value is ±0 may
+// depend on the platform; every caller only subtracts it, where they agree.
 func maxOf(x []float32) float32 {
-	m0, m1 := float32(math.Inf(-1)), float32(math.Inf(-1))
-	i := 0
+	mv, i := maxVec(x)
+	m0, m1 := mv, float32(math.Inf(-1))
 	for ; i+1 < len(x); i += 2 {
 		if x[i] > m0 {
 			m0 = x[i]
@@ -538,12 +545,15 @@ func maxOf(x []float32) float32 {
 
 // expShift writes w[i] = exp((l[i]-m)·invT), or 0 where that exponent is
 // below cut (or NaN, or -Inf), and returns Σw in float64. It is expf
-// inlined for m ≥ every l (exponents ≤ 0): the hot loop of sampling.
+// inlined for m ≥ every l (exponents ≤ 0): the hot loop of sampling. Where
+// a vector kernel exists (expShiftVec) it computes the same bits sixteen
+// lanes at a time; the sum is always taken in the same order (even and odd
+// indices in two running sums), so the result does not depend on which
+// code computed the weights.
 func expShift(w, l []float32, m, invT, cut float32) float64 {
-	var t0, t1 float64
 	w = w[:len(l)]
-	for i, v := range l {
-		x := (v - m) * invT
+	for i := expShiftVec(w, l, m, invT, cut); i < len(l); i++ {
+		x := (l[i] - m) * invT
 		var e float32
 		if x >= cut && x >= -87.33654 {
 			fx := x*1.44269504088896341 + 0.5
@@ -559,11 +569,15 @@ func expShift(w, l []float32, m, invT, cut float32) float64 {
 			e = y * math.Float32frombits(uint32(n+127)<<23)
 		}
 		w[i] = e
-		if i&1 == 0 {
-			t0 += float64(e)
-		} else {
-			t1 += float64(e)
-		}
+	}
+	var t0, t1 float64
+	i := 0
+	for ; i+1 < len(w); i += 2 {
+		t0 += float64(w[i])
+		t1 += float64(w[i+1])
+	}
+	if i < len(w) {
+		t0 += float64(w[i])
 	}
 	return t0 + t1
 }
