@@ -316,9 +316,16 @@ mv8done:
 	VADDPS        X31, xa4, xa4 \
 	VMOVLPS       xa4, 16(p)
 
-// func gemm4x6AVX512(out *float32, ldo int, x *float32, ldx int, w *float32, ldw int, k int)
-// out[i·ldo+j] = Σ_{c<k} x[i·ldx+c]·w[j·ldw+c] for i < 4, j < 6.
-TEXT ·gemm4x6AVX512(SB), NOSPLIT, $0-56
+// func gemm4x6AVX512(out *float32, ldo int, x *float32, ldx int, w *float32, ldw int, k int, acc *float32, flags int, pfa, pfb *float32)
+// out[i·ldo+j] = Σ_{c<k} x[i·ldx+c]·w[j·ldw+c] for i < 4, j < 6, over
+// one block of columns of a longer sum. The 24 accumulators (16 lanes
+// each, row-major by i then j) start from acc (flags&1) or zero; they end
+// stored back to acc or, when flags&2, reduced and written
+// to out. Only a final block may have k%16 ≠ 0. Split into blocks or not,
+// every lane sums the same products in the same order (the canonical one).
+// Each step also prefetches (into L2) one cache line of two more streams,
+// pfa and pfb (e.g. the next W panel's rows), k%16 floats each.
+TEXT ·gemm4x6AVX512(SB), NOSPLIT, $0-88
 	MOVQ k+48(FP), CX
 	TAILMASK(DX)
 	MOVQ x+16(FP), SI
@@ -335,6 +342,36 @@ TEXT ·gemm4x6AVX512(SB), NOSPLIT, $0-56
 	LEAQ (SI)(BX*1), DI
 	LEAQ (DI)(BX*1), DX
 	LEAQ (DX)(BX*1), BX
+	TESTQ  $1, flags+64(FP)
+	JZ     gemmzero
+	MOVQ   acc+56(FP), AX
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	VMOVUPS 256(AX), Z4
+	VMOVUPS 320(AX), Z5
+	VMOVUPS 384(AX), Z6
+	VMOVUPS 448(AX), Z7
+	VMOVUPS 512(AX), Z8
+	VMOVUPS 576(AX), Z9
+	VMOVUPS 640(AX), Z10
+	VMOVUPS 704(AX), Z11
+	VMOVUPS 768(AX), Z12
+	VMOVUPS 832(AX), Z13
+	VMOVUPS 896(AX), Z14
+	VMOVUPS 960(AX), Z15
+	VMOVUPS 1024(AX), Z16
+	VMOVUPS 1088(AX), Z17
+	VMOVUPS 1152(AX), Z18
+	VMOVUPS 1216(AX), Z19
+	VMOVUPS 1280(AX), Z20
+	VMOVUPS 1344(AX), Z21
+	VMOVUPS 1408(AX), Z22
+	VMOVUPS 1472(AX), Z23
+	JMP    gemmstart
+
+gemmzero:
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -359,11 +396,17 @@ TEXT ·gemm4x6AVX512(SB), NOSPLIT, $0-56
 	VXORPS Z21, Z21, Z21
 	VXORPS Z22, Z22, Z22
 	VXORPS Z23, Z23, Z23
+
+gemmstart:
+	MOVQ   pfa+72(FP), R14
+	MOVQ   pfb+80(FP), R15
 	XORQ   AX, AX
+	CMPQ   AX, CX
+	JGE    gemmtail
 
 gemmloop:
-	CMPQ AX, CX
-	JGE  gemmtail
+	PREFETCHT1 (R14)(AX*4)
+	PREFETCHT1 (R15)(AX*4)
 	VMOVUPS (R8)(AX*4), Z24
 	VMOVUPS (R9)(AX*4), Z25
 	VMOVUPS (R10)(AX*4), Z26
@@ -379,7 +422,8 @@ gemmloop:
 	G6(Z30, Z12, Z13, Z14, Z15, Z16, Z17)
 	G6(Z31, Z18, Z19, Z20, Z21, Z22, Z23)
 	ADDQ    $16, AX
-	JMP     gemmloop
+	CMPQ    AX, CX
+	JLT     gemmloop
 
 gemmtail:
 	KORTESTW K1, K1
@@ -400,6 +444,37 @@ gemmtail:
 	G6(Z31, Z18, Z19, Z20, Z21, Z22, Z23)
 
 gemmdone:
+	TESTQ $2, flags+64(FP)
+	JNZ   gemmreduce
+	MOVQ  acc+56(FP), DI
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	VMOVUPS Z4, 256(DI)
+	VMOVUPS Z5, 320(DI)
+	VMOVUPS Z6, 384(DI)
+	VMOVUPS Z7, 448(DI)
+	VMOVUPS Z8, 512(DI)
+	VMOVUPS Z9, 576(DI)
+	VMOVUPS Z10, 640(DI)
+	VMOVUPS Z11, 704(DI)
+	VMOVUPS Z12, 768(DI)
+	VMOVUPS Z13, 832(DI)
+	VMOVUPS Z14, 896(DI)
+	VMOVUPS Z15, 960(DI)
+	VMOVUPS Z16, 1024(DI)
+	VMOVUPS Z17, 1088(DI)
+	VMOVUPS Z18, 1152(DI)
+	VMOVUPS Z19, 1216(DI)
+	VMOVUPS Z20, 1280(DI)
+	VMOVUPS Z21, 1344(DI)
+	VMOVUPS Z22, 1408(DI)
+	VMOVUPS Z23, 1472(DI)
+	VZEROUPPER
+	RET
+
+gemmreduce:
 	MOVQ out+0(FP), DI
 	MOVQ ldo+8(FP), DX
 	SHLQ $2, DX
