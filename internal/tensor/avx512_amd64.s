@@ -316,35 +316,48 @@ mv8done:
 	VADDPS        X31, xa4, xa4 \
 	VMOVLPS       xa4, 16(p)
 
-// func gemm4x6AVX512(out *float32, ldo int, x *float32, ldx int, w *float32, ldw int, k int, acc *float32, flags int, pfa, pfb *float32)
-// out[i·ldo+j] = Σ_{c<k} x[i·ldx+c]·w[j·ldw+c] for i < 4, j < 6, over
-// one block of columns of a longer sum. The 24 accumulators (16 lanes
-// each, row-major by i then j) start from acc (flags&1) or zero; they end
-// stored back to acc or, when flags&2, reduced and written
-// to out. Only a final block may have k%16 ≠ 0. Split into blocks or not,
-// every lane sums the same products in the same order (the canonical one).
-// Each step also prefetches (into L2) one cache line of two more streams,
-// pfa and pfb (e.g. the next W panel's rows), k%16 floats each.
-TEXT ·gemm4x6AVX512(SB), NOSPLIT, $0-88
+// func gemm4x6AVX512(out *float32, ldo int, x *float32, ldx int, w *float32, ldw int, k int, acc *float32, flags int, pf *float32, ntiles int)
+// For each of ntiles tiles t (x rows 4t..4t+3, out rows likewise, acc
+// from 384t floats): out[i·ldo+j] = Σ_{c<k} x[i·ldx+c]·w[j·ldw+c] for
+// i < 4, j < 6, over one block of columns of a longer sum. A tile's 24
+// accumulators (16 lanes each, row-major by i then j) start from its acc
+// (flags&1) or zero; they end stored back to acc or, when flags&2, reduced
+// and written to out. Only a final block may have k%16 ≠ 0. Split into
+// blocks or not, every lane sums the same products in the same order (the
+// canonical one). Each step of the first three tiles also prefetches into
+// L2 one cache line of two rows of the 6×k block at pf (ldw apart): the W
+// block the next call will read.
+TEXT ·gemm4x6AVX512(SB), NOSPLIT, $32-88
 	MOVQ k+48(FP), CX
 	TAILMASK(DX)
-	MOVQ x+16(FP), SI
-	MOVQ ldx+24(FP), BX
 	MOVQ w+32(FP), R8
 	MOVQ ldw+40(FP), AX
-	SHLQ $2, BX
 	SHLQ $2, AX
 	LEAQ (R8)(AX*1), R9
 	LEAQ (R9)(AX*1), R10
 	LEAQ (R10)(AX*1), R11
 	LEAQ (R11)(AX*1), R12
 	LEAQ (R12)(AX*1), R13
+	MOVQ pf+72(FP), R14
+	LEAQ (R14)(AX*1), R15
+	MOVQ x+16(FP), AX
+	MOVQ AX, x-8(SP)
+	MOVQ out+0(FP), AX
+	MOVQ AX, o-16(SP)
+	MOVQ acc+56(FP), AX
+	MOVQ AX, a-24(SP)
+	MOVQ $2, pfn-32(SP)
+
+gemmtile:
+	MOVQ x-8(SP), SI
+	MOVQ ldx+24(FP), BX
+	SHLQ $2, BX
 	LEAQ (SI)(BX*1), DI
 	LEAQ (DI)(BX*1), DX
 	LEAQ (DX)(BX*1), BX
 	TESTQ  $1, flags+64(FP)
 	JZ     gemmzero
-	MOVQ   acc+56(FP), AX
+	MOVQ   a-24(SP), AX
 	VMOVUPS 0(AX), Z0
 	VMOVUPS 64(AX), Z1
 	VMOVUPS 128(AX), Z2
@@ -398,8 +411,6 @@ gemmzero:
 	VXORPS Z23, Z23, Z23
 
 gemmstart:
-	MOVQ   pfa+72(FP), R14
-	MOVQ   pfb+80(FP), R15
 	XORQ   AX, AX
 	CMPQ   AX, CX
 	JGE    gemmtail
@@ -446,7 +457,7 @@ gemmtail:
 gemmdone:
 	TESTQ $2, flags+64(FP)
 	JNZ   gemmreduce
-	MOVQ  acc+56(FP), DI
+	MOVQ  a-24(SP), DI
 	VMOVUPS Z0, 0(DI)
 	VMOVUPS Z1, 64(DI)
 	VMOVUPS Z2, 128(DI)
@@ -471,11 +482,10 @@ gemmdone:
 	VMOVUPS Z21, 1344(DI)
 	VMOVUPS Z22, 1408(DI)
 	VMOVUPS Z23, 1472(DI)
-	VZEROUPPER
-	RET
+	JMP   gemmnext
 
 gemmreduce:
-	MOVQ out+0(FP), DI
+	MOVQ o-16(SP), DI
 	MOVQ ldo+8(FP), DX
 	SHLQ $2, DX
 	FOLD(Z0, Y0)
@@ -521,6 +531,28 @@ gemmreduce:
 	STORE6(Y0, Y1, Y2, Y3, Y4, Y5, X0, X4, DI)
 	ADDQ DX, DI
 	STORE6(Y6, Y7, Y8, Y9, Y10, Y11, X6, X10, DI)
+	JMP  gemmnext
+
+
+gemmnext:
+	MOVQ ldx+24(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, x-8(SP)
+	MOVQ ldo+8(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, o-16(SP)
+	ADDQ $1536, a-24(SP)
+	CMPQ pfn-32(SP), $0
+	JEQ  gemmnopf
+	DECQ pfn-32(SP)
+	MOVQ ldw+40(FP), AX
+	SHLQ $3, AX
+	ADDQ AX, R14
+	ADDQ AX, R15
+
+gemmnopf:
+	DECQ ntiles+80(FP)
+	JNZ  gemmtile
 	VZEROUPPER
 	RET
 

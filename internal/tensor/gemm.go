@@ -60,9 +60,8 @@ func f32Blocked(k *kernels, g *gemmArgs, r0, r1 int) {
 	mc = ((nm+nib-1)/nib + mr - 1) / mr * mr
 
 	var acc []float32
-	tile := mr * nr * 16
 	if nkb > 1 {
-		need := mc / mr * tile
+		need := mc * nr * 16
 		bp, _ := accPool.Get().(*[]float32)
 		if bp == nil {
 			bp = new([]float32)
@@ -93,7 +92,7 @@ func f32Blocked(k *kernels, g *gemmArgs, r0, r1 int) {
 					}
 					// The W block after this one (the next column block,
 					// else the next panel's first), which the kernel
-					// calls prefetch into L2 two rows each.
+					// prefetches into L2.
 					pr, pc := rr, c1
 					if c1 == cols {
 						pr, pc = rr+nr, 0
@@ -101,17 +100,11 @@ func f32Blocked(k *kernels, g *gemmArgs, r0, r1 int) {
 							pr = r0
 						}
 					}
-					wp := w[rr*ldw+c0 : (rr+nr-1)*ldw+c1]
-					for i, t, j := i0, 0, 0; i < i1; i, t, j = i+mr, t+tile, j+2 {
-						var a []float32
-						if acc != nil {
-							a = acc[t : t+tile]
-						}
-						pa := min((pr+j%nr)*ldw+pc, len(w)-kb)
-						pb := min((pr+(j+1)%nr)*ldw+pc, len(w)-kb)
-						k.gemmBlk(out[i*ldo+rr:], ldo, x[i*ldx+c0:(i+mr-1)*ldx+c1], ldx, wp, ldw, kb, a, flags,
-							w[pa:pa+kb], w[pb:pb+kb])
+					pf := w[rr*ldw+c0:]
+					if p := pr*ldw + pc; p+(nr-1)*ldw+kb <= len(w) {
+						pf = w[p:]
 					}
+					k.gemmBlk(out[i0*ldo+rr:], ldo, x[i0*ldx+c0:], ldx, w[rr*ldw+c0:], ldw, kb, acc, flags, pf, (i1-i0)/mr)
 				}
 			}
 			if i1 < nm {
