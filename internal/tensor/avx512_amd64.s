@@ -304,17 +304,19 @@ mv8done:
 	VFMADD231PS Z28, x, a4 \
 	VFMADD231PS Z29, x, a5
 
-// STORE6 reduces six ymm accumulators (already folded, all in Y0..Y15)
-// and writes the six sums at p. a4 and a5 take the same tree as HSUM4:
-// hadd(a4,a5), hadd with itself, then the high 128 bits added to the low.
-#define STORE6(a0, a1, a2, a3, a4, a5, xa0, xa4, p) \
-	HSUM4(a0, a1, a2, a3, xa0) \
-	VMOVUPS       xa0, (p) \
-	VHADDPS       a5, a4, a4 \
-	VHADDPS       a4, a4, a4 \
-	VEXTRACTF32X4 $1, a4, X31 \
-	VADDPS        X31, xa4, xa4 \
-	VMOVLPS       xa4, 16(p)
+// FOLD2 sets d to the halves of zmm p and q folded (lane i + lane i+8),
+// p's in the low 256 bits and q's in the high 256.
+#define FOLD2(p, q, d) \
+	VSHUFF64X2 $0x44, q, p, Z24 \
+	VSHUFF64X2 $0xEE, q, p, Z25 \
+	VADDPS     Z25, Z24, d
+
+// HADD2 sets d to VHADDPS of x and y for all four 128-bit lanes: per lane
+// x0+x1, x2+x3, y0+y1, y2+y3.
+#define HADD2(x, y, d) \
+	VSHUFPS $0x88, y, x, Z24 \
+	VSHUFPS $0xDD, y, x, Z25 \
+	VADDPS  Z25, Z24, d
 
 // func gemm4x6AVX512(out *float32, ldo int, x *float32, ldx int, w *float32, ldw int, k int, acc *float32, flags int, pf *float32, ntiles int)
 // For each of ntiles tiles t (x rows 4t..4t+3, out rows likewise, acc
@@ -485,54 +487,53 @@ gemmdone:
 	JMP   gemmnext
 
 gemmreduce:
+	// The canonical reduction of all 24 sums, two accumulators per zmm:
+	// fold (lane i + lane i+8), two pairwise-add levels within 128-bit
+	// lanes (as VHADDPS), then the 0..3 partial plus the 4..7 partial.
+	// Pairs: rows 0 and 1 of columns 0..3 (U), rows 2 and 3 (V), and the
+	// columns 4, 5 of all rows (W).
+	FOLD2(Z0, Z6, Z0)
+	FOLD2(Z1, Z7, Z1)
+	FOLD2(Z2, Z8, Z2)
+	FOLD2(Z3, Z9, Z3)
+	FOLD2(Z12, Z18, Z12)
+	FOLD2(Z13, Z19, Z13)
+	FOLD2(Z14, Z20, Z14)
+	FOLD2(Z15, Z21, Z15)
+	FOLD2(Z4, Z10, Z4)
+	FOLD2(Z5, Z11, Z5)
+	FOLD2(Z16, Z22, Z16)
+	FOLD2(Z17, Z23, Z17)
+	HADD2(Z0, Z1, Z0)
+	HADD2(Z2, Z3, Z2)
+	HADD2(Z12, Z13, Z12)
+	HADD2(Z14, Z15, Z14)
+	HADD2(Z4, Z5, Z4)
+	HADD2(Z16, Z17, Z16)
+	HADD2(Z0, Z2, Z0)    // U: 128-bit lanes row 0 (0..3, 4..7 partials), row 1 (same)
+	HADD2(Z12, Z14, Z12) // V: rows 2, 3
+	HADD2(Z4, Z16, Z4)   // W: columns 4, 5 of rows 0, 2 (0..3, 4..7), then rows 1, 3
+	VSHUFF64X2 $0x88, Z12, Z0, Z24
+	VSHUFF64X2 $0xDD, Z12, Z0, Z25
+	VADDPS     Z25, Z24, Z0 // rows 0..3, columns 0..3, one row per 128-bit lane
+	VSHUFF64X2 $0x88, Z4, Z4, Z24
+	VSHUFF64X2 $0xDD, Z4, Z4, Z25
+	VADDPS     Z25, Z24, Z4 // columns 4, 5: rows 0, 2 then rows 1, 3
 	MOVQ o-16(SP), DI
 	MOVQ ldo+8(FP), DX
 	SHLQ $2, DX
-	FOLD(Z0, Y0)
-	FOLD(Z1, Y1)
-	FOLD(Z2, Y2)
-	FOLD(Z3, Y3)
-	FOLD(Z4, Y4)
-	FOLD(Z5, Y5)
-	FOLD(Z6, Y6)
-	FOLD(Z7, Y7)
-	FOLD(Z8, Y8)
-	FOLD(Z9, Y9)
-	FOLD(Z10, Y10)
-	FOLD(Z11, Y11)
-	STORE6(Y0, Y1, Y2, Y3, Y4, Y5, X0, X4, DI)
-	ADDQ DX, DI
-	STORE6(Y6, Y7, Y8, Y9, Y10, Y11, X6, X10, DI)
-	ADDQ DX, DI
-	VMOVAPS Z12, Z0
-	VMOVAPS Z13, Z1
-	VMOVAPS Z14, Z2
-	VMOVAPS Z15, Z3
-	VMOVAPS Z16, Z4
-	VMOVAPS Z17, Z5
-	VMOVAPS Z18, Z6
-	VMOVAPS Z19, Z7
-	VMOVAPS Z20, Z8
-	VMOVAPS Z21, Z9
-	VMOVAPS Z22, Z10
-	VMOVAPS Z23, Z11
-	FOLD(Z0, Y0)
-	FOLD(Z1, Y1)
-	FOLD(Z2, Y2)
-	FOLD(Z3, Y3)
-	FOLD(Z4, Y4)
-	FOLD(Z5, Y5)
-	FOLD(Z6, Y6)
-	FOLD(Z7, Y7)
-	FOLD(Z8, Y8)
-	FOLD(Z9, Y9)
-	FOLD(Z10, Y10)
-	FOLD(Z11, Y11)
-	STORE6(Y0, Y1, Y2, Y3, Y4, Y5, X0, X4, DI)
-	ADDQ DX, DI
-	STORE6(Y6, Y7, Y8, Y9, Y10, Y11, X6, X10, DI)
-	JMP  gemmnext
-
+	VEXTRACTF32X4 $1, Z4, X5
+	VMOVUPS       X0, (DI)
+	VMOVLPS       X4, 16(DI)
+	ADDQ          DX, DI
+	VEXTRACTF32X4 $1, Z0, (DI)
+	VMOVLPS       X5, 16(DI)
+	ADDQ          DX, DI
+	VEXTRACTF32X4 $2, Z0, (DI)
+	VMOVHPS       X4, 16(DI)
+	ADDQ          DX, DI
+	VEXTRACTF32X4 $3, Z0, (DI)
+	VMOVHPS       X5, 16(DI)
 
 gemmnext:
 	MOVQ ldx+24(FP), AX
