@@ -12,10 +12,15 @@
 //
 //   - avx512: AVX-512 F/BW/VL + VNNI. F32 GEMM is a 4×6 register-blocked
 //     micro-kernel (24 zmm accumulators, each W load reused by 4 activation
-//     rows); the matvec (fewer than 4 activation rows, and the rows the GEMM
-//     tiles leave over) streams 8 W rows with one accumulator each; column
-//     tails use masked loads. Q8_0 uses VPDPBUSD two blocks per zmm (1×4
-//     kernel for decode, 4×4 for n ≥ 4).
+//     rows), cache-blocked (gemm.go): columns in blocks of at most 1024 so
+//     that the 6-row W block stays in L1 while the kernel runs over all x
+//     tiles of a row block (x rows kept in L2), each tile's accumulators
+//     parked in a scratch buffer between column blocks; the kernel
+//     prefetches the next W block into L2. The matvec (fewer than 4
+//     activation rows, and the rows the GEMM tiles leave over) streams 8 W
+//     rows with one accumulator each; column tails use masked loads. Q8_0
+//     uses VPDPBUSD two blocks per zmm (1×4 kernel for decode, 4×4 for
+//     n ≥ 4).
 //   - avx2: AVX2 + FMA + F16C. 4×3 F32 GEMM, 1×8 matvec, Q8_0 via
 //     VPMADDUBSW/VPMADDWD with the sign trick.
 //   - go: portable Go, always built; the only level with the purego build
@@ -34,9 +39,12 @@
 //   - go: one running sum per output in column order, products rounded to
 //     float32 (never fused).
 //
-// Register blocking is across x rows and W rows only, never across c, so
-// out[i][r] is bit-identical for a given x row and W row whatever n, the
-// row's place in a tile, the thread count or the row split. MatMulStrided
+// Register blocking is across x rows and W rows only, never across c, and
+// the GEMM's column blocks only park the 16 lane sums in memory (exactly)
+// and resume them, so out[i][r] is bit-identical for a given x row and W
+// row whatever n, the row's place in a tile, the blocking, the thread
+// count or the row split. (The avx512 GEMM reduces two accumulators per
+// zmm, with the same additions as the matvec's ymm reduction.) MatMulStrided
 // and DotStrided (from 16 columns) use the same kernels. Q8_0 MatMul is
 // batch invariant too (its 1-row and 4-row kernels agree bit for bit).
 // Dot and the other helpers are not bound to a canonical order.

@@ -5,15 +5,18 @@ import "sync"
 // Cache blocking of the F32 GEMM, for levels with a gemmBlk kernel.
 //
 // The micro-kernel reads mr x rows and nr W rows per step of 16 columns
-// (10 zmm loads for 24 FMAs at avx512): more than L2 can feed, so one of
-// the two operands must come from L1. f32Blocked keeps the W panel there:
-// it cuts the columns into blocks of at most gemmKC (nr·gemmKC floats of W
-// fit L1) and, for each panel and column block, runs over all the x tiles
-// of a row block (mc rows, kept in L2), each kernel call resuming its
-// tile's accumulators from a scratch buffer and leaving them there until
-// the last block, which reduces and stores them. The lanes sum the same
-// products in the same order as the unblocked kernels, so the canonical
-// order (doc.go) and batch invariance are unchanged.
+// (10 zmm loads for 24 FMAs at avx512). Unblocked, with rows of 2048 or
+// more columns neither operand stays in L1 and both stream from L2 (and
+// the first tile of each W panel waits on DRAM): the GEMM ran at 60–75% of
+// the kernel's in-L1 speed. f32Blocked keeps the W panel in L1: it cuts
+// the columns into blocks of at most gemmKC (nr·gemmKC floats of W fit L1)
+// and, for each panel and column block, has the kernel run over all the x
+// tiles of a row block (mc rows, kept in L2), resuming each tile's
+// accumulators from a scratch buffer and leaving them there until the last
+// block, which reduces and stores them. The kernel also prefetches the W
+// block that comes next into L2. The lanes sum the same products in the
+// same order as the unblocked kernels, so the canonical order (doc.go) and
+// batch invariance are unchanged.
 var (
 	// gemmKC is the most columns per block: the W panel's block (nr·kc
 	// floats, 24 KB at avx512) stays in L1 next to the streamed x tile.
@@ -42,6 +45,10 @@ func f32Blocked(k *kernels, g *gemmArgs, r0, r1 int) {
 	nm := g.n - g.n%mr // x rows in full GEMM tiles
 	ldo, ldx, ldw, cols := g.ldo, g.ldx, g.ldw, g.k
 	out, x, w := g.out, g.x, g.w
+	if cols == 0 {
+		dotRows(k, g, 0, g.n, r0, r1) // zeros
+		return
+	}
 
 	// Column blocks: nkb near-equal blocks of kc (a multiple of 16)
 	// columns, the last one shorter.
