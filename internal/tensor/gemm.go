@@ -53,6 +53,9 @@ func f32Blocked(k *kernels, g *gemmArgs, r0, r1 int) {
 	// Column blocks: nkb near-equal blocks of kc (a multiple of 16)
 	// columns, the last one shorter.
 	nkb := (cols + gemmKC - 1) / gemmKC
+	if nm == mr {
+		nkb = 1 // one tile: no W reuse for the blocks to keep in L1
+	}
 	kc := ((cols+nkb-1)/nkb + 15) &^ 15
 	nkb = (cols + kc - 1) / kc
 
@@ -107,8 +110,8 @@ func f32Blocked(k *kernels, g *gemmArgs, r0, r1 int) {
 							pr = r0
 						}
 					}
-					pf := w[rr*ldw+c0:]
-					if p := pr*ldw + pc; p+(nr-1)*ldw+kb <= len(w) {
+					pf := w[rr*ldw+c0:] // in cache: a no-op
+					if p := pr*ldw + pc; nm > mr && p+(nr-1)*ldw+kb <= len(w) {
 						pf = w[p:]
 					}
 					k.gemmBlk(out[i0*ldo+rr:], ldo, x[i0*ldx+c0:], ldx, w[rr*ldw+c0:], ldw, kb, acc, flags, pf, (i1-i0)/mr)
