@@ -304,37 +304,89 @@ mv8done:
 	VFMADD231PS Z28, x, a4 \
 	VFMADD231PS Z29, x, a5
 
-// STORE6 reduces six ymm accumulators (already folded, all in Y0..Y15)
-// and writes the six sums at p. a4 and a5 take the same tree as HSUM4:
-// hadd(a4,a5), hadd with itself, then the high 128 bits added to the low.
-#define STORE6(a0, a1, a2, a3, a4, a5, xa0, xa4, p) \
-	HSUM4(a0, a1, a2, a3, xa0) \
-	VMOVUPS       xa0, (p) \
-	VHADDPS       a5, a4, a4 \
-	VHADDPS       a4, a4, a4 \
-	VEXTRACTF32X4 $1, a4, X31 \
-	VADDPS        X31, xa4, xa4 \
-	VMOVLPS       xa4, 16(p)
+// FOLD2 sets d to the halves of zmm p and q folded (lane i + lane i+8),
+// p's in the low 256 bits and q's in the high 256.
+#define FOLD2(p, q, d) \
+	VSHUFF64X2 $0x44, q, p, Z24 \
+	VSHUFF64X2 $0xEE, q, p, Z25 \
+	VADDPS     Z25, Z24, d
 
-// func gemm4x6AVX512(out *float32, ldo int, x *float32, ldx int, w *float32, ldw int, k int)
-// out[i·ldo+j] = Σ_{c<k} x[i·ldx+c]·w[j·ldw+c] for i < 4, j < 6.
-TEXT ·gemm4x6AVX512(SB), NOSPLIT, $0-56
+// HADD2 sets d to VHADDPS of x and y for all four 128-bit lanes: per lane
+// x0+x1, x2+x3, y0+y1, y2+y3.
+#define HADD2(x, y, d) \
+	VSHUFPS $0x88, y, x, Z24 \
+	VSHUFPS $0xDD, y, x, Z25 \
+	VADDPS  Z25, Z24, d
+
+// func gemm4x6AVX512(out *float32, ldo int, x *float32, ldx int, w *float32, ldw int, k int, acc *float32, flags int, pf *float32, ntiles int)
+// For each of ntiles tiles t (x rows 4t..4t+3, out rows likewise, acc
+// from 384t floats): out[i·ldo+j] = Σ_{c<k} x[i·ldx+c]·w[j·ldw+c] for
+// i < 4, j < 6, over one block of columns of a longer sum. A tile's 24
+// accumulators (16 lanes each, row-major by i then j) start from its acc
+// (flags&1) or zero; they end stored back to acc or, when flags&2, reduced
+// and written to out. Only a final block may have k%16 ≠ 0. Split into
+// blocks or not, every lane sums the same products in the same order (the
+// canonical one). Each step of the first three tiles also prefetches into
+// L2 one cache line of two rows of the 6×k block at pf (ldw apart): the W
+// block the next call will read.
+TEXT ·gemm4x6AVX512(SB), NOSPLIT, $32-88
 	MOVQ k+48(FP), CX
 	TAILMASK(DX)
-	MOVQ x+16(FP), SI
-	MOVQ ldx+24(FP), BX
 	MOVQ w+32(FP), R8
 	MOVQ ldw+40(FP), AX
-	SHLQ $2, BX
 	SHLQ $2, AX
 	LEAQ (R8)(AX*1), R9
 	LEAQ (R9)(AX*1), R10
 	LEAQ (R10)(AX*1), R11
 	LEAQ (R11)(AX*1), R12
 	LEAQ (R12)(AX*1), R13
+	MOVQ pf+72(FP), R14
+	LEAQ (R14)(AX*1), R15
+	MOVQ x+16(FP), AX
+	MOVQ AX, x-8(SP)
+	MOVQ out+0(FP), AX
+	MOVQ AX, o-16(SP)
+	MOVQ acc+56(FP), AX
+	MOVQ AX, a-24(SP)
+	MOVQ $2, pfn-32(SP)
+
+gemmtile:
+	MOVQ x-8(SP), SI
+	MOVQ ldx+24(FP), BX
+	SHLQ $2, BX
 	LEAQ (SI)(BX*1), DI
 	LEAQ (DI)(BX*1), DX
 	LEAQ (DX)(BX*1), BX
+	TESTQ  $1, flags+64(FP)
+	JZ     gemmzero
+	MOVQ   a-24(SP), AX
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	VMOVUPS 256(AX), Z4
+	VMOVUPS 320(AX), Z5
+	VMOVUPS 384(AX), Z6
+	VMOVUPS 448(AX), Z7
+	VMOVUPS 512(AX), Z8
+	VMOVUPS 576(AX), Z9
+	VMOVUPS 640(AX), Z10
+	VMOVUPS 704(AX), Z11
+	VMOVUPS 768(AX), Z12
+	VMOVUPS 832(AX), Z13
+	VMOVUPS 896(AX), Z14
+	VMOVUPS 960(AX), Z15
+	VMOVUPS 1024(AX), Z16
+	VMOVUPS 1088(AX), Z17
+	VMOVUPS 1152(AX), Z18
+	VMOVUPS 1216(AX), Z19
+	VMOVUPS 1280(AX), Z20
+	VMOVUPS 1344(AX), Z21
+	VMOVUPS 1408(AX), Z22
+	VMOVUPS 1472(AX), Z23
+	JMP    gemmstart
+
+gemmzero:
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -359,11 +411,15 @@ TEXT ·gemm4x6AVX512(SB), NOSPLIT, $0-56
 	VXORPS Z21, Z21, Z21
 	VXORPS Z22, Z22, Z22
 	VXORPS Z23, Z23, Z23
+
+gemmstart:
 	XORQ   AX, AX
+	CMPQ   AX, CX
+	JGE    gemmtail
 
 gemmloop:
-	CMPQ AX, CX
-	JGE  gemmtail
+	PREFETCHT1 (R14)(AX*4)
+	PREFETCHT1 (R15)(AX*4)
 	VMOVUPS (R8)(AX*4), Z24
 	VMOVUPS (R9)(AX*4), Z25
 	VMOVUPS (R10)(AX*4), Z26
@@ -379,7 +435,8 @@ gemmloop:
 	G6(Z30, Z12, Z13, Z14, Z15, Z16, Z17)
 	G6(Z31, Z18, Z19, Z20, Z21, Z22, Z23)
 	ADDQ    $16, AX
-	JMP     gemmloop
+	CMPQ    AX, CX
+	JLT     gemmloop
 
 gemmtail:
 	KORTESTW K1, K1
@@ -400,52 +457,103 @@ gemmtail:
 	G6(Z31, Z18, Z19, Z20, Z21, Z22, Z23)
 
 gemmdone:
-	MOVQ out+0(FP), DI
+	TESTQ $2, flags+64(FP)
+	JNZ   gemmreduce
+	MOVQ  a-24(SP), DI
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	VMOVUPS Z4, 256(DI)
+	VMOVUPS Z5, 320(DI)
+	VMOVUPS Z6, 384(DI)
+	VMOVUPS Z7, 448(DI)
+	VMOVUPS Z8, 512(DI)
+	VMOVUPS Z9, 576(DI)
+	VMOVUPS Z10, 640(DI)
+	VMOVUPS Z11, 704(DI)
+	VMOVUPS Z12, 768(DI)
+	VMOVUPS Z13, 832(DI)
+	VMOVUPS Z14, 896(DI)
+	VMOVUPS Z15, 960(DI)
+	VMOVUPS Z16, 1024(DI)
+	VMOVUPS Z17, 1088(DI)
+	VMOVUPS Z18, 1152(DI)
+	VMOVUPS Z19, 1216(DI)
+	VMOVUPS Z20, 1280(DI)
+	VMOVUPS Z21, 1344(DI)
+	VMOVUPS Z22, 1408(DI)
+	VMOVUPS Z23, 1472(DI)
+	JMP   gemmnext
+
+gemmreduce:
+	// The canonical reduction of all 24 sums, two accumulators per zmm:
+	// fold (lane i + lane i+8), two pairwise-add levels within 128-bit
+	// lanes (as VHADDPS), then the 0..3 partial plus the 4..7 partial.
+	// Pairs: rows 0 and 1 of columns 0..3 (U), rows 2 and 3 (V), and the
+	// columns 4, 5 of all rows (W).
+	FOLD2(Z0, Z6, Z0)
+	FOLD2(Z1, Z7, Z1)
+	FOLD2(Z2, Z8, Z2)
+	FOLD2(Z3, Z9, Z3)
+	FOLD2(Z12, Z18, Z12)
+	FOLD2(Z13, Z19, Z13)
+	FOLD2(Z14, Z20, Z14)
+	FOLD2(Z15, Z21, Z15)
+	FOLD2(Z4, Z10, Z4)
+	FOLD2(Z5, Z11, Z5)
+	FOLD2(Z16, Z22, Z16)
+	FOLD2(Z17, Z23, Z17)
+	HADD2(Z0, Z1, Z0)
+	HADD2(Z2, Z3, Z2)
+	HADD2(Z12, Z13, Z12)
+	HADD2(Z14, Z15, Z14)
+	HADD2(Z4, Z5, Z4)
+	HADD2(Z16, Z17, Z16)
+	HADD2(Z0, Z2, Z0)    // U: 128-bit lanes row 0 (0..3, 4..7 partials), row 1 (same)
+	HADD2(Z12, Z14, Z12) // V: rows 2, 3
+	HADD2(Z4, Z16, Z4)   // W: columns 4, 5 of rows 0, 2 (0..3, 4..7), then rows 1, 3
+	VSHUFF64X2 $0x88, Z12, Z0, Z24
+	VSHUFF64X2 $0xDD, Z12, Z0, Z25
+	VADDPS     Z25, Z24, Z0 // rows 0..3, columns 0..3, one row per 128-bit lane
+	VSHUFF64X2 $0x88, Z4, Z4, Z24
+	VSHUFF64X2 $0xDD, Z4, Z4, Z25
+	VADDPS     Z25, Z24, Z4 // columns 4, 5: rows 0, 2 then rows 1, 3
+	MOVQ o-16(SP), DI
 	MOVQ ldo+8(FP), DX
 	SHLQ $2, DX
-	FOLD(Z0, Y0)
-	FOLD(Z1, Y1)
-	FOLD(Z2, Y2)
-	FOLD(Z3, Y3)
-	FOLD(Z4, Y4)
-	FOLD(Z5, Y5)
-	FOLD(Z6, Y6)
-	FOLD(Z7, Y7)
-	FOLD(Z8, Y8)
-	FOLD(Z9, Y9)
-	FOLD(Z10, Y10)
-	FOLD(Z11, Y11)
-	STORE6(Y0, Y1, Y2, Y3, Y4, Y5, X0, X4, DI)
-	ADDQ DX, DI
-	STORE6(Y6, Y7, Y8, Y9, Y10, Y11, X6, X10, DI)
-	ADDQ DX, DI
-	VMOVAPS Z12, Z0
-	VMOVAPS Z13, Z1
-	VMOVAPS Z14, Z2
-	VMOVAPS Z15, Z3
-	VMOVAPS Z16, Z4
-	VMOVAPS Z17, Z5
-	VMOVAPS Z18, Z6
-	VMOVAPS Z19, Z7
-	VMOVAPS Z20, Z8
-	VMOVAPS Z21, Z9
-	VMOVAPS Z22, Z10
-	VMOVAPS Z23, Z11
-	FOLD(Z0, Y0)
-	FOLD(Z1, Y1)
-	FOLD(Z2, Y2)
-	FOLD(Z3, Y3)
-	FOLD(Z4, Y4)
-	FOLD(Z5, Y5)
-	FOLD(Z6, Y6)
-	FOLD(Z7, Y7)
-	FOLD(Z8, Y8)
-	FOLD(Z9, Y9)
-	FOLD(Z10, Y10)
-	FOLD(Z11, Y11)
-	STORE6(Y0, Y1, Y2, Y3, Y4, Y5, X0, X4, DI)
-	ADDQ DX, DI
-	STORE6(Y6, Y7, Y8, Y9, Y10, Y11, X6, X10, DI)
+	VEXTRACTF32X4 $1, Z4, X5
+	VMOVUPS       X0, (DI)
+	VMOVLPS       X4, 16(DI)
+	ADDQ          DX, DI
+	VEXTRACTF32X4 $1, Z0, (DI)
+	VMOVLPS       X5, 16(DI)
+	ADDQ          DX, DI
+	VEXTRACTF32X4 $2, Z0, (DI)
+	VMOVHPS       X4, 16(DI)
+	ADDQ          DX, DI
+	VEXTRACTF32X4 $3, Z0, (DI)
+	VMOVHPS       X5, 16(DI)
+
+gemmnext:
+	MOVQ ldx+24(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, x-8(SP)
+	MOVQ ldo+8(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, o-16(SP)
+	ADDQ $1536, a-24(SP)
+	CMPQ pfn-32(SP), $0
+	JEQ  gemmnopf
+	DECQ pfn-32(SP)
+	MOVQ ldw+40(FP), AX
+	SHLQ $3, AX
+	ADDQ AX, R14
+	ADDQ AX, R15
+
+gemmnopf:
+	DECQ ntiles+80(FP)
+	JNZ  gemmtile
 	VZEROUPPER
 	RET
 

@@ -19,6 +19,10 @@ var benchShapes = []struct {
 	{"5632x2048", 5632, 2048},
 }
 
+// benchNs are the activation rows BenchmarkMatMul runs: decode (1), a few
+// batched decode streams (4, 8) and prefill chunks (16, 64, 128).
+var benchNs = []int{1, 4, 8, 16, 64, 128}
+
 // BenchmarkMatMul reports GFLOP/s (2·n·Rows·Cols per call, wall clock) and
 // GFLOP/cpu-s (per CPU-second of the process) of each kernel level and the
 // scalar reference (matMulRef: a plain Go dot loop per output) as baseline.
@@ -33,7 +37,7 @@ func BenchmarkMatMul(b *testing.B) {
 		}
 		for _, dt := range []DType{F32, Q8_0} {
 			w := mats[dt]
-			for _, n := range []int{1, 16, 64} {
+			for _, n := range benchNs {
 				if n > 1 && s.rows == 32000 && testing.Short() {
 					continue
 				}

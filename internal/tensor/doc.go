@@ -12,12 +12,17 @@
 //
 //   - avx512: AVX-512 F/BW/VL + VNNI. F32 GEMM is a 4×6 register-blocked
 //     micro-kernel (24 zmm accumulators, each W load reused by 4 activation
-//     rows); the matvec (fewer than 4 activation rows, and the rows the GEMM
-//     tiles leave over) streams 8 W rows with one accumulator each; column
-//     tails use masked loads. Packed Q8_0 (PackQ8) uses VPDPBUSD on 16
-//     interleaved W rows per zmm: tiles of 3 row groups × 4 activation rows,
-//     and 4 groups × 1 row for decode; GGML-layout Q8_0 two blocks per zmm
-//     (1×4 kernel for decode, 4×4 for n ≥ 4).
+//     rows), cache-blocked (gemm.go): columns in blocks of at most 1024 so
+//     that the 6-row W block stays in L1 while the kernel runs over all x
+//     tiles of a row block (x rows kept in L2), each tile's accumulators
+//     parked in a scratch buffer between column blocks; the kernel
+//     prefetches the next W block into L2. The matvec (fewer than 4
+//     activation rows, and the rows the GEMM tiles leave over) streams 8 W
+//     rows with one accumulator each; column tails use masked loads. Packed
+//     Q8_0 (PackQ8) uses VPDPBUSD on 16 interleaved W rows per zmm: tiles of
+//     3 row groups × 4 activation rows, and 4 groups × 1 row for decode;
+//     GGML-layout Q8_0 two blocks per zmm (1×4 kernel for decode, 4×4 for
+//     n ≥ 4).
 //   - avx2: AVX2 + FMA + F16C. 4×3 F32 GEMM, 1×8 matvec, Q8_0 via
 //     VPMADDUBSW/VPMADDWD with the sign trick (GGML layout only: PackQ8
 //     leaves matrices unpacked at this level; packed ones run in Go).
@@ -37,9 +42,12 @@
 //   - go: one running sum per output in column order, products rounded to
 //     float32 (never fused).
 //
-// Register blocking is across x rows and W rows only, never across c, so
-// out[i][r] is bit-identical for a given x row and W row whatever n, the
-// row's place in a tile, the thread count or the row split. MatMulStrided
+// Register blocking is across x rows and W rows only, never across c, and
+// the GEMM's column blocks only park the 16 lane sums in memory (exactly)
+// and resume them, so out[i][r] is bit-identical for a given x row and W
+// row whatever n, the row's place in a tile, the blocking, the thread
+// count or the row split. (The avx512 GEMM reduces two accumulators per
+// zmm, with the same additions as the matvec's ymm reduction.) MatMulStrided
 // and DotStrided (from 16 columns) use the same kernels. Q8_0 MatMul is
 // batch invariant too: in GGML layout its 1-row and 4-row kernels agree bit
 // for bit; in the packed layout every output is one exact int32 sum per

@@ -12,8 +12,28 @@ import (
 // for the same x row, whatever n (GEMM tiles, their leftover rows, the
 // matvec path), the thread count and row split, and the W row's position
 // in a tile (W shifted by a few rows). MatMulStrided and DotStrided must
-// agree with it too.
+// agree with it too. It runs with the default cache blocking of the GEMM
+// and with blocks small enough to cut these shapes into many column and
+// row blocks.
 func TestMatMulF32BatchInvariant(t *testing.T) {
+	for _, b := range []struct {
+		name       string
+		kc, mc, xb int
+	}{
+		{"default", gemmKC, gemmMC, gemmXBytes},
+		{"kc=32,mc=4", 32, 64, 1},
+		{"kc=48,mc=8", 48, 8, 1 << 30},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			kc, mc, xb := gemmKC, gemmMC, gemmXBytes
+			gemmKC, gemmMC, gemmXBytes = b.kc, b.mc, b.xb
+			defer func() { gemmKC, gemmMC, gemmXBytes = kc, mc, xb }()
+			testMatMulF32BatchInvariant(t)
+		})
+	}
+}
+
+func testMatMulF32BatchInvariant(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 24))
 	ns := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 33, 64}
 	pools := []struct {

@@ -160,6 +160,10 @@ func f32Rows(k *kernels, g *gemmArgs, r0, r1 int) {
 		dotRows(k, g, 0, g.n, r0, r1)
 		return
 	}
+	if k.gemmBlk != nil {
+		f32Blocked(k, g, r0, r1)
+		return
+	}
 	ldo, ldx, ldw, cols := g.ldo, g.ldx, g.ldw, g.k
 	out, x, w := g.out, g.x, g.w
 	kv := cols &^ (k.vl - 1)

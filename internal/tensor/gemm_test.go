@@ -1,0 +1,28 @@
+package tensor
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestMatMulF32NoColumns: with zero columns every output is zero, through
+// the matvec (n < 4) and the GEMM path alike.
+func TestMatMulF32NoColumns(t *testing.T) {
+	w := &Mat{Rows: 13, Cols: 0, Type: F32}
+	eachImpl(t, func(t *testing.T) {
+		for _, n := range []int{1, 5, 9} {
+			t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
+				out := make([]float32, n*w.Rows)
+				for i := range out {
+					out[i] = 7
+				}
+				(*Pool)(nil).MatMul(out, nil, n, w)
+				for i, v := range out {
+					if v != 0 {
+						t.Fatalf("out[%d] = %v, want 0", i, v)
+					}
+				}
+			})
+		}
+	})
+}
