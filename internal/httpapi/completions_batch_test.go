@@ -311,3 +311,32 @@ func waitFake(t *testing.T, f *fakeEngine) {
 		t.Fatal("engine requests still running: they were not aborted")
 	}
 }
+
+// TestCompletionBatchContinuousUsage: with continuous_usage_stats each
+// chunk carries the usage of its own prompt so far; the last chunk sums
+// every prompt.
+func TestCompletionBatchContinuousUsage(t *testing.T) {
+	f := newFake()
+	f.byPrompt = true
+	srv := newTestServer(t, f, nil)
+	body := `{"prompt":[[1],[1,2,3]],"max_tokens":3,"n":2,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}}`
+	r := do(t, srv, "POST", "/v1/completions", body)
+	events := sseEvents(t, r.body)
+	promptLen := []int{1, 3}
+	for i, ev := range events {
+		var c openai.CompletionResponse
+		if err := json.Unmarshal([]byte(ev), &c); err != nil || c.Usage == nil {
+			t.Fatalf("chunk without usage %s: %v", ev, err)
+		}
+		if i == len(events)-1 {
+			if len(c.Choices) != 0 || c.Usage.PromptTokens != 4 || c.Usage.CompletionTokens != 12 {
+				t.Fatalf("last chunk %s", ev)
+			}
+			continue
+		}
+		p := c.Choices[0].Index / 2
+		if c.Usage.PromptTokens != promptLen[p] || c.Usage.CompletionTokens < 1 || c.Usage.CompletionTokens > 6 {
+			t.Fatalf("chunk of prompt %d: %s", p, ev)
+		}
+	}
+}
