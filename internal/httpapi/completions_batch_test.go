@@ -42,7 +42,7 @@ func TestCompletionBatch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFake()
-			f.byPrompt = true
+			f.byPrompt, f.recordAll = true, true
 			srv := newTestServer(t, f, nil)
 			r := do(t, srv, "POST", "/v1/completions", tt.body)
 			if r.status != 200 {

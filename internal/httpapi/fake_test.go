@@ -38,9 +38,11 @@ type fakeEngine struct {
 
 	startedOnce, cancelledOnce sync.Once
 
-	mu   sync.Mutex
-	reqs []llm.Request // every request Generate accepted, in order
-	wg   sync.WaitGroup
+	mu        sync.Mutex
+	last      llm.Request
+	recordAll bool          // keep every request in reqs (not only the last)
+	reqs      []llm.Request // with recordAll: every request Generate accepted, in order
+	wg        sync.WaitGroup
 }
 
 func newFake() *fakeEngine {
@@ -59,7 +61,7 @@ func (f *fakeEngine) Err() error {
 func (f *fakeEngine) lastRequest() llm.Request {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.reqs[len(f.reqs)-1]
+	return f.last
 }
 
 func (f *fakeEngine) requests() []llm.Request {
@@ -101,7 +103,10 @@ func (f *fakeEngine) Generate(ctx context.Context, req llm.Request) (*output.Str
 		return nil, fmt.Errorf("fake: %w", llm.ErrEngineDead)
 	}
 	f.mu.Lock()
-	f.reqs = append(f.reqs, req)
+	f.last = req
+	if f.recordAll {
+		f.reqs = append(f.reqs, req)
+	}
 	f.mu.Unlock()
 	st := output.NewStream(req.OutputKind)
 	f.wg.Add(1)

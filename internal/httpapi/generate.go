@@ -132,11 +132,15 @@ func (s *Server) check(g *genRequest) error {
 	return nil
 }
 
-// start hands the checked prompts to the engine, one request each, under
-// one context derived from the HTTP request's. If one fails to start, the
-// ones already started are aborted.
+// start hands the checked prompts to the engine, one request each. Several
+// share one context derived from the HTTP request's, so that one failing
+// (to start, or later) aborts the others; a single prompt needs no more
+// than the request's own context.
 func (s *Server) start(r *http.Request, g *genRequest) (*fanIn, error) {
-	ctx, cancel := context.WithCancel(r.Context())
+	ctx, cancel := r.Context(), context.CancelFunc(func() {})
+	if len(g.prompts) > 1 {
+		ctx, cancel = context.WithCancel(ctx)
+	}
 	kind := output.FinalOnly
 	if g.stream {
 		kind = output.Delta
