@@ -15,6 +15,8 @@ func BenchmarkServer(b *testing.B) {
 	cases := []struct{ name, path, body string }{
 		{"completion", "/v1/completions", `{"prompt":"Once upon a time there was","max_tokens":16}`},
 		{"completion-stream", "/v1/completions", `{"prompt":"Once upon a time there was","max_tokens":16,"stream":true}`},
+		{"completion-4-prompts", "/v1/completions", `{"prompt":["Once upon a time","there was","a little","dog"],"max_tokens":16}`},
+		{"completion-4-prompts-stream", "/v1/completions", `{"prompt":["Once upon a time","there was","a little","dog"],"max_tokens":16,"stream":true}`},
 		{"chat", "/v1/chat/completions", `{"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Tell me a story"}],"max_tokens":16}`},
 		{"chat-stream-logprobs", "/v1/chat/completions", `{"messages":[{"role":"user","content":"Tell me a story"}],"max_tokens":16,"stream":true,"logprobs":true,"top_logprobs":5}`},
 	}

@@ -15,12 +15,14 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	serveGenerate(s, w, r, s.prepareChat, s.streamChat, s.chatResponse)
 }
 
-// chatResponse builds the non-streaming reply from the finished output.
-func (s *Server) chatResponse(g *genRequest, o *output.RequestOutput) any {
+// chatResponse builds the non-streaming reply from the finished output
+// (chat has one prompt).
+func (s *Server) chatResponse(g *genRequest, outs []*output.RequestOutput) any {
+	o := outs[0]
 	resp := openai.ChatCompletionResponse{
 		ID: g.id, Object: "chat.completion", Created: s.cfg.Now().Unix(), Model: g.model,
 		Choices: make([]openai.ChatChoice, 0, len(o.Outputs)),
-		Usage:   openai.NewUsage(len(g.promptID), completionTokens(o), o.NumCachedTokens),
+		Usage:   openai.NewUsage(len(g.prompts[0].ids), completionTokens(o), o.NumCachedTokens),
 	}
 	for _, c := range o.Outputs {
 		ch := openai.ChatChoice{Index: c.Index, Message: openai.ResponseMessage{Role: "assistant", Content: c.Text},
@@ -50,7 +52,7 @@ func (s *Server) prepareChat(req *openai.ChatCompletionRequest, arrival time.Tim
 		return nil, err
 	}
 	return &genRequest{id: newID("chatcmpl-"), model: model, arrival: arrival, params: params,
-		promptID: s.tok.Encode(text, req.AddSpecialTokens), priority: req.Priority, stream: req.Stream, usage: req.StreamOptions}, nil
+		prompts: []genPrompt{{ids: s.tok.Encode(text, req.AddSpecialTokens)}}, priority: req.Priority, stream: req.Stream, usage: req.StreamOptions}, nil
 }
 
 // renderChat applies the chat template. With continueFinal the text is cut
@@ -74,7 +76,7 @@ func (s *Server) renderChat(msgs []openai.ChatMessage, genPrompt, continueFinal 
 	return text, nil
 }
 
-func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, g *genRequest, st *output.Stream) {
+func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, g *genRequest, src *fanIn) {
 	sse := startSSE(w)
 	created := s.cfg.Now().Unix()
 	chunk := func(choices []openai.ChatChunkChoice, usage *openai.Usage) openai.ChatCompletionChunk {
@@ -92,7 +94,7 @@ func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, g *genReques
 	}
 	generated := 0
 	continuous := g.usage != nil && g.usage.IncludeUsage && g.usage.ContinuousUsageStats
-	err := streamLoop(r.Context(), st, func(o *output.RequestOutput) error {
+	err := streamLoop(src, func(_ int, o *output.RequestOutput) error {
 		for i := range o.Outputs {
 			c := &o.Outputs[i]
 			generated += len(c.TokenIDs)
@@ -107,7 +109,7 @@ func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, g *genReques
 			}
 			var u *openai.Usage
 			if continuous {
-				u = openai.NewUsage(len(g.promptID), generated, o.NumCachedTokens)
+				u = openai.NewUsage(len(g.prompts[0].ids), generated, o.NumCachedTokens)
 			}
 			if err := sse.write(chunk([]openai.ChatChunkChoice{ch}, u)); err != nil {
 				return err
@@ -115,7 +117,7 @@ func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, g *genReques
 		}
 		if o.Finished { // the last output: [DONE] follows and flushes
 			if g.usage != nil && g.usage.IncludeUsage {
-				return sse.write(chunk([]openai.ChatChunkChoice{}, openai.NewUsage(len(g.promptID), generated, o.NumCachedTokens)))
+				return sse.write(chunk([]openai.ChatChunkChoice{}, openai.NewUsage(len(g.prompts[0].ids), generated, o.NumCachedTokens)))
 			}
 			return nil
 		}

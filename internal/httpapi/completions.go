@@ -2,31 +2,45 @@ package httpapi
 
 import (
 	"net/http"
+	"slices"
 	"time"
 
 	"govllm/internal/openai"
 	"govllm/internal/output"
 )
 
-// completions serves POST /v1/completions.
+// completions serves POST /v1/completions. Each prompt of the request is
+// its own engine request with n sequences; choice i·n + c is sequence c of
+// prompt i (vLLM serving_completion.py).
 func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	serveGenerate(s, w, r, s.prepareCompletion, s.streamCompletion, s.completionResponse)
 }
 
-// completionResponse builds the non-streaming reply from the finished output.
-func (s *Server) completionResponse(g *genRequest, o *output.RequestOutput) any {
+// completionResponse builds the non-streaming reply from each prompt's
+// finished output: every choice, ordered by index; usage sums the prompts
+// (each prompt's tokens once) and every choice's tokens.
+func (s *Server) completionResponse(g *genRequest, outs []*output.RequestOutput) any {
 	resp := openai.CompletionResponse{
 		ID: g.id, Object: "text_completion", Created: s.cfg.Now().Unix(), Model: g.model,
-		Choices: make([]openai.CompletionChoice, 0, len(o.Outputs)),
-		Usage:   openai.NewUsage(len(g.promptID), completionTokens(o), o.NumCachedTokens),
+		Choices: make([]openai.CompletionChoice, 0, len(outs)*g.params.N),
 	}
-	for _, c := range o.Outputs {
-		ch := openai.CompletionChoice{Index: c.Index, Text: g.echo + c.Text, FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason}
-		if g.params.Logprobs != nil {
-			ch.Logprobs, _ = openai.CompletionLogprobsFrom(c.Logprobs, s.tok.Piece, 0)
+	var prompt, completion, cached int
+	for i, o := range outs {
+		p := &g.prompts[i]
+		prompt += len(p.ids)
+		completion += completionTokens(o)
+		cached += o.NumCachedTokens
+		for _, c := range o.Outputs {
+			ch := openai.CompletionChoice{Index: g.choiceIndex(i, c.Index), Text: p.echo + c.Text,
+				FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason}
+			if g.params.Logprobs != nil {
+				ch.Logprobs, _ = openai.CompletionLogprobsFrom(c.Logprobs, s.tok.Piece, 0)
+			}
+			resp.Choices = append(resp.Choices, ch)
 		}
-		resp.Choices = append(resp.Choices, ch)
 	}
+	slices.SortFunc(resp.Choices, func(a, b openai.CompletionChoice) int { return a.Index - b.Index })
+	resp.Usage = openai.NewUsage(prompt, completion, cached)
 	return resp
 }
 
@@ -40,19 +54,22 @@ func (s *Server) prepareCompletion(req *openai.CompletionRequest, arrival time.T
 		return nil, err
 	}
 	g := &genRequest{id: newID("cmpl-"), model: model, arrival: arrival, params: params,
-		priority: req.Priority, stream: req.Stream, usage: req.StreamOptions}
-	if req.Prompt.IsTokens {
-		if err := s.checkTokenIDs("prompt", req.Prompt.TokenIDs); err != nil {
-			return nil, err
-		}
-		g.promptID = req.Prompt.TokenIDs
-		if req.Echo {
-			g.echo = s.tok.Decode(g.promptID, false)
-		}
-	} else {
-		g.promptID = s.tok.Encode(req.Prompt.Text, true)
-		if req.Echo {
-			g.echo = req.Prompt.Text
+		priority: req.Priority, stream: req.Stream, usage: req.StreamOptions, prompts: make([]genPrompt, len(req.Prompt))}
+	for i, in := range req.Prompt {
+		p := &g.prompts[i]
+		if in.IsTokens {
+			if err := s.checkTokenIDs("prompt", in.TokenIDs); err != nil {
+				return nil, openai.InPrompt(err, i, len(req.Prompt))
+			}
+			p.ids = in.TokenIDs
+			if req.Echo {
+				p.echo = s.tok.Decode(p.ids, false)
+			}
+		} else {
+			p.ids = s.tok.Encode(in.Text, true)
+			if req.Echo {
+				p.echo = in.Text
+			}
 		}
 	}
 	if err := s.checkTokenIDs("stop_token_ids", params.StopTokenIDs); err != nil {
@@ -61,42 +78,59 @@ func (s *Server) prepareCompletion(req *openai.CompletionRequest, arrival time.T
 	return g, nil
 }
 
-func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, g *genRequest, st *output.Stream) {
+// streamCompletion sends each choice's deltas as they come, tagged with
+// the choice's index (the echo before its first text), a finish chunk per
+// choice, then with include_usage one usage chunk summing every prompt.
+// continuous_usage_stats puts on each chunk the usage of its prompt so far.
+func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, g *genRequest, src *fanIn) {
 	sse := startSSE(w)
 	created := s.cfg.Now().Unix()
-	offsets := make([]int, g.params.N)
-	echoed := make([]bool, g.params.N)
-	generated := 0
+	n := len(g.prompts) * g.params.N
+	offsets := make([]int, n)
+	echoed := make([]bool, n)
+	generated := make([]int, len(g.prompts)) // per prompt, over its choices
+	cached := make([]int, len(g.prompts))
+	running := len(g.prompts)
 	chunk := func(choices []openai.CompletionChoice, usage *openai.Usage) openai.CompletionResponse {
 		return openai.CompletionResponse{ID: g.id, Object: "text_completion", Created: created, Model: g.model, Choices: choices, Usage: usage}
 	}
 	continuous := g.usage != nil && g.usage.IncludeUsage && g.usage.ContinuousUsageStats
-	err := streamLoop(r.Context(), st, func(o *output.RequestOutput) error {
+	err := streamLoop(src, func(pi int, o *output.RequestOutput) error {
+		p := &g.prompts[pi]
 		for i := range o.Outputs {
 			c := &o.Outputs[i]
-			generated += len(c.TokenIDs)
+			generated[pi] += len(c.TokenIDs)
 			if empty(c) {
 				continue
 			}
-			ch := openai.CompletionChoice{Index: c.Index, Text: c.Text, FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason}
-			if c.Index < len(echoed) && !echoed[c.Index] {
-				echoed[c.Index] = true
-				ch.Text = g.echo + ch.Text
+			idx := g.choiceIndex(pi, c.Index)
+			ch := openai.CompletionChoice{Index: idx, Text: c.Text, FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason}
+			if idx < n && !echoed[idx] {
+				echoed[idx] = true
+				ch.Text = p.echo + ch.Text
 			}
-			if g.params.Logprobs != nil && c.Index < len(offsets) {
-				ch.Logprobs, offsets[c.Index] = openai.CompletionLogprobsFrom(c.Logprobs, s.tok.Piece, offsets[c.Index])
+			if g.params.Logprobs != nil && idx < n {
+				ch.Logprobs, offsets[idx] = openai.CompletionLogprobsFrom(c.Logprobs, s.tok.Piece, offsets[idx])
 			}
 			var u *openai.Usage
 			if continuous {
-				u = openai.NewUsage(len(g.promptID), generated, o.NumCachedTokens)
+				u = openai.NewUsage(len(p.ids), generated[pi], o.NumCachedTokens)
 			}
 			if err := sse.write(chunk([]openai.CompletionChoice{ch}, u)); err != nil {
 				return err
 			}
 		}
-		if o.Finished { // the last output: [DONE] follows and flushes
+		if o.Finished {
+			cached[pi] = o.NumCachedTokens
+			running--
+		}
+		if running == 0 { // the last output: [DONE] follows and flushes
 			if g.usage != nil && g.usage.IncludeUsage {
-				return sse.write(chunk([]openai.CompletionChoice{}, openai.NewUsage(len(g.promptID), generated, o.NumCachedTokens)))
+				prompt := 0
+				for i := range g.prompts {
+					prompt += len(g.prompts[i].ids)
+				}
+				return sse.write(chunk([]openai.CompletionChoice{}, openai.NewUsage(prompt, sum(generated), sum(cached))))
 			}
 			return nil
 		}
@@ -104,9 +138,17 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, g *gen
 	})
 	if err != nil {
 		if r.Context().Err() != nil {
-			return // the client left; the engine request is aborted with the context
+			return // the client left; the engine requests are aborted with the context
 		}
 		sse.fail(err)
 	}
 	sse.done()
+}
+
+func sum(xs []int) int {
+	t := 0
+	for _, x := range xs {
+		t += x
+	}
+	return t
 }

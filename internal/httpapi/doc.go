@@ -9,7 +9,8 @@
 // Routes (anything else is a 404 envelope; a known path with another method
 // a 405 with Allow):
 //
-//	POST /v1/completions       text completion, JSON or SSE (stream: true)
+//	POST /v1/completions       text completion, JSON or SSE (stream: true);
+//	                           up to openai.MaxPrompts prompts per request
 //	POST /v1/chat/completions  chat completion through the chat template
 //	GET  /v1/models            the served model names
 //	POST /tokenize             prompt or messages → token ids
@@ -30,14 +31,20 @@
 // Invariants:
 //   - the arrival time of a generation request is taken on the handler's
 //     first line, before decoding, template rendering and tokenization;
-//   - a request is fully validated (JSON, model, sampling params, prompt
-//     length against max-model-len) before Engine.Generate is called, so a bad
-//     request never reaches the engine and never moves engine counters;
+//   - a request is fully validated (JSON, model, sampling params, every
+//     prompt's length against max-model-len) before Engine.Generate is
+//     called, so a bad request never reaches the engine and never moves
+//     engine counters; with several prompts, one bad prompt rejects them all;
+//   - each prompt of a completions request is its own engine request (id
+//     "<id>-<i>" when there are several; the response id otherwise), with
+//     its own queue, statistics and n sequences; choice index = prompt
+//     index · n + sequence index; usage counts each prompt's tokens once;
 //   - every failure is the OpenAI error envelope with Content-Type
 //     application/json; errors are mapped to statuses in one place
 //     (errors.go); a panic in a handler is a 500 envelope, never a crash;
-//   - the request context is the engine request's context: a client that goes
-//     away aborts its engine request;
+//   - the engine requests of an HTTP request share one context derived from
+//     the request's: a client that goes away, or one of them failing, aborts
+//     them all (fanIn);
 //   - SSE chunks are flushed as soon as they are written; a stream ends with
 //     "data: [DONE]".
 package httpapi

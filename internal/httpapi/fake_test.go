@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -16,21 +18,31 @@ import (
 
 // fakeEngine produces a deterministic completion: sequence i's token k is
 // id 258+k+i (a dummy-vocabulary word), max_tokens tokens, then "length".
+// With byPrompt the ids start at 258 + 10·(prompt length) instead, so the
+// prompts of a batch get different texts.
 type fakeEngine struct {
 	tok    *tokenizer.Tokenizer
 	maxLen int
 
-	calls     atomic.Int64
-	dead      atomic.Pointer[error]
-	panicMsg  string        // Generate panics with it when set
-	holdAfter int           // > 0: after that many tokens, wait for ctx (disconnect tests)
-	failAfter int           // > 0: after that many tokens, the stream fails (engine death)
-	started   chan struct{} // closed when a held request reached its hold point
-	cancelled chan struct{} // closed when a request's ctx was cancelled mid-generation
+	calls      atomic.Int64
+	aborted    atomic.Int64 // requests whose ctx was cancelled mid-generation
+	dead       atomic.Pointer[error]
+	panicMsg   string        // Generate panics with it when set
+	byPrompt   bool          // token ids depend on the prompt length
+	holdAfter  int           // > 0: after that many tokens, wait for ctx (disconnect tests)
+	failAfter  int           // > 0: after that many tokens, the stream fails (engine death)
+	failSuffix string        // failAfter applies only to request ids ending with it ("" = all)
+	rejectID   string        // Generate refuses request ids ending with it (engine death)
+	started    chan struct{} // closed when a held request reached its hold point
+	cancelled  chan struct{} // closed when a request's ctx was cancelled mid-generation
 
-	mu   sync.Mutex
-	last llm.Request
-	wg   sync.WaitGroup
+	startedOnce, cancelledOnce sync.Once
+
+	mu        sync.Mutex
+	last      llm.Request
+	recordAll bool          // keep every request in reqs (not only the last)
+	reqs      []llm.Request // with recordAll: every request Generate accepted, in order
+	wg        sync.WaitGroup
 }
 
 func newFake() *fakeEngine {
@@ -52,6 +64,30 @@ func (f *fakeEngine) lastRequest() llm.Request {
 	return f.last
 }
 
+func (f *fakeEngine) requests() []llm.Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.reqs)
+}
+
+// firstToken is the id of sequence 0's first token for a prompt.
+func (f *fakeEngine) firstToken(promptLen int) int32 {
+	if f.byPrompt {
+		return int32(258 + 10*promptLen)
+	}
+	return 258
+}
+
+// text is what sequence i of a prompt of promptLen tokens generates in
+// tokens steps.
+func (f *fakeEngine) text(promptLen, i, tokens int) string {
+	ids := make([]int32, tokens)
+	for k := range ids {
+		ids[k] = f.firstToken(promptLen) + int32(k+i)
+	}
+	return f.tok.Decode(ids, false)
+}
+
 func (f *fakeEngine) Generate(ctx context.Context, req llm.Request) (*output.Stream, error) {
 	f.calls.Add(1)
 	if f.panicMsg != "" {
@@ -60,11 +96,17 @@ func (f *fakeEngine) Generate(ctx context.Context, req llm.Request) (*output.Str
 	if err := f.Err(); err != nil {
 		return nil, llm.ErrEngineDead
 	}
-	if req.Params.MaxTokens < 1 || req.Params.Validate() != nil {
+	if req.Params.MaxTokens < 1 || req.Params.Validate() != nil || len(req.PromptTokenIDs)+req.Params.MaxTokens > f.maxLen {
 		return nil, errors.New("fake: unvalidated params reached the engine")
+	}
+	if f.rejectID != "" && strings.HasSuffix(req.ID, f.rejectID) {
+		return nil, fmt.Errorf("fake: %w", llm.ErrEngineDead)
 	}
 	f.mu.Lock()
 	f.last = req
+	if f.recordAll {
+		f.reqs = append(f.reqs, req)
+	}
 	f.mu.Unlock()
 	st := output.NewStream(req.OutputKind)
 	f.wg.Add(1)
@@ -83,23 +125,22 @@ func (f *fakeEngine) run(ctx context.Context, req llm.Request, st *output.Stream
 	}
 	for k := range p.MaxTokens {
 		if f.holdAfter > 0 && k == f.holdAfter {
-			close(f.started)
+			f.startedOnce.Do(func() { close(f.started) })
 			<-ctx.Done()
-			close(f.cancelled)
-			st.Fail(ctx.Err())
-			return
 		}
 		if ctx.Err() != nil {
+			f.aborted.Add(1)
+			f.cancelledOnce.Do(func() { close(f.cancelled) })
 			st.Fail(ctx.Err())
 			return
 		}
-		if f.failAfter > 0 && k == f.failAfter {
+		if f.failAfter > 0 && k == f.failAfter && strings.HasSuffix(req.ID, f.failSuffix) {
 			st.Fail(fmt.Errorf("fake: %w", llm.ErrEngineDead))
 			return
 		}
 		delta := &output.RequestOutput{RequestID: req.ID, PromptTokenIDs: req.PromptTokenIDs, Finished: k == p.MaxTokens-1, NumCachedTokens: 0}
 		for i := range p.N {
-			id := int32(258 + k + i)
+			id := f.firstToken(len(req.PromptTokenIDs)) + int32(k+i)
 			c := output.CompletionOutput{Index: i, Text: f.tok.Decode([]int32{id}, false), TokenIDs: []int32{id}}
 			if p.Logprobs != nil {
 				lp := sampling.Logprobs{Sampled: sampling.TokenLogprob{Token: id, Logprob: -0.25}, Rank: 1}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
 
 	"govllm/internal/llm"
@@ -23,18 +24,38 @@ func newID(prefix string) string {
 	return prefix + hex.EncodeToString(b[:])
 }
 
-// genRequest is a validated generation request, ready for the engine.
+// genRequest is a validated generation request, ready for the engine: one
+// engine request per prompt (chat has one prompt; completions one or more).
 type genRequest struct {
 	id       string
 	model    string
 	arrival  time.Time
-	promptID []int32
-	params   sampling.Params
+	prompts  []genPrompt
+	params   sampling.Params // the request's; MaxTokens 0 = fill per prompt
 	priority int
 	stream   bool
 	usage    *openai.StreamOptions
-	echo     string // completions "echo": the prompt text put before each choice's text
 }
+
+// genPrompt is one prompt of a request, i.e. one engine request.
+type genPrompt struct {
+	ids    []int32
+	echo   string          // completions "echo": the prompt text put before each choice's text
+	params sampling.Params // the request's params finished for this prompt (by check)
+}
+
+// engineID is the engine request id of prompt i: the response id itself
+// for a single prompt, "<id>-<i>" with several (as vLLM does).
+func (g *genRequest) engineID(i int) string {
+	if len(g.prompts) == 1 {
+		return g.id
+	}
+	return g.id + "-" + strconv.Itoa(i)
+}
+
+// choiceIndex is the response index of sequence c of prompt i:
+// i·n + c (vLLM's order).
+func (g *genRequest) choiceIndex(i, c int) int { return i*g.params.N + c }
 
 // checkTokenIDs rejects ids outside the vocabulary.
 func (s *Server) checkTokenIDs(param string, ids []int32) error {
@@ -47,16 +68,17 @@ func (s *Server) checkTokenIDs(param string, ids []int32) error {
 	return nil
 }
 
-// start finishes validation (max-model-len, sampling ranges) and hands the
-// request to the engine. Nothing reaches the engine unless it is valid.
 // serveGenerate is the flow both generation endpoints share: take the
 // arrival time first (before decoding, template rendering and tokenization),
-// decode the body, prepare (validate, render, tokenize), start the engine
-// request, then stream it, or collect it and write respond's reply.
+// decode the body, prepare (validate, render, tokenize), check every prompt
+// against the engine's limits, start one engine request per prompt, then
+// stream their merged outputs, or collect them and write respond's reply.
+// Nothing reaches the engine unless every prompt is valid; when one
+// engine request fails or the client leaves, all of them are aborted.
 func serveGenerate[Req any](s *Server, w http.ResponseWriter, r *http.Request,
 	prepare func(*Req, time.Time) (*genRequest, error),
-	stream func(http.ResponseWriter, *http.Request, *genRequest, *output.Stream),
-	respond func(*genRequest, *output.RequestOutput) any) {
+	stream func(http.ResponseWriter, *http.Request, *genRequest, *fanIn),
+	respond func(*genRequest, []*output.RequestOutput) any) {
 	arrival := time.Now()
 	var req Req
 	if err := openai.Decode(r.Body, &req); err != nil {
@@ -68,67 +90,84 @@ func serveGenerate[Req any](s *Server, w http.ResponseWriter, r *http.Request,
 		s.writeErr(w, r, err)
 		return
 	}
-	st, err := s.start(r, g)
+	if err := s.check(g); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	src, err := s.start(r, g)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
+	defer src.close()
 	if g.stream {
-		stream(w, r, g, st)
+		stream(w, r, g, src)
 		return
 	}
-	o, err := collect(r.Context(), st)
+	outs, err := src.collect()
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, respond(g, o))
+	writeJSON(w, http.StatusOK, respond(g, outs))
 }
 
-func (s *Server) start(r *http.Request, g *genRequest) (*output.Stream, error) {
+// check finishes validation: priority, then each prompt against
+// max-model-len and the sampling ranges (an error names the prompt when
+// there are several), then the engine's health.
+func (s *Server) check(g *genRequest) error {
 	if g.priority != 0 && !s.cfg.PriorityScheduling {
-		return nil, &openai.ParamError{Param: "priority", Msg: "priority scheduling is not enabled (start the server with --scheduling-policy priority)"}
+		return &openai.ParamError{Param: "priority", Msg: "priority scheduling is not enabled (start the server with --scheduling-policy priority)"}
 	}
-	if err := openai.FinishParams(&g.params, len(g.promptID), s.eng.MaxModelLen()); err != nil {
-		return nil, err
+	for i := range g.prompts {
+		p := &g.prompts[i]
+		p.params = g.params
+		if err := openai.FinishParams(&p.params, len(p.ids), s.eng.MaxModelLen()); err != nil {
+			return openai.InPrompt(err, i, len(g.prompts))
+		}
 	}
 	if err := s.eng.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %w", llm.ErrEngineDead, err)
+		return fmt.Errorf("%w: %w", llm.ErrEngineDead, err)
+	}
+	return nil
+}
+
+// start hands the checked prompts to the engine, one request each. Several
+// share one context derived from the HTTP request's, so that one failing
+// (to start, or later) aborts the others; a single prompt needs no more
+// than the request's own context.
+func (s *Server) start(r *http.Request, g *genRequest) (*fanIn, error) {
+	ctx, cancel := r.Context(), context.CancelFunc(func() {})
+	if len(g.prompts) > 1 {
+		ctx, cancel = context.WithCancel(ctx)
 	}
 	kind := output.FinalOnly
 	if g.stream {
 		kind = output.Delta
 	}
-	if !s.cfg.DisableLogRequests {
-		s.log.Info("received request", "id", g.id, "path", r.URL.Path, "prompt_tokens", len(g.promptID),
-			"max_tokens", g.params.MaxTokens, "n", g.params.N, "temperature", g.params.Temperature, "stream", g.stream)
-	}
-	return s.eng.Generate(r.Context(), llm.Request{
-		ID:             g.id,
-		PromptTokenIDs: g.promptID,
-		Params:         g.params,
-		Priority:       g.priority,
-		ArrivalTime:    g.arrival,
-		OutputKind:     kind,
-	})
-}
-
-// collect reads a stream to its end and returns the last (final) output.
-func collect(ctx context.Context, st *output.Stream) (*output.RequestOutput, error) {
-	var last *output.RequestOutput
-	for {
-		o, err := st.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			if last == nil {
-				return nil, errors.New("httpapi: stream ended without output")
-			}
-			return last, nil
+	streams := make([]*output.Stream, 0, len(g.prompts))
+	for i := range g.prompts {
+		p := &g.prompts[i]
+		id := g.engineID(i)
+		if !s.cfg.DisableLogRequests {
+			s.log.Info("received request", "id", id, "path", r.URL.Path, "prompt_tokens", len(p.ids),
+				"max_tokens", p.params.MaxTokens, "n", p.params.N, "temperature", p.params.Temperature, "stream", g.stream)
 		}
+		st, err := s.eng.Generate(ctx, llm.Request{
+			ID:             id,
+			PromptTokenIDs: p.ids,
+			Params:         p.params,
+			Priority:       g.priority,
+			ArrivalTime:    g.arrival,
+			OutputKind:     kind,
+		})
 		if err != nil {
+			cancel()
 			return nil, err
 		}
-		last = o
+		streams = append(streams, st)
 	}
+	return newFanIn(ctx, cancel, streams), nil
 }
 
 // completionTokens counts the generated tokens of a final output.
@@ -140,19 +179,20 @@ func completionTokens(o *output.RequestOutput) int {
 	return n
 }
 
-// streamLoop reads deltas until the stream ends, calling emit for each
-// output. It returns nil at the end, ctx's error when the client left, or the
-// engine's error (which the caller reports in the stream).
-func streamLoop(ctx context.Context, st *output.Stream, emit func(*output.RequestOutput) error) error {
+// streamLoop reads the merged deltas until every stream ended, calling emit
+// with each output and the index of its prompt. It returns nil at the end,
+// ctx's error when the client left, or the engine's error (which the
+// caller reports in the stream).
+func streamLoop(src *fanIn, emit func(prompt int, o *output.RequestOutput) error) error {
 	for {
-		o, err := st.Next(ctx)
+		i, o, err := src.next()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		if err := emit(o); err != nil {
+		if err := emit(i, o); err != nil {
 			return err
 		}
 	}

@@ -3,9 +3,12 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 )
 
-// Usage counts tokens for one request (summed over the n choices).
+// Usage counts tokens for one request: completion tokens summed over every
+// choice, prompt tokens counted once per prompt (as vLLM does).
 type Usage struct {
 	PromptTokens        int                  `json:"prompt_tokens"`
 	CompletionTokens    int                  `json:"completion_tokens"`
@@ -59,30 +62,41 @@ func (s *Stop) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Prompt is the completions "prompt": a string, an array holding one
-// string, an array of token ids, or an array holding one array of token
-// ids. More than one prompt per request is rejected (send one request per
-// prompt): Batch reports how many were sent so the error can say so.
-type Prompt struct {
+// MaxPrompts caps the prompts of one completions request. Each prompt is
+// its own engine request (with n sequences), so the cap bounds what one
+// HTTP request can queue; 256 is vLLM's default max_num_seqs, so the
+// prompts of a request at the cap can all run in one engine step there.
+// vLLM itself has no cap.
+const MaxPrompts = 256
+
+// PromptInput is one prompt: text, or token ids when IsTokens.
+type PromptInput struct {
 	Text     string
 	TokenIDs []int32
 	IsTokens bool
-	Batch    int // number of prompts in the request (1 when valid)
 }
+
+// Prompt is the completions "prompt": a string, an array of strings, an
+// array of token ids, or an array of arrays of token ids (OpenAI's and
+// vLLM's shapes). The array-of-strings and array-of-arrays forms carry
+// several prompts: each element is one prompt, served as its own engine
+// request. A null or absent prompt decodes to an empty Prompt.
+type Prompt []PromptInput
 
 // UnmarshalJSON implements the accepted shapes.
 func (p *Prompt) UnmarshalJSON(b []byte) error {
-	*p = Prompt{}
+	*p = nil
 	b = bytes.TrimSpace(b)
 	if bytes.Equal(b, []byte("null")) {
 		return nil
 	}
-	bad := paramErr("prompt", "expected a string, an array of strings, or an array of token ids")
+	bad := paramErr("prompt", "expected a string, an array of strings, an array of token ids, or an array of arrays of token ids")
 	if len(b) > 0 && b[0] == '"' {
-		if err := json.Unmarshal(b, &p.Text); err != nil {
+		var text string
+		if err := json.Unmarshal(b, &text); err != nil {
 			return bad
 		}
-		p.Batch = 1
+		*p = Prompt{{Text: text}}
 		return nil
 	}
 	var items []json.RawMessage
@@ -99,40 +113,60 @@ func (p *Prompt) UnmarshalJSON(b []byte) error {
 		if err := json.Unmarshal(b, &texts); err != nil {
 			return bad
 		}
-		p.Batch = len(texts)
-		p.Text = texts[0]
+		*p = make(Prompt, len(texts))
+		for i, t := range texts {
+			(*p)[i] = PromptInput{Text: t}
+		}
 	case len(first) > 0 && first[0] == '[':
 		var lists [][]int32
 		if err := json.Unmarshal(b, &lists); err != nil {
 			return paramErr("prompt", "token ids must be integers in int32 range")
 		}
-		p.Batch = len(lists)
-		p.TokenIDs, p.IsTokens = lists[0], true
+		*p = make(Prompt, len(lists))
+		for i, ids := range lists {
+			(*p)[i] = PromptInput{TokenIDs: ids, IsTokens: true}
+		}
 	default:
 		var ids []int32
 		if err := json.Unmarshal(b, &ids); err != nil {
 			return paramErr("prompt", "token ids must be integers in int32 range")
 		}
-		p.Batch = 1
-		p.TokenIDs, p.IsTokens = ids, true
+		*p = Prompt{{TokenIDs: ids, IsTokens: true}}
 	}
 	return nil
 }
 
-// Validate checks that exactly one non-empty prompt was given.
-func (p *Prompt) Validate() error {
+// Validate checks that there are 1 to MaxPrompts prompts and that each is
+// non-empty with non-negative token ids. An error about one prompt of
+// several names it (see InPrompt).
+func (p Prompt) Validate() error {
 	switch {
-	case p.Batch == 0:
+	case len(p) == 0:
 		return paramErr("prompt", "is required")
-	case p.Batch > 1:
-		return paramErr("prompt", "got %d prompts; this server accepts one prompt per request (send one request per prompt)", p.Batch)
-	case p.IsTokens && len(p.TokenIDs) == 0, !p.IsTokens && p.Text == "":
-		return paramErr("prompt", "must not be empty")
+	case len(p) > MaxPrompts:
+		return paramErr("prompt", "got %d prompts; at most %d are accepted per request", len(p), MaxPrompts)
 	}
-	for _, id := range p.TokenIDs {
-		if id < 0 {
-			return paramErr("prompt", "token ids must be non-negative, got %d", id)
+	for i, in := range p {
+		if in.IsTokens && len(in.TokenIDs) == 0 || !in.IsTokens && in.Text == "" {
+			return InPrompt(paramErr("prompt", "must not be empty"), i, len(p))
+		}
+		for _, id := range in.TokenIDs {
+			if id < 0 {
+				return InPrompt(paramErr("prompt", "token ids must be non-negative, got %d", id), i, len(p))
+			}
 		}
 	}
 	return nil
+}
+
+// InPrompt names prompt i of a request holding n prompts in err when err
+// is a *ParamError and n > 1 ("invalid prompt: prompt[2]: must not be
+// empty"); the param is kept. Other errors, and every error of a
+// single-prompt request, are returned as they are.
+func InPrompt(err error, i, n int) error {
+	var pe *ParamError
+	if n <= 1 || !errors.As(err, &pe) {
+		return err
+	}
+	return &ParamError{Param: pe.Param, Msg: fmt.Sprintf("prompt[%d]: %s", i, pe.Msg)}
 }

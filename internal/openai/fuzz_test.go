@@ -13,6 +13,7 @@ import (
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{
 		`{"prompt":"a","max_tokens":3,"stop":["x"],"n":2}`, `{"prompt":[1,2],"logprobs":2}`, `{"prompt":[[1]]}`,
+		`{"prompt":["a","b"]}`, `{"prompt":[[1],[2,3]]}`,
 		`{"messages":[{"role":"user","content":[{"type":"text","text":"a"}]}],"logprobs":true,"top_logprobs":3}`,
 		`{"prompt":"a","temperature":1e39}`, `{"stop":null,"prompt":null}`, `[]`, `{`,
 	} {

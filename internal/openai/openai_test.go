@@ -48,33 +48,114 @@ func TestDecodeCompletionErrors(t *testing.T) {
 }
 
 func TestPromptShapes(t *testing.T) {
+	text := func(ts ...string) Prompt {
+		p := Prompt{}
+		for _, s := range ts {
+			p = append(p, PromptInput{Text: s})
+		}
+		return p
+	}
+	toks := func(ls ...[]int32) Prompt {
+		p := Prompt{}
+		for _, l := range ls {
+			p = append(p, PromptInput{TokenIDs: l, IsTokens: true})
+		}
+		return p
+	}
+	many := func(n int) string {
+		return "[" + strings.TrimSuffix(strings.Repeat(`"x",`, n), ",") + "]"
+	}
 	tests := []struct {
-		body    string
-		want    Prompt
-		wantErr string
+		name, body string
+		want       Prompt
+		wantErr    string // Validate's error ("" = valid)
 	}{
-		{`"hi"`, Prompt{Text: "hi", Batch: 1}, ""},
-		{`["hi"]`, Prompt{Text: "hi", Batch: 1}, ""},
-		{`[1,2,3]`, Prompt{TokenIDs: []int32{1, 2, 3}, IsTokens: true, Batch: 1}, ""},
-		{`[[1,2]]`, Prompt{TokenIDs: []int32{1, 2}, IsTokens: true, Batch: 1}, ""},
-		{`["a","b"]`, Prompt{Text: "a", Batch: 2}, "one prompt per request"},
-		{`[[1],[2]]`, Prompt{TokenIDs: []int32{1}, IsTokens: true, Batch: 2}, "one prompt per request"},
-		{`""`, Prompt{Batch: 1}, "must not be empty"},
-		{`null`, Prompt{}, "required"},
-		{`[-1]`, Prompt{TokenIDs: []int32{-1}, IsTokens: true, Batch: 1}, "non-negative"},
+		{"string", `"hi"`, text("hi"), ""},
+		{"one string in an array", `["hi"]`, text("hi"), ""},
+		{"token ids", `[1,2,3]`, toks([]int32{1, 2, 3}), ""},
+		{"one token array", `[[1,2]]`, toks([]int32{1, 2}), ""},
+		{"strings", `["a","b","c"]`, text("a", "b", "c"), ""},
+		{"token arrays", `[[1],[2,3]]`, toks([]int32{1}, []int32{2, 3}), ""},
+		{"at the cap", many(MaxPrompts), nil, ""},
+		{"above the cap", many(MaxPrompts + 1), nil, "at most 256"},
+		{"empty string", `""`, text(""), "invalid prompt: must not be empty"},
+		{"empty string among several", `["a","","c"]`, text("a", "", "c"), "invalid prompt: prompt[1]: must not be empty"},
+		{"empty token array among several", `[[1],[2],[]]`, toks([]int32{1}, []int32{2}, []int32{}), "prompt[2]: must not be empty"},
+		{"null", `null`, nil, "required"},
+		{"negative id", `[-1]`, toks([]int32{-1}), "invalid prompt: token ids must be non-negative, got -1"},
+		{"negative id in the second prompt", `[[1],[2,-5]]`, toks([]int32{1}, []int32{2, -5}), "prompt[1]: token ids must be non-negative, got -5"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.body, func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
 			var p Prompt
 			if err := json.Unmarshal([]byte(tt.body), &p); err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(p, tt.want) {
+			if tt.want != nil && !reflect.DeepEqual(p, tt.want) {
 				t.Fatalf("got %+v, want %+v", p, tt.want)
 			}
 			err := p.Validate()
-			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+			var pe *ParamError
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (!errors.As(err, &pe) || pe.Param != "prompt" || !strings.Contains(err.Error(), tt.wantErr)) {
 				t.Fatalf("Validate = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestPromptDecodeErrors(t *testing.T) {
+	tests := []struct{ name, body, msg string }{
+		{"empty array", `{"prompt":[]}`, "must not be empty"},
+		{"object", `{"prompt":{"a":1}}`, "array of arrays of token ids"},
+		{"number", `{"prompt":5}`, "array of arrays of token ids"},
+		{"string then ids", `{"prompt":["a",[1]]}`, "array of arrays of token ids"},
+		{"string then number", `{"prompt":["a",1]}`, "array of arrays of token ids"},
+		{"ids then string", `{"prompt":[1,"a"]}`, "int32"},
+		{"arrays then string", `{"prompt":[[1],"a"]}`, "int32"},
+		{"arrays then id", `{"prompt":[[1],2]}`, "int32"},
+		{"float in second array", `{"prompt":[[1],[2.5]]}`, "int32"},
+		{"nested too deep", `{"prompt":[[[1]]]}`, "int32"},
+		{"null element", `{"prompt":["a",null]}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var r CompletionRequest
+			err := Decode(strings.NewReader(tt.body), &r)
+			if tt.msg == "" { // encoding/json accepts it; Validate must then reject it
+				if err == nil {
+					err = r.Prompt.Validate()
+				}
+			}
+			var pe *ParamError
+			if !errors.As(err, &pe) || pe.Param != "prompt" || !strings.Contains(pe.Error(), tt.msg) {
+				t.Fatalf("err = %v, want a prompt error containing %q", err, tt.msg)
+			}
+		})
+	}
+}
+
+func TestInPrompt(t *testing.T) {
+	pe := &ParamError{Param: "max_tokens", Msg: "too many"}
+	other := errors.New("other")
+	tests := []struct {
+		name string
+		err  error
+		i, n int
+		want string
+	}{
+		{"single prompt unchanged", pe, 0, 1, "invalid max_tokens: too many"},
+		{"named among several", pe, 3, 4, "invalid max_tokens: prompt[3]: too many"},
+		{"other errors unchanged", other, 1, 2, "other"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := InPrompt(tt.err, tt.i, tt.n)
+			if got.Error() != tt.want {
+				t.Fatalf("got %q, want %q", got, tt.want)
+			}
+			var p *ParamError
+			if errors.As(tt.err, &p) && (!errors.As(got, &p) || p.Param != "max_tokens") {
+				t.Fatalf("param lost: %v", got)
 			}
 		})
 	}
