@@ -1,7 +1,6 @@
 package tensor
 
 import (
-	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -136,7 +135,7 @@ func (p *Pool) waitGen(seen uint64) uint64 {
 			return g
 		}
 		if i&255 == 255 {
-			runtime.Gosched()
+			p.yield()
 		}
 	}
 	p.mu.Lock()
@@ -192,7 +191,7 @@ func (p *Pool) waitDone(g uint64) {
 			return
 		}
 		if i&255 == 255 {
-			runtime.Gosched()
+			p.yield()
 		}
 	}
 	p.parked.Store(g)

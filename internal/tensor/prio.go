@@ -21,6 +21,10 @@ type PoolOptions struct {
 	// its (now lower-priority) thread until it exits, when the runtime
 	// discards the thread. No lowered thread ever runs other goroutines.
 	//
+	// While they spin between jobs such threads also give their CPU away
+	// (sched_yield) every 256 polls, not just their Go processor, so that a
+	// runnable thread of the process is not kept waiting by a spin.
+	//
 	// Linux only (setpriority on the thread id); elsewhere NewPoolWith
 	// reports ErrNiceUnsupported and the pool runs at normal priority.
 	Nice int
@@ -70,4 +74,13 @@ func (p *Pool) lowerSelf(tid int) int {
 	runtime.LockOSThread()
 	lowerThreadPriority(p.nice)
 	return cur
+}
+
+// yield lets other goroutines run on this Go processor and, for a pool of
+// lowered priority, other threads on this CPU.
+func (p *Pool) yield() {
+	if p.nice > 0 {
+		osYield()
+	}
+	runtime.Gosched()
 }

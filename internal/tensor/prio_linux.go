@@ -24,3 +24,6 @@ func lowerThreadPriority(delta int) (int, error) {
 	}
 	return nice, nil
 }
+
+// osYield gives the CPU to another runnable thread, if any (sched_yield).
+func osYield() { unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
