@@ -266,6 +266,9 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.EngineNice < 0 || cfg.EngineNice > 19 {
+		return nil, fmt.Errorf("--engine-nice must be in 0–19, got %d", cfg.EngineNice)
+	}
 	m, tok, err := loadModel(cfg)
 	if err != nil {
 		return nil, err
@@ -311,12 +314,12 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 		chatTemplate = string(b)
 	}
 
-	if cfg.EngineNice < 0 || cfg.EngineNice > 19 {
-		return nil, fmt.Errorf("--engine-nice must be in 0–19, got %d", cfg.EngineNice)
-	}
-	pool, err := tensor.NewPoolWith(cfg.Threads, tensor.PoolOptions{Nice: cfg.EngineNice})
-	if err != nil {
-		logger.Warn("the forward pass runs at normal priority", "engine_nice", cfg.EngineNice, "err", err)
+	pool, perr := tensor.NewPoolWith(cfg.Threads, tensor.PoolOptions{Nice: cfg.EngineNice})
+	switch {
+	case errors.Is(perr, tensor.ErrNiceUnsupported):
+		logger.Info("the forward pass runs at normal priority", "engine_nice", cfg.EngineNice, "reason", perr)
+	case perr != nil:
+		logger.Warn("the forward pass runs at normal priority", "engine_nice", cfg.EngineNice, "err", perr)
 	}
 	st = &serveStack{Config: cfg, NumBlocks: numBlocks, pool: pool}
 	defer func() {

@@ -523,3 +523,17 @@ func TestServeBadFlagIsAUsageError(t *testing.T) {
 		t.Errorf("the bad flag is reported %d times, want once:\n%s", n, stderr.String())
 	}
 }
+
+func TestServeRejectsEngineNiceOutOfRange(t *testing.T) {
+	for _, nice := range []int{-1, 20} {
+		cfg := testServeConfig()
+		cfg.EngineNice = nice
+		st, err := newServeStack(cfg, nil)
+		if err == nil {
+			st.Close()
+			t.Errorf("--engine-nice %d: no error", nice)
+		} else if !strings.Contains(err.Error(), "--engine-nice") {
+			t.Errorf("--engine-nice %d: error %q does not name the flag", nice, err)
+		}
+	}
+}
