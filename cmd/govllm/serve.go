@@ -57,18 +57,30 @@ type serveConfig struct {
 	KVCacheMemory        int64  // bytes
 	NumGPUBlocksOverride int    // > 0 overrides the KV-memory sizing
 	Threads              int
-	LoadFormat           string // auto | dummy
-	DummyShape           string
-	Quantization         string // "" (keep the file's types) or q8_0
-	Tokenizer            string // tokenizer path (llama2.c tok512.bin, tokenizer.json, HF dir, .gguf)
-	LogStatsInterval     time.Duration
-	Seed                 uint64
+	// EngineNice lowers the OS priority of the forward pass's threads by
+	// this many nice steps (0 = off), so HTTP handlers and /metrics
+	// preempt them at once.
+	EngineNice int
+	// SpareProcs is how many Go processors beyond Threads the server keeps
+	// for its HTTP goroutines (GOMAXPROCS = Threads + SpareProcs, unless
+	// $GOMAXPROCS is set or the default is already larger).
+	SpareProcs       int
+	LoadFormat       string // auto | dummy
+	DummyShape       string
+	Quantization     string // "" (keep the file's types) or q8_0
+	Tokenizer        string // tokenizer path (llama2.c tok512.bin, tokenizer.json, HF dir, .gguf)
+	LogStatsInterval time.Duration
+	Seed             uint64
 	// ShutdownGrace is how long in-flight requests may run after a signal
 	// before their connections are closed (and their engine requests aborted).
 	ShutdownGrace time.Duration
 }
 
 const dummyModelName = "govllm-dummy"
+
+// defaultEngineNice is --engine-nice's default (see docs/performance.md,
+// "/metrics scrape latency under load").
+const defaultEngineNice = 10
 
 func defaultServeConfig() serveConfig {
 	return serveConfig{
@@ -81,6 +93,8 @@ func defaultServeConfig() serveConfig {
 		GenerationConfig:    "auto",
 		KVCacheMemory:       1 << 30,
 		Threads:             runtime.NumCPU(),
+		EngineNice:          defaultEngineNice,
+		SpareProcs:          1,
 		LoadFormat:          "auto",
 		DummyShape:          "default",
 		LogStatsInterval:    metrics.DefaultLogInterval,
@@ -127,6 +141,8 @@ func parseServeArgs(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&kvMem, "kv-cache-memory", kvMem, "KV-cache memory budget, e.g. 512MiB, 2GiB, 1.5GB or bytes")
 	fs.IntVar(&c.NumGPUBlocksOverride, "num-gpu-blocks-override", 0, "number of KV blocks, overriding --kv-cache-memory")
 	fs.IntVar(&c.Threads, "threads", c.Threads, "CPU threads for the forward pass")
+	fs.IntVar(&c.EngineNice, "engine-nice", c.EngineNice, "lower the OS priority (nice, 0–19) of the forward pass's threads by this much, so HTTP\nrequests and /metrics scrapes preempt them at once; 0 = normal priority (Linux only)")
+	fs.IntVar(&c.SpareProcs, "spare-procs", c.SpareProcs, "Go processors kept for the HTTP server beyond --threads: GOMAXPROCS = threads + N\n(unless $GOMAXPROCS is set or larger already), so a request never waits for the forward pass\nto yield one")
 	fs.StringVar(&c.LoadFormat, "load-format", c.LoadFormat, "auto (read MODEL) or dummy (random weights of --dummy-shape)")
 	fs.StringVar(&c.DummyShape, "dummy-shape", c.DummyShape, "shape of the built-in random model: "+strings.Join(model.DummyShapes(), ", "))
 	fs.StringVar(&c.Quantization, "quantization", "", "quantize F32 weights at load: q8_0 (default: keep the file's types)")
@@ -203,11 +219,30 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	_, envSet := os.LookupEnv("GOMAXPROCS")
+	prev := runtime.GOMAXPROCS(0)
+	if n := serveProcs(cfg.Threads, cfg.SpareProcs, prev, envSet); n != prev {
+		runtime.GOMAXPROCS(n)
+		defer runtime.GOMAXPROCS(prev)
+	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
 	if err != nil {
 		return err
 	}
 	return serve(ctx, ln, cfg, logger)
+}
+
+// serveProcs is the GOMAXPROCS serve runs with: threads + spare Go
+// processors, so that the forward pass (which keeps threads processors busy
+// from the first kernel of a step to the last) always leaves one to the
+// HTTP server; otherwise a request's goroutine waits for the runtime's
+// 10 ms preemption tick. A $GOMAXPROCS set by the user (envSet) and a
+// default already large enough are kept.
+func serveProcs(threads, spare, current int, envSet bool) int {
+	if envSet || spare <= 0 {
+		return current
+	}
+	return max(current, max(threads, 1)+spare)
 }
 
 // serveStack is the whole server wired from a serveConfig, not yet
@@ -230,6 +265,9 @@ type serveStack struct {
 func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.EngineNice < 0 || cfg.EngineNice > 19 {
+		return nil, fmt.Errorf("--engine-nice must be in 0–19, got %d", cfg.EngineNice)
 	}
 	m, tok, err := loadModel(cfg)
 	if err != nil {
@@ -276,7 +314,14 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 		chatTemplate = string(b)
 	}
 
-	st = &serveStack{Config: cfg, NumBlocks: numBlocks, pool: tensor.NewPool(cfg.Threads)}
+	pool, perr := tensor.NewPoolWith(cfg.Threads, tensor.PoolOptions{Nice: cfg.EngineNice})
+	switch {
+	case errors.Is(perr, tensor.ErrNiceUnsupported):
+		logger.Info("the forward pass runs at normal priority", "engine_nice", cfg.EngineNice, "reason", perr)
+	case perr != nil:
+		logger.Warn("the forward pass runs at normal priority", "engine_nice", cfg.EngineNice, "err", perr)
+	}
+	st = &serveStack{Config: cfg, NumBlocks: numBlocks, pool: pool}
 	defer func() {
 		if err != nil {
 			st.Close()
@@ -356,7 +401,7 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 		"params", mc.NumParams(), "max_model_len", cfg.MaxModelLen)
 	logger.Info("KV cache", "blocks", numBlocks, "block_size", cfg.BlockSize, "tokens", numBlocks*cfg.BlockSize,
 		"bytes", int64(numBlocks)*int64(cfg.BlockSize)*int64(mc.KVBytesPerToken()), "prefix_caching", cfg.EnablePrefixCaching)
-	logger.Info("engine", "threads", cfg.Threads, "max_num_seqs", cfg.MaxNumSeqs, "max_num_batched_tokens", cfg.MaxNumBatchedTokens,
+	logger.Info("engine", "threads", cfg.Threads, "engine_nice", cfg.EngineNice, "gomaxprocs", runtime.GOMAXPROCS(0), "max_num_seqs", cfg.MaxNumSeqs, "max_num_batched_tokens", cfg.MaxNumBatchedTokens,
 		"scheduling_policy", policy.String(), "log_stats", !cfg.DisableLogStats)
 	return st, nil
 }

@@ -54,6 +54,7 @@ func TestParseServeArgs(t *testing.T) {
 				c.GenerationConfig, c.LoadFormat, c.DummyShape, c.Tokenizer = "vllm", "dummy", "stories110m", "tok.bin"
 			}, nil},
 		{"quantization", []string{"--quantization", "q8_0"}, "", func(c *serveConfig) { c.Quantization = "q8_0" }, nil},
+		{"scheduling of threads", []string{"--engine-nice", "0", "--spare-procs", "2"}, "", func(c *serveConfig) { c.EngineNice, c.SpareProcs = 0, 2 }, nil},
 		{"api key flag", []string{"--api-key", "k1"}, "k2", func(c *serveConfig) { c.APIKey = "k1" }, nil},
 		{"api key env", nil, "k2", func(c *serveConfig) { c.APIKey = "k2" }, nil},
 		{"help", []string{"--help"}, "", nil, flag.ErrHelp},
@@ -83,9 +84,33 @@ func TestParseServeArgs(t *testing.T) {
 	var help strings.Builder
 	parseServeArgs([]string{"--help"}, &help)
 	for _, f := range []string{"--host", "--port", "--served-model-name", "--api-key", "--max-model-len", "--kv-cache-memory",
-		"--generation-config", "--no-enable-prefix-caching", "--dummy-shape", "--quantization", "--log-stats-interval", "Usage: govllm serve [MODEL]"} {
+		"--generation-config", "--no-enable-prefix-caching", "--dummy-shape", "--quantization", "--log-stats-interval",
+		"--engine-nice", "--spare-procs", "Usage: govllm serve [MODEL]"} {
 		if !strings.Contains(help.String(), strings.TrimPrefix(f, "-")) {
 			t.Errorf("--help does not document %s", f)
+		}
+	}
+}
+
+func TestServeProcs(t *testing.T) {
+	tests := []struct {
+		name                          string
+		threads, spare, current, want int
+		envSet                        bool
+	}{
+		{"one spare beyond the threads", 2, 1, 2, 3, false},
+		{"two spare", 2, 2, 2, 4, false},
+		{"spare 0 keeps the default", 2, 0, 2, 2, false},
+		{"negative spare keeps the default", 2, -1, 2, 2, false},
+		{"default already larger", 2, 1, 8, 8, false},
+		{"threads above the default", 4, 1, 2, 5, false},
+		{"threads 0 counts as 1", 0, 1, 1, 2, false},
+		{"$GOMAXPROCS wins", 2, 1, 2, 2, true},
+		{"$GOMAXPROCS wins even when smaller", 4, 1, 1, 1, true},
+	}
+	for _, tt := range tests {
+		if got := serveProcs(tt.threads, tt.spare, tt.current, tt.envSet); got != tt.want {
+			t.Errorf("%s: serveProcs(%d, %d, %d, %v) = %d, want %d", tt.name, tt.threads, tt.spare, tt.current, tt.envSet, got, tt.want)
 		}
 	}
 }
@@ -496,5 +521,19 @@ func TestServeBadFlagIsAUsageError(t *testing.T) {
 	}
 	if n := strings.Count(stderr.String(), "no-such-flag"); n != 1 {
 		t.Errorf("the bad flag is reported %d times, want once:\n%s", n, stderr.String())
+	}
+}
+
+func TestServeRejectsEngineNiceOutOfRange(t *testing.T) {
+	for _, nice := range []int{-1, 20} {
+		cfg := testServeConfig()
+		cfg.EngineNice = nice
+		st, err := newServeStack(cfg, nil)
+		if err == nil {
+			st.Close()
+			t.Errorf("--engine-nice %d: no error", nice)
+		} else if !strings.Contains(err.Error(), "--engine-nice") {
+			t.Errorf("--engine-nice %d: error %q does not name the flag", nice, err)
+		}
 	}
 }

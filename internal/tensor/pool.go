@@ -1,7 +1,6 @@
 package tensor
 
 import (
-	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -40,6 +39,11 @@ type Pool struct {
 
 	wg sync.WaitGroup
 
+	// nice > 0: workers and callers run on locked threads of lowered
+	// priority (see PoolOptions); callerTID is the caller thread lowered.
+	nice      int
+	callerTID int
+
 	// Q8_0 activation scratch, reused by MatMul.
 	xq []int8
 	xd []float32
@@ -62,8 +66,10 @@ var spinIters = 20000
 var testHookJobDone func(g uint64) bool
 
 // NewPool starts a pool of n workers (n ≤ 1 means the caller only).
-func NewPool(n int) *Pool {
-	p := &Pool{n: max(n, 1), wake: make(chan struct{}, 1)}
+func NewPool(n int) *Pool { return newPool(n, 0) }
+
+func newPool(n, nice int) *Pool {
+	p := &Pool{n: max(n, 1), wake: make(chan struct{}, 1), nice: nice}
 	p.cond = sync.NewCond(&p.mu)
 	p.f32Fn, p.quantFn, p.q8Fn = p.mm.f32Panels, p.mm.quantRows, p.mm.q8Panels
 	for w := 1; w < p.n; w++ {
@@ -100,6 +106,9 @@ func part(total, parts, w int) (lo, hi int) {
 
 func (p *Pool) worker(w int) {
 	defer p.wg.Done()
+	if p.nice > 0 {
+		p.lowerSelf(0)
+	}
 	var seen uint64 // gen is 0 until the first job, which may come before this goroutine runs
 	for {
 		g := p.waitGen(seen)
@@ -127,7 +136,7 @@ func (p *Pool) waitGen(seen uint64) uint64 {
 			return g
 		}
 		if i&255 == 255 {
-			runtime.Gosched()
+			p.yield()
 		}
 	}
 	p.mu.Lock()
@@ -146,6 +155,9 @@ func (p *Pool) waitGen(seen uint64) uint64 {
 func (p *Pool) ParallelFor(n int, fn func(lo, hi int)) {
 	if n <= 0 {
 		return
+	}
+	if p != nil && p.nice > 0 {
+		p.callerTID = p.lowerSelf(p.callerTID)
 	}
 	threads := p.Threads()
 	if threads == 1 || n == 1 {
@@ -180,7 +192,7 @@ func (p *Pool) waitDone(g uint64) {
 			return
 		}
 		if i&255 == 255 {
-			runtime.Gosched()
+			p.yield()
 		}
 	}
 	p.parked.Store(g)
