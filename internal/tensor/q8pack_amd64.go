@@ -8,6 +8,12 @@ func q8pGemm3x4VNNI(out *float32, ldo int, x *int8, ldx int, xs *uint32, lds int
 //go:noescape
 func q8pGemv4x1VNNI(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64)
 
+//go:noescape
+func q8pGemv4x1PF(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64)
+
+// q8pGemv is the one-row kernel q8pRowsAVX512 calls.
+var q8pGemv = q8pGemv4x1PF
+
 // q8pRowsAVX512 is q8p for the avx512 level. Per panel of q8pPanel groups:
 // tiles of three groups × four activation rows, then
 // the activation rows left over one at a time against four groups. Groups a
@@ -63,7 +69,7 @@ func q8pRowsAVX512(a *q8pArgs, g0, g1 int) {
 		for q := g; q < ge; q += 4 {
 			mask := tile(q, ge, 4)
 			for i := n4; i < a.n; i++ {
-				q8pGemv4x1VNNI(&a.out[i*ldo+q*q8Group], &a.xq[i*cols], &a.xs[i*2*nb],
+				q8pGemv(&a.out[i*ldo+q*q8Group], &a.xq[i*cols], &a.xs[i*2*nb],
 					w[0], w[1], w[2], w[3], s[0], s[1], s[2], s[3], nb, mask)
 			}
 		}

@@ -250,3 +250,125 @@ g34nopf:
 	VMOVUPS  Z11, K3, 128(DI)
 	VZEROUPPER
 	RET
+
+// G41K4S is G41K4 with two int32 chains per group: the even four-column
+// steps go to Z8..Z11, the odd ones to Z12..Z15 (added together at the end
+// of the block: the same exact int32 sums, half the dependency depth).
+#define G41K4S(wo, xo, a0, a1, a2, a3) \
+	VPBROADCASTD xo(SI), Z20 \
+	VMOVDQU32    wo(R8), Z16 \
+	VMOVDQU32    wo(R9), Z17 \
+	VMOVDQU32    wo(R10), Z18 \
+	VMOVDQU32    wo(R11), Z19 \
+	VPDPBUSD     Z20, Z16, a0 \
+	VPDPBUSD     Z20, Z17, a1 \
+	VPDPBUSD     Z20, Z18, a2 \
+	VPDPBUSD     Z20, Z19, a3
+
+// G41PF prefetches the two cache lines at off(r) and off+64(r).
+#define G41PF(r, off) \
+	PREFETCHT0 off(r) \
+	PREFETCHT0 off+64(r)
+
+// func q8pGemv4x1PF(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64)
+// q8pGemv4x1VNNI with two int32 chains per group and software prefetch of
+// the weights q8pPFDist bytes ahead of each group's stream (and its scales
+// q8pPFDist/16 ahead), for weights that stream from L3.
+TEXT ·q8pGemv4x1PF(SB), NOSPLIT, $0-104
+	MOVQ x+8(FP), SI
+	MOVQ xs+16(FP), DX
+	MOVQ w0+24(FP), R8
+	MOVQ w1+32(FP), R9
+	MOVQ w2+40(FP), R10
+	MOVQ w3+48(FP), R11
+	MOVQ s0+56(FP), R12
+	MOVQ s1+64(FP), R13
+	MOVQ s2+72(FP), R14
+	MOVQ s3+80(FP), R15
+	MOVQ nb+88(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+g41ploop:
+	VPBROADCASTD 4(DX), Z8
+	VPBROADCASTD 4(DX), Z9
+	VPBROADCASTD 4(DX), Z10
+	VPBROADCASTD 4(DX), Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	VPXORD       Z15, Z15, Z15
+	G41PF(R8, 2048)
+	G41K4S(0, 0, Z8, Z9, Z10, Z11)
+	G41PF(R8, 2176)
+	G41K4S(64, 4, Z12, Z13, Z14, Z15)
+	G41PF(R8, 2304)
+	G41K4S(128, 8, Z8, Z9, Z10, Z11)
+	G41PF(R8, 2432)
+	G41K4S(192, 12, Z12, Z13, Z14, Z15)
+	G41PF(R9, 2048)
+	G41PF(R9, 2176)
+	G41K4S(256, 16, Z8, Z9, Z10, Z11)
+	G41PF(R9, 2304)
+	G41PF(R9, 2432)
+	G41K4S(320, 20, Z12, Z13, Z14, Z15)
+	G41PF(R10, 2048)
+	G41PF(R10, 2176)
+	G41PF(R10, 2304)
+	G41PF(R10, 2432)
+	G41K4S(384, 24, Z8, Z9, Z10, Z11)
+	G41PF(R11, 2048)
+	G41PF(R11, 2176)
+	G41PF(R11, 2304)
+	G41PF(R11, 2432)
+	PREFETCHT0   128(R12)
+	PREFETCHT0   128(R13)
+	PREFETCHT0   128(R14)
+	PREFETCHT0   128(R15)
+	G41K4S(448, 28, Z12, Z13, Z14, Z15)
+	VCVTPH2PS    (R12), Z24
+	VCVTPH2PS    (R13), Z25
+	VCVTPH2PS    (R14), Z26
+	VCVTPH2PS    (R15), Z27
+	VPADDD       Z12, Z8, Z8
+	VPADDD       Z13, Z9, Z9
+	VPADDD       Z14, Z10, Z10
+	VPADDD       Z15, Z11, Z11
+	VCVTDQ2PS    Z8, Z8
+	VCVTDQ2PS    Z9, Z9
+	VCVTDQ2PS    Z10, Z10
+	VCVTDQ2PS    Z11, Z11
+	VMULPS.BCST  (DX), Z24, Z24
+	VMULPS.BCST  (DX), Z25, Z25
+	VMULPS.BCST  (DX), Z26, Z26
+	VMULPS.BCST  (DX), Z27, Z27
+	VFMADD231PS  Z24, Z8, Z0
+	VFMADD231PS  Z25, Z9, Z1
+	VFMADD231PS  Z26, Z10, Z2
+	VFMADD231PS  Z27, Z11, Z3
+	ADDQ         $32, SI
+	ADDQ         $8, DX
+	ADDQ         $512, R8
+	ADDQ         $512, R9
+	ADDQ         $512, R10
+	ADDQ         $512, R11
+	ADDQ         $32, R12
+	ADDQ         $32, R13
+	ADDQ         $32, R14
+	ADDQ         $32, R15
+	DECQ         CX
+	JNZ          g41ploop
+
+	MOVQ     out+0(FP), DI
+	KMOVQ    mask+96(FP), K1
+	KSHIFTRQ $16, K1, K2
+	KSHIFTRQ $32, K1, K3
+	KSHIFTRQ $48, K1, K4
+	VMOVUPS  Z0, K1, (DI)
+	VMOVUPS  Z1, K2, 64(DI)
+	VMOVUPS  Z2, K3, 128(DI)
+	VMOVUPS  Z3, K4, 192(DI)
+	VZEROUPPER
+	RET
