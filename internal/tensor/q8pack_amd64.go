@@ -11,7 +11,9 @@ func q8pGemv4x1VNNI(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s
 //go:noescape
 func q8pGemv4x1PF(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64)
 
-// q8pGemv is the one-row kernel q8pRowsAVX512 calls.
+// q8pGemv is the one-row kernel q8pRowsAVX512 calls (a variable so that
+// BenchmarkQ8pGemv can compare it with q8pGemv4x1VNNI, the same sums
+// without prefetch).
 var q8pGemv = q8pGemv4x1PF
 
 // q8pRowsAVX512 is q8p for the avx512 level. Per panel of q8pPanel groups:

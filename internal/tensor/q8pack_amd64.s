@@ -265,15 +265,21 @@ g34nopf:
 	VPDPBUSD     Z20, Z18, a2 \
 	VPDPBUSD     Z20, Z19, a3
 
-// G41PF prefetches the two cache lines at off(r) and off+64(r).
+// G41PF prefetches the two cache lines at off(r)(BX*1) and off+64(r)(BX*1).
 #define G41PF(r, off) \
-	PREFETCHT0 off(r) \
-	PREFETCHT0 off+64(r)
+	PREFETCHT0 off(r)(BX*1) \
+	PREFETCHT0 off+64(r)(BX*1)
 
 // func q8pGemv4x1PF(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64)
-// q8pGemv4x1VNNI with two int32 chains per group and software prefetch of
-// the weights q8pPFDist bytes ahead of each group's stream (and its scales
-// q8pPFDist/16 ahead), for weights that stream from L3.
+// q8pGemv4x1VNNI (same arguments, same results bit for bit) for weights
+// that stream from L3: two int32 chains per group, and software prefetch
+// (into L1) of every group's weights 2048 bytes (four blocks) ahead and of
+// its scales 128 bytes ahead. In the last four blocks the prefetches move
+// on to the heads of the next four groups (w0..w3 + 4·nb·512 bytes: the
+// next call's streams, which the groups' contiguous layout puts there), so
+// that a call does not start with four cold streams. Prefetches past the
+// matrix are harmless. Registers: BX, AX the weight and scale prefetch
+// offsets, DI the offset's step (3·nb·512) until it is taken.
 TEXT ·q8pGemv4x1PF(SB), NOSPLIT, $0-104
 	MOVQ x+8(FP), SI
 	MOVQ xs+16(FP), DX
@@ -290,8 +296,23 @@ TEXT ·q8pGemv4x1PF(SB), NOSPLIT, $0-104
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	MOVQ   $2048, BX
+	MOVQ   $128, AX
+	IMUL3Q $1536, CX, DI
+	CMPQ   CX, $4
+	JAE    g41ploop
+	ADDQ   DI, BX
+	SHRQ   $4, DI
+	ADDQ   DI, AX
 
 g41ploop:
+	CMPQ   CX, $4
+	JNE    g41ppf
+	ADDQ   DI, BX
+	SHRQ   $4, DI
+	ADDQ   DI, AX
+
+g41ppf:
 	VPBROADCASTD 4(DX), Z8
 	VPBROADCASTD 4(DX), Z9
 	VPBROADCASTD 4(DX), Z10
@@ -300,33 +321,33 @@ g41ploop:
 	VPXORD       Z13, Z13, Z13
 	VPXORD       Z14, Z14, Z14
 	VPXORD       Z15, Z15, Z15
-	G41PF(R8, 2048)
+	G41PF(R8, 0)
 	G41K4S(0, 0, Z8, Z9, Z10, Z11)
-	G41PF(R8, 2176)
+	G41PF(R8, 128)
 	G41K4S(64, 4, Z12, Z13, Z14, Z15)
-	G41PF(R8, 2304)
+	G41PF(R8, 256)
 	G41K4S(128, 8, Z8, Z9, Z10, Z11)
-	G41PF(R8, 2432)
+	G41PF(R8, 384)
 	G41K4S(192, 12, Z12, Z13, Z14, Z15)
-	G41PF(R9, 2048)
-	G41PF(R9, 2176)
+	G41PF(R9, 0)
+	G41PF(R9, 128)
 	G41K4S(256, 16, Z8, Z9, Z10, Z11)
-	G41PF(R9, 2304)
-	G41PF(R9, 2432)
+	G41PF(R9, 256)
+	G41PF(R9, 384)
 	G41K4S(320, 20, Z12, Z13, Z14, Z15)
-	G41PF(R10, 2048)
-	G41PF(R10, 2176)
-	G41PF(R10, 2304)
-	G41PF(R10, 2432)
+	G41PF(R10, 0)
+	G41PF(R10, 128)
+	G41PF(R10, 256)
+	G41PF(R10, 384)
 	G41K4S(384, 24, Z8, Z9, Z10, Z11)
-	G41PF(R11, 2048)
-	G41PF(R11, 2176)
-	G41PF(R11, 2304)
-	G41PF(R11, 2432)
-	PREFETCHT0   128(R12)
-	PREFETCHT0   128(R13)
-	PREFETCHT0   128(R14)
-	PREFETCHT0   128(R15)
+	G41PF(R11, 0)
+	G41PF(R11, 128)
+	G41PF(R11, 256)
+	G41PF(R11, 384)
+	PREFETCHT0   (R12)(AX*1)
+	PREFETCHT0   (R13)(AX*1)
+	PREFETCHT0   (R14)(AX*1)
+	PREFETCHT0   (R15)(AX*1)
 	G41K4S(448, 28, Z12, Z13, Z14, Z15)
 	VCVTPH2PS    (R12), Z24
 	VCVTPH2PS    (R13), Z25

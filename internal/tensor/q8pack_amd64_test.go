@@ -4,9 +4,37 @@ package tensor
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
+
+// TestQ8pGemvPF: the prefetching one-row kernel gives the bits of
+// q8pGemv4x1VNNI, for block counts below, at and above its prefetch
+// distance (four blocks) and for partial last groups.
+func TestQ8pGemvPF(t *testing.T) {
+	if impl.q8p == nil {
+		t.Skip("no packed Q8_0 kernels at this level")
+	}
+	defer func(f func(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64)) {
+		q8pGemv = f
+	}(q8pGemv)
+	rng := rand.New(rand.NewPCG(45, 46))
+	for _, s := range []struct{ rows, cols int }{{70, 32}, {64, 96}, {100, 128}, {130, 160}, {200, 768}, {9, 2048}} {
+		w := packedMat(quantizeMat(s.rows, s.cols, randVec(rng, s.rows*s.cols)))
+		x := randVec(rng, s.cols)
+		want, got := make([]float32, s.rows), make([]float32, s.rows)
+		q8pGemv = q8pGemv4x1VNNI
+		(*Pool)(nil).MatMul(want, x, 1, w)
+		q8pGemv = q8pGemv4x1PF
+		(*Pool)(nil).MatMul(got, x, 1, w)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%dx%d: out[%d] = %v, want %v", s.rows, s.cols, i, got[i], want[i])
+			}
+		}
+	}
+}
 
 // BenchmarkQ8pGemv compares, interleaved, the one-row packed Q8_0 kernels
 // (n=1, one thread) on single matrices and on a set of 2048×768 matrices
