@@ -11,6 +11,13 @@ func q8pGemv4x1VNNI(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s
 //go:noescape
 func q8pGemv4x1PF(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64)
 
+//go:noescape
+func q8pGemv8x1PF(out *float32, x *int8, xs *uint32, w, s *byte, nb int)
+
+// q8pGemv8 selects q8pGemv8x1PF for eight full groups (a variable for
+// BenchmarkQ8pGemv).
+var q8pGemv8 = true
+
 // q8pGemv is the one-row kernel q8pRowsAVX512 calls (a variable so that
 // BenchmarkQ8pGemv can compare it with q8pGemv4x1VNNI, the same sums
 // without prefetch).
@@ -18,7 +25,9 @@ var q8pGemv = q8pGemv4x1PF
 
 // q8pRowsAVX512 is q8p for the avx512 level. Per panel of q8pPanel groups:
 // tiles of three groups × four activation rows, then
-// the activation rows left over one at a time against four groups. Groups a
+// the activation rows left over one at a time against eight groups (four
+// in the panel's tail or the matrix's last groups); a single row takes the
+// whole range as one panel. Groups a
 // tile lacks (at the end of the range) are computed from a duplicate of its
 // first group and not written.
 func q8pRowsAVX512(a *q8pArgs, g0, g1 int) {
@@ -48,8 +57,12 @@ func q8pRowsAVX512(a *q8pArgs, g0, g1 int) {
 		}
 		return mask
 	}
-	for g := g0; g < g1; g += q8pPanel {
-		ge := min(g+q8pPanel, g1)
+	panel := q8pPanel
+	if a.n == 1 {
+		panel = g1 - g0 // one row: no weights to keep in L2 for the next
+	}
+	for g := g0; g < g1; g += panel {
+		ge := min(g+panel, g1)
 		if n4 > 0 {
 			for q := g; q < ge; q += 3 {
 				mask := tile(q, ge, 3)
@@ -68,12 +81,20 @@ func q8pRowsAVX512(a *q8pArgs, g0, g1 int) {
 		if n4 == a.n {
 			continue
 		}
-		for q := g; q < ge; q += 4 {
+		for q := g; q < ge; {
+			if q8pGemv8 && q+8 <= ge && (q+8)*q8Group <= a.rows {
+				for i := n4; i < a.n; i++ {
+					q8pGemv8x1PF(&a.out[i*ldo+q*q8Group], &a.xq[i*cols], &a.xs[i*2*nb], &a.w[q*wb], &a.s[q*sb], nb)
+				}
+				q += 8
+				continue
+			}
 			mask := tile(q, ge, 4)
 			for i := n4; i < a.n; i++ {
 				q8pGemv(&a.out[i*ldo+q*q8Group], &a.xq[i*cols], &a.xs[i*2*nb],
 					w[0], w[1], w[2], w[3], s[0], s[1], s[2], s[3], nb, mask)
 			}
+			q += 4
 		}
 	}
 }

@@ -16,21 +16,23 @@ func TestQ8pGemvPF(t *testing.T) {
 	if impl.q8p == nil {
 		t.Skip("no packed Q8_0 kernels at this level")
 	}
-	defer func(f func(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64)) {
-		q8pGemv = f
-	}(q8pGemv)
+	defer func(f func(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64), wide bool) {
+		q8pGemv, q8pGemv8 = f, wide
+	}(q8pGemv, q8pGemv8)
 	rng := rand.New(rand.NewPCG(45, 46))
-	for _, s := range []struct{ rows, cols int }{{70, 32}, {64, 96}, {100, 128}, {130, 160}, {200, 768}, {9, 2048}} {
+	for _, s := range []struct{ rows, cols int }{{70, 32}, {64, 96}, {128, 128}, {130, 160}, {200, 768}, {9, 2048}, {400, 64}} {
 		w := packedMat(quantizeMat(s.rows, s.cols, randVec(rng, s.rows*s.cols)))
 		x := randVec(rng, s.cols)
 		want, got := make([]float32, s.rows), make([]float32, s.rows)
-		q8pGemv = q8pGemv4x1VNNI
+		q8pGemv, q8pGemv8 = q8pGemv4x1VNNI, false
 		(*Pool)(nil).MatMul(want, x, 1, w)
-		q8pGemv = q8pGemv4x1PF
-		(*Pool)(nil).MatMul(got, x, 1, w)
-		for i := range want {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("%dx%d: out[%d] = %v, want %v", s.rows, s.cols, i, got[i], want[i])
+		for _, wide := range []bool{false, true} {
+			q8pGemv, q8pGemv8 = q8pGemv4x1PF, wide
+			(*Pool)(nil).MatMul(got, x, 1, w)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%dx%d wide=%v: out[%d] = %v, want %v", s.rows, s.cols, wide, i, got[i], want[i])
+				}
 			}
 		}
 	}
@@ -62,17 +64,18 @@ func BenchmarkQ8pGemv(b *testing.B) {
 	kernels := []struct {
 		name string
 		f    func(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64)
-	}{{"old", q8pGemv4x1VNNI}, {"new", q8pGemv4x1PF}}
-	defer func(f func(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64)) {
-		q8pGemv = f
-	}(q8pGemv)
+		wide bool
+	}{{"old", q8pGemv4x1VNNI, false}, {"pf4", q8pGemv4x1PF, false}, {"pf8", q8pGemv4x1PF, true}}
+	defer func(f func(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64), wide bool) {
+		q8pGemv, q8pGemv8 = f, wide
+	}(q8pGemv, q8pGemv8)
 	for _, s := range sets {
 		rows, cols := s.ws[0].Rows, s.ws[0].Cols
 		x := randVec(rng, cols)
 		out := make([]float32, rows)
 		for _, k := range kernels {
 			b.Run(s.name+"/"+k.name, func(b *testing.B) {
-				q8pGemv = k.f
+				q8pGemv, q8pGemv8 = k.f, k.wide
 				p := NewPool(1)
 				defer p.Close()
 				i := 0
