@@ -24,12 +24,15 @@ var q8pGemv8 = true
 var q8pGemv = q8pGemv4x1PF
 
 // q8pRowsAVX512 is q8p for the avx512 level. Per panel of q8pPanel groups:
-// tiles of three groups × four activation rows, then
-// the activation rows left over one at a time against eight groups (four
-// in the panel's tail or the matrix's last groups); a single row takes the
-// whole range as one panel. Groups a
-// tile lacks (at the end of the range) are computed from a duplicate of its
-// first group and not written.
+// tiles of three groups × four activation rows, then the activation rows
+// left over one at a time against four groups (q8pGemv4x1VNNI: the panel's
+// weights are in L2 by then). When there are fewer than four rows the
+// weights come cold from L3 or DRAM, and the rows take the prefetching
+// kernels instead: eight groups at a time (q8pGemv8x1PF) while eight full
+// groups remain, then four (q8pGemv4x1PF); a single row takes its whole
+// group range as one panel. All these kernels give the same bits. Groups a
+// tile lacks (at the end of the range) are computed from a duplicate of
+// its first group and not written.
 func q8pRowsAVX512(a *q8pArgs, g0, g1 int) {
 	nb := a.nb
 	if nb == 0 || g0 >= g1 || a.n == 0 {
@@ -81,8 +84,14 @@ func q8pRowsAVX512(a *q8pArgs, g0, g1 int) {
 		if n4 == a.n {
 			continue
 		}
+		// Rows left over after the tiles find the panel's weights in L2:
+		// they take the kernel without prefetch.
+		gemv, wide := q8pGemv, q8pGemv8
+		if n4 > 0 {
+			gemv, wide = q8pGemv4x1VNNI, false
+		}
 		for q := g; q < ge; {
-			if q8pGemv8 && q+8 <= ge && (q+8)*q8Group <= a.rows {
+			if wide && q+8 <= ge && (q+8)*q8Group <= a.rows {
 				for i := n4; i < a.n; i++ {
 					q8pGemv8x1PF(&a.out[i*ldo+q*q8Group], &a.xq[i*cols], &a.xs[i*2*nb], &a.w[q*wb], &a.s[q*sb], nb)
 				}
@@ -91,7 +100,7 @@ func q8pRowsAVX512(a *q8pArgs, g0, g1 int) {
 			}
 			mask := tile(q, ge, 4)
 			for i := n4; i < a.n; i++ {
-				q8pGemv(&a.out[i*ldo+q*q8Group], &a.xq[i*cols], &a.xs[i*2*nb],
+				gemv(&a.out[i*ldo+q*q8Group], &a.xq[i*cols], &a.xs[i*2*nb],
 					w[0], w[1], w[2], w[3], s[0], s[1], s[2], s[3], nb, mask)
 			}
 			q += 4
