@@ -8,11 +8,31 @@ func q8pGemm3x4VNNI(out *float32, ldo int, x *int8, ldx int, xs *uint32, lds int
 //go:noescape
 func q8pGemv4x1VNNI(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64)
 
+//go:noescape
+func q8pGemv4x1PF(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64)
+
+//go:noescape
+func q8pGemv8x1PF(out *float32, x *int8, xs *uint32, w, s *byte, nb int)
+
+// q8pGemv8 selects q8pGemv8x1PF for eight full groups (a variable for
+// BenchmarkQ8pGemv).
+var q8pGemv8 = true
+
+// q8pGemv is the one-row kernel q8pRowsAVX512 calls (a variable so that
+// BenchmarkQ8pGemv can compare it with q8pGemv4x1VNNI, the same sums
+// without prefetch).
+var q8pGemv = q8pGemv4x1PF
+
 // q8pRowsAVX512 is q8p for the avx512 level. Per panel of q8pPanel groups:
-// tiles of three groups × four activation rows, then
-// the activation rows left over one at a time against four groups. Groups a
-// tile lacks (at the end of the range) are computed from a duplicate of its
-// first group and not written.
+// tiles of three groups × four activation rows, then the activation rows
+// left over one at a time against four groups (q8pGemv4x1VNNI: the panel's
+// weights are in L2 by then). When there are fewer than four rows the
+// weights come cold from L3 or DRAM, and the rows take the prefetching
+// kernels instead: eight groups at a time (q8pGemv8x1PF) while eight full
+// groups remain, then four (q8pGemv4x1PF); a single row takes its whole
+// group range as one panel. All these kernels give the same bits. Groups a
+// tile lacks (at the end of the range) are computed from a duplicate of
+// its first group and not written.
 func q8pRowsAVX512(a *q8pArgs, g0, g1 int) {
 	nb := a.nb
 	if nb == 0 || g0 >= g1 || a.n == 0 {
@@ -40,8 +60,12 @@ func q8pRowsAVX512(a *q8pArgs, g0, g1 int) {
 		}
 		return mask
 	}
-	for g := g0; g < g1; g += q8pPanel {
-		ge := min(g+q8pPanel, g1)
+	panel := q8pPanel
+	if a.n == 1 {
+		panel = g1 - g0 // one row: no weights to keep in L2 for the next
+	}
+	for g := g0; g < g1; g += panel {
+		ge := min(g+panel, g1)
 		if n4 > 0 {
 			for q := g; q < ge; q += 3 {
 				mask := tile(q, ge, 3)
@@ -60,12 +84,26 @@ func q8pRowsAVX512(a *q8pArgs, g0, g1 int) {
 		if n4 == a.n {
 			continue
 		}
-		for q := g; q < ge; q += 4 {
+		// Rows left over after the tiles find the panel's weights in L2:
+		// they take the kernel without prefetch.
+		gemv, wide := q8pGemv, q8pGemv8
+		if n4 > 0 {
+			gemv, wide = q8pGemv4x1VNNI, false
+		}
+		for q := g; q < ge; {
+			if wide && q+8 <= ge && (q+8)*q8Group <= a.rows {
+				for i := n4; i < a.n; i++ {
+					q8pGemv8x1PF(&a.out[i*ldo+q*q8Group], &a.xq[i*cols], &a.xs[i*2*nb], &a.w[q*wb], &a.s[q*sb], nb)
+				}
+				q += 8
+				continue
+			}
 			mask := tile(q, ge, 4)
 			for i := n4; i < a.n; i++ {
-				q8pGemv4x1VNNI(&a.out[i*ldo+q*q8Group], &a.xq[i*cols], &a.xs[i*2*nb],
+				gemv(&a.out[i*ldo+q*q8Group], &a.xq[i*cols], &a.xs[i*2*nb],
 					w[0], w[1], w[2], w[3], s[0], s[1], s[2], s[3], nb, mask)
 			}
+			q += 4
 		}
 	}
 }

@@ -250,3 +250,340 @@ g34nopf:
 	VMOVUPS  Z11, K3, 128(DI)
 	VZEROUPPER
 	RET
+
+// G41K4S is G41K4 with two int32 chains per group: the even four-column
+// steps go to Z8..Z11, the odd ones to Z12..Z15 (added together at the end
+// of the block: the same exact int32 sums, half the dependency depth).
+#define G41K4S(wo, xo, a0, a1, a2, a3) \
+	VPBROADCASTD xo(SI), Z20 \
+	VMOVDQU32    wo(R8), Z16 \
+	VMOVDQU32    wo(R9), Z17 \
+	VMOVDQU32    wo(R10), Z18 \
+	VMOVDQU32    wo(R11), Z19 \
+	VPDPBUSD     Z20, Z16, a0 \
+	VPDPBUSD     Z20, Z17, a1 \
+	VPDPBUSD     Z20, Z18, a2 \
+	VPDPBUSD     Z20, Z19, a3
+
+// G41PF prefetches the two cache lines at off(r)(BX*1) and off+64(r)(BX*1).
+#define G41PF(r, off) \
+	PREFETCHT0 off(r)(BX*1) \
+	PREFETCHT0 off+64(r)(BX*1)
+
+// func q8pGemv4x1PF(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64)
+// q8pGemv4x1VNNI (same arguments, same results bit for bit) for weights
+// that stream from L3: two int32 chains per group, and software prefetch
+// (into L1) of every group's weights 2048 bytes (four blocks) ahead and of
+// its scales 128 bytes ahead. In the last four blocks the prefetches move
+// on to the heads of the next four groups (w0..w3 + 4·nb·512 bytes: the
+// next call's streams, which the groups' contiguous layout puts there), so
+// that a call does not start with four cold streams. Prefetches past the
+// matrix are harmless. Registers: BX, AX the weight and scale prefetch
+// offsets, DI the offset's step (3·nb·512) until it is taken.
+TEXT ·q8pGemv4x1PF(SB), NOSPLIT, $0-104
+	MOVQ x+8(FP), SI
+	MOVQ xs+16(FP), DX
+	MOVQ w0+24(FP), R8
+	MOVQ w1+32(FP), R9
+	MOVQ w2+40(FP), R10
+	MOVQ w3+48(FP), R11
+	MOVQ s0+56(FP), R12
+	MOVQ s1+64(FP), R13
+	MOVQ s2+72(FP), R14
+	MOVQ s3+80(FP), R15
+	MOVQ nb+88(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   $2048, BX
+	MOVQ   $128, AX
+	IMUL3Q $1536, CX, DI
+	CMPQ   CX, $4
+	JAE    g41ploop
+	ADDQ   DI, BX
+	SHRQ   $4, DI
+	ADDQ   DI, AX
+
+g41ploop:
+	CMPQ   CX, $4
+	JNE    g41ppf
+	ADDQ   DI, BX
+	SHRQ   $4, DI
+	ADDQ   DI, AX
+
+g41ppf:
+	VPBROADCASTD 4(DX), Z8
+	VPBROADCASTD 4(DX), Z9
+	VPBROADCASTD 4(DX), Z10
+	VPBROADCASTD 4(DX), Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	VPXORD       Z15, Z15, Z15
+	G41PF(R8, 0)
+	G41K4S(0, 0, Z8, Z9, Z10, Z11)
+	G41PF(R8, 128)
+	G41K4S(64, 4, Z12, Z13, Z14, Z15)
+	G41PF(R8, 256)
+	G41K4S(128, 8, Z8, Z9, Z10, Z11)
+	G41PF(R8, 384)
+	G41K4S(192, 12, Z12, Z13, Z14, Z15)
+	G41PF(R9, 0)
+	G41PF(R9, 128)
+	G41K4S(256, 16, Z8, Z9, Z10, Z11)
+	G41PF(R9, 256)
+	G41PF(R9, 384)
+	G41K4S(320, 20, Z12, Z13, Z14, Z15)
+	G41PF(R10, 0)
+	G41PF(R10, 128)
+	G41PF(R10, 256)
+	G41PF(R10, 384)
+	G41K4S(384, 24, Z8, Z9, Z10, Z11)
+	G41PF(R11, 0)
+	G41PF(R11, 128)
+	G41PF(R11, 256)
+	G41PF(R11, 384)
+	PREFETCHT0   (R12)(AX*1)
+	PREFETCHT0   (R13)(AX*1)
+	PREFETCHT0   (R14)(AX*1)
+	PREFETCHT0   (R15)(AX*1)
+	G41K4S(448, 28, Z12, Z13, Z14, Z15)
+	VCVTPH2PS    (R12), Z24
+	VCVTPH2PS    (R13), Z25
+	VCVTPH2PS    (R14), Z26
+	VCVTPH2PS    (R15), Z27
+	VPADDD       Z12, Z8, Z8
+	VPADDD       Z13, Z9, Z9
+	VPADDD       Z14, Z10, Z10
+	VPADDD       Z15, Z11, Z11
+	VCVTDQ2PS    Z8, Z8
+	VCVTDQ2PS    Z9, Z9
+	VCVTDQ2PS    Z10, Z10
+	VCVTDQ2PS    Z11, Z11
+	VMULPS.BCST  (DX), Z24, Z24
+	VMULPS.BCST  (DX), Z25, Z25
+	VMULPS.BCST  (DX), Z26, Z26
+	VMULPS.BCST  (DX), Z27, Z27
+	VFMADD231PS  Z24, Z8, Z0
+	VFMADD231PS  Z25, Z9, Z1
+	VFMADD231PS  Z26, Z10, Z2
+	VFMADD231PS  Z27, Z11, Z3
+	ADDQ         $32, SI
+	ADDQ         $8, DX
+	ADDQ         $512, R8
+	ADDQ         $512, R9
+	ADDQ         $512, R10
+	ADDQ         $512, R11
+	ADDQ         $32, R12
+	ADDQ         $32, R13
+	ADDQ         $32, R14
+	ADDQ         $32, R15
+	DECQ         CX
+	JNZ          g41ploop
+
+	MOVQ     out+0(FP), DI
+	KMOVQ    mask+96(FP), K1
+	KSHIFTRQ $16, K1, K2
+	KSHIFTRQ $32, K1, K3
+	KSHIFTRQ $48, K1, K4
+	VMOVUPS  Z0, K1, (DI)
+	VMOVUPS  Z1, K2, 64(DI)
+	VMOVUPS  Z2, K3, 128(DI)
+	VMOVUPS  Z3, K4, 192(DI)
+	VZEROUPPER
+	RET
+
+// G81K4 is one four-column step of q8pGemv8x1PF: eight groups' weights
+// at wo(R8), wo(R8)(BX*1), ... (BX: a group's weight bytes), the
+// activation's bytes at xo(SI).
+#define G81K4(wo, xo) \
+	VPBROADCASTD xo(SI), Z24 \
+	VMOVDQU32    wo(R8), Z16 \
+	VMOVDQU32    wo(R8)(BX*1), Z17 \
+	VMOVDQU32    wo(R8)(BX*2), Z18 \
+	VMOVDQU32    wo(R9), Z19 \
+	VMOVDQU32    wo(R9)(BX*1), Z20 \
+	VMOVDQU32    wo(R9)(BX*2), Z21 \
+	VMOVDQU32    wo(R10), Z22 \
+	VMOVDQU32    wo(R10)(BX*1), Z23 \
+	VPDPBUSD     Z24, Z16, Z8 \
+	VPDPBUSD     Z24, Z17, Z9 \
+	VPDPBUSD     Z24, Z18, Z10 \
+	VPDPBUSD     Z24, Z19, Z11 \
+	VPDPBUSD     Z24, Z20, Z12 \
+	VPDPBUSD     Z24, Z21, Z13 \
+	VPDPBUSD     Z24, Z22, Z14 \
+	VPDPBUSD     Z24, Z23, Z15
+
+// G81PF prefetches the eight cache lines (one block) from (b)(BX*k)
+// (G81PF0: from (b)).
+#define G81PF(b, k) \
+	PREFETCHT0 (b)(BX*k) \
+	PREFETCHT0 64(b)(BX*k) \
+	PREFETCHT0 128(b)(BX*k) \
+	PREFETCHT0 192(b)(BX*k) \
+	PREFETCHT0 256(b)(BX*k) \
+	PREFETCHT0 320(b)(BX*k) \
+	PREFETCHT0 384(b)(BX*k) \
+	PREFETCHT0 448(b)(BX*k)
+
+#define G81PF0(b) \
+	PREFETCHT0 (b) \
+	PREFETCHT0 64(b) \
+	PREFETCHT0 128(b) \
+	PREFETCHT0 192(b) \
+	PREFETCHT0 256(b) \
+	PREFETCHT0 320(b) \
+	PREFETCHT0 384(b) \
+	PREFETCHT0 448(b)
+
+// func q8pGemv8x1PF(out *float32, x *int8, xs *uint32, w, s *byte, nb int)
+// out[16·g + r] for one activation row and the eight consecutive groups
+// g < 8 whose weights start at w and scales at s, over nb ≥ 1 blocks; all
+// 128 outputs are written. The same sums as q8pGemv4x1VNNI, with the
+// prefetch of q8pGemv4x1PF: each group's weights four blocks ahead, and in
+// the last four blocks the heads of the next eight groups. Registers:
+// Z0..Z7 float sums, Z8..Z15 the block's int32 sums, Z16..Z23 weights
+// (then scales), Z24 broadcast activation bytes; R8, R9, R10 groups 0, 3
+// and 6 (weights), R11..R13 (scales), BX and AX the groups' strides, DI,
+// R14, R15 the prefetch pointers of groups 0, 3 and 6.
+TEXT ·q8pGemv8x1PF(SB), NOSPLIT, $0-48
+	MOVQ   x+8(FP), SI
+	MOVQ   xs+16(FP), DX
+	MOVQ   w+24(FP), R8
+	MOVQ   s+32(FP), R11
+	MOVQ   nb+40(FP), CX
+	MOVQ   CX, BX
+	SHLQ   $9, BX                // nb·512
+	MOVQ   CX, AX
+	SHLQ   $5, AX                // nb·32
+	LEAQ   (R8)(BX*2), R9
+	ADDQ   BX, R9
+	LEAQ   (R9)(BX*2), R10
+	ADDQ   BX, R10
+	LEAQ   (R11)(AX*2), R12
+	ADDQ   AX, R12
+	LEAQ   (R12)(AX*2), R13
+	ADDQ   AX, R13
+	LEAQ   2048(R8), DI
+	LEAQ   2048(R9), R14
+	LEAQ   2048(R10), R15
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	CMPQ   CX, $4
+	JAE    g81loop
+	JMP    g81wrap
+
+g81loop:
+	CMPQ CX, $4
+	JNE  g81body
+
+g81wrap:
+	// The prefetch pointers move on by 7 groups: to the next eight
+	// groups' heads.
+	SHLQ $3, BX
+	ADDQ BX, DI
+	ADDQ BX, R14
+	ADDQ BX, R15
+	SHRQ $3, BX
+	SUBQ BX, DI
+	SUBQ BX, R14
+	SUBQ BX, R15
+
+g81body:
+	VPBROADCASTD 4(DX), Z8
+	VPBROADCASTD 4(DX), Z9
+	VPBROADCASTD 4(DX), Z10
+	VPBROADCASTD 4(DX), Z11
+	VPBROADCASTD 4(DX), Z12
+	VPBROADCASTD 4(DX), Z13
+	VPBROADCASTD 4(DX), Z14
+	VPBROADCASTD 4(DX), Z15
+	G81PF0(DI)
+	G81K4(0, 0)
+	G81PF(DI, 1)
+	G81K4(64, 4)
+	G81PF(DI, 2)
+	G81K4(128, 8)
+	G81PF0(R14)
+	G81K4(192, 12)
+	G81PF(R14, 1)
+	G81K4(256, 16)
+	G81PF(R14, 2)
+	G81K4(320, 20)
+	G81PF0(R15)
+	PREFETCHT0 128(R11)
+	PREFETCHT0 128(R11)(AX*1)
+	PREFETCHT0 128(R11)(AX*2)
+	PREFETCHT0 128(R12)
+	G81K4(384, 24)
+	G81PF(R15, 1)
+	PREFETCHT0 128(R12)(AX*1)
+	PREFETCHT0 128(R12)(AX*2)
+	PREFETCHT0 128(R13)
+	PREFETCHT0 128(R13)(AX*1)
+	G81K4(448, 28)
+	VCVTPH2PS   (R11), Z16
+	VCVTPH2PS   (R11)(AX*1), Z17
+	VCVTPH2PS   (R11)(AX*2), Z18
+	VCVTPH2PS   (R12), Z19
+	VCVTPH2PS   (R12)(AX*1), Z20
+	VCVTPH2PS   (R12)(AX*2), Z21
+	VCVTPH2PS   (R13), Z22
+	VCVTPH2PS   (R13)(AX*1), Z23
+	VCVTDQ2PS   Z8, Z8
+	VCVTDQ2PS   Z9, Z9
+	VCVTDQ2PS   Z10, Z10
+	VCVTDQ2PS   Z11, Z11
+	VCVTDQ2PS   Z12, Z12
+	VCVTDQ2PS   Z13, Z13
+	VCVTDQ2PS   Z14, Z14
+	VCVTDQ2PS   Z15, Z15
+	VMULPS.BCST (DX), Z16, Z16
+	VMULPS.BCST (DX), Z17, Z17
+	VMULPS.BCST (DX), Z18, Z18
+	VMULPS.BCST (DX), Z19, Z19
+	VMULPS.BCST (DX), Z20, Z20
+	VMULPS.BCST (DX), Z21, Z21
+	VMULPS.BCST (DX), Z22, Z22
+	VMULPS.BCST (DX), Z23, Z23
+	VFMADD231PS Z16, Z8, Z0
+	VFMADD231PS Z17, Z9, Z1
+	VFMADD231PS Z18, Z10, Z2
+	VFMADD231PS Z19, Z11, Z3
+	VFMADD231PS Z20, Z12, Z4
+	VFMADD231PS Z21, Z13, Z5
+	VFMADD231PS Z22, Z14, Z6
+	VFMADD231PS Z23, Z15, Z7
+	ADDQ        $32, SI
+	ADDQ        $8, DX
+	ADDQ        $512, R8
+	ADDQ        $512, R9
+	ADDQ        $512, R10
+	ADDQ        $32, R11
+	ADDQ        $32, R12
+	ADDQ        $32, R13
+	ADDQ        $512, DI
+	ADDQ        $512, R14
+	ADDQ        $512, R15
+	DECQ        CX
+	JNZ         g81loop
+
+	MOVQ    out+0(FP), DI
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	VMOVUPS Z4, 256(DI)
+	VMOVUPS Z5, 320(DI)
+	VMOVUPS Z6, 384(DI)
+	VMOVUPS Z7, 448(DI)
+	VZEROUPPER
+	RET
