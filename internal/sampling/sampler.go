@@ -462,16 +462,24 @@ func expf(x float32) float32 {
 	if x > 88 {
 		return float32(math.Exp(float64(x)))
 	}
-	fx := x*1.44269504088896341 + 0.5
+	// Every product is rounded by an explicit conversion before it is
+	// added, so that no compiler fuses a multiply-add (as on arm64 or with
+	// GOAMD64=v3): the result is the same everywhere and equal to the
+	// vector kernel's, which multiplies and adds separately.
+	fx := float32(x*1.44269504088896341) + 0.5
 	n := int32(fx)
 	if float32(n) > fx {
 		n-- // floor
 	}
 	fn := float32(n)
-	x = x - fn*0.693359375 - fn*-2.12194440e-4
+	x = x - float32(fn*0.693359375) - float32(fn*-2.12194440e-4)
 	z := x * x
-	y := ((((1.9875691500e-4*x+1.3981999507e-3)*x+8.3334519073e-3)*x+4.1665795894e-2)*x+1.6666665459e-1)*x + 5.0000001201e-1
-	y = y*z + x + 1
+	y := float32(1.9875691500e-4*x) + 1.3981999507e-3
+	y = float32(y*x) + 8.3334519073e-3
+	y = float32(y*x) + 4.1665795894e-2
+	y = float32(y*x) + 1.6666665459e-1
+	y = float32(y*x) + 5.0000001201e-1
+	y = float32(y*z) + x + 1
 	return y * math.Float32frombits(uint32(n+127)<<23)
 }
 
