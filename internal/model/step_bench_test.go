@@ -161,7 +161,7 @@ func BenchmarkPrefillStep(b *testing.B) {
 		name string
 		bm   *benchModel
 		seqs int
-	}{{"stories110m-f32", stepBenchModels[0].bm, 64}, {"tinyllama-1.1b-f32", stepBenchModels[1].bm, 16}} {
+	}{{"stories110m-f32", stepBenchModels[0].bm, 64}, {"tinyllama-1.1b-f32", stepBenchModels[1].bm, 16}, {"tinyllama-1.1b-q8_0", stepBenchModels[2].bm, 16}} {
 		b.Run(fmt.Sprintf("%s/tokens=%d", c.name, c.seqs*prompt), func(b *testing.B) {
 			m := c.bm.get(b)
 			pool := tensor.NewPool(2)
