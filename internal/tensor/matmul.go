@@ -355,25 +355,45 @@ func Axpy(y []float32, alpha float32, x []float32) {
 }
 
 func (p *Pool) matMulQ8(out, x []float32, n int, w *Mat) {
-	j := p.job()
-	j.k, j.w, j.x, j.out, j.n = impl, w, x, out, n
-	j.rows, j.cols = w.Rows, w.Cols
-	j.nb = w.Cols / Q8BlockSize
+	j := p.q8Quantize(out, x, n, w, false)
 	j.ldw = j.nb * Q8BlockBytes
-	j.xq, j.xd, j.xu = p.q8Scratch(n*j.cols, n*j.nb)
-	var quantFn, q8Fn func(lo, hi int)
-	if p != nil {
-		quantFn, q8Fn = p.quantFn, p.q8Fn
-	}
-	p.run(n*j.cols*32, n, quantFn, j.quantRows)
 	if j.k.q8gemm != nil && n >= 4 {
 		j.n4 = n &^ 3
 		offsetBytes(j.xu[:j.n4*j.cols], int8AsBytes(j.xq[:j.n4*j.cols]))
 	}
 	j.panel = 4
 	panels := (j.rows + j.panel - 1) / j.panel
-	p.run(n*j.rows*j.cols, panels, q8Fn, j.q8Panels)
+	p.run(n*j.rows*j.cols, panels, p.q8Func(), j.q8Panels)
 	p.doneJob()
+}
+
+// q8Quantize starts a Q8_0 MatMul job: it quantizes the n activation rows
+// of x (and, for packed weights, their scale pairs) into the pool's
+// scratch, over the pool when the work is big enough.
+func (p *Pool) q8Quantize(out, x []float32, n int, w *Mat, packed bool) *mmJob {
+	j := p.job()
+	j.k, j.w, j.x, j.out, j.n = impl, w, x, out, n
+	j.rows, j.cols = w.Rows, w.Cols
+	j.nb = w.Cols / Q8BlockSize
+	j.xq, j.xd, j.xu = p.q8Scratch(n*j.cols, n*j.nb)
+	if packed {
+		j.xs = p.q8pScratch(2 * n * j.nb)
+	}
+	var quantFn func(lo, hi int)
+	if p != nil {
+		quantFn = p.quantFn
+	}
+	p.run(n*j.cols*32, n, quantFn, j.quantRows)
+	return j
+}
+
+// q8Func is the pool's bound q8Panels (nil for a nil Pool, which runs
+// inline).
+func (p *Pool) q8Func() func(lo, hi int) {
+	if p == nil {
+		return nil
+	}
+	return p.q8Fn
 }
 
 // quantRows quantizes activation rows [lo,hi).

@@ -226,17 +226,7 @@ const q8pPanel = 12
 
 // matMulQ8P is MatMul for a packed Q8_0 matrix.
 func (p *Pool) matMulQ8P(out, x []float32, n int, w *Mat) {
-	j := p.job()
-	j.k, j.w, j.x, j.out, j.n = impl, w, x, out, n
-	j.rows, j.cols = w.Rows, w.Cols
-	j.nb = w.Cols / Q8BlockSize
-	j.xq, j.xd, _ = p.q8Scratch(n*j.cols, n*j.nb)
-	j.xs = p.q8pScratch(2 * n * j.nb)
-	var quantFn, q8Fn func(lo, hi int)
-	if p != nil {
-		quantFn, q8Fn = p.quantFn, p.q8Fn
-	}
-	p.run(n*j.cols*32, n, quantFn, j.quantRows)
+	j := p.q8Quantize(out, x, n, w, true)
 	ng := (j.rows + q8Group - 1) / q8Group
 	j.pk = q8pArgs{
 		out: out, ldo: j.rows, xq: j.xq, xs: j.xs, n: n, rows: j.rows, cols: j.cols,
@@ -251,7 +241,7 @@ func (p *Pool) matMulQ8P(out, x []float32, n int, w *Mat) {
 	}
 	// The threads split the groups (Pool.ParallelFor: contiguous ranges);
 	// each range is worked through in panels of q8pPanel groups.
-	p.run(n*j.rows*j.cols, ng, q8Fn, j.q8Panels)
+	p.run(n*j.rows*j.cols, ng, p.q8Func(), j.q8Panels)
 	p.doneJob()
 }
 
