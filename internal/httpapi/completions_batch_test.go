@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -259,20 +258,7 @@ func TestCompletionBatchAborts(t *testing.T) {
 			f.rejectID = tt.rejectID
 			srv := newTestServer(t, f, nil)
 			if tt.disconnect {
-				ctx, cancel := context.WithCancel(context.Background())
-				defer cancel()
-				req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/completions", strings.NewReader(tt.body))
-				resp, err := srv.Client().Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer resp.Body.Close()
-				buf := make([]byte, 6)
-				if _, err := resp.Body.Read(buf); err != nil || string(buf) != "data: " {
-					t.Fatalf("first read %q, %v", buf, err)
-				}
-				<-f.started
-				cancel()
+				leaveMidStream(t, srv, f, "/v1/completions", tt.body)
 			} else {
 				r := do(t, srv, "POST", "/v1/completions", tt.body)
 				var e openai.ErrorResponse

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -182,6 +183,27 @@ func equalIDs(a, b []int32) bool {
 	return true
 }
 
+// leaveMidStream posts a streaming body, reads the start of the first
+// chunk (flushed before the request finishes), waits until the fake has
+// started generating, then drops the connection.
+func leaveMidStream(t *testing.T, srv *httptest.Server, f *fakeEngine, path, body string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+path, strings.NewReader(body))
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, 6)
+	if _, err := resp.Body.Read(buf); err != nil || string(buf) != "data: " {
+		t.Fatalf("first read %q, %v", buf, err)
+	}
+	<-f.started
+	cancel()
+}
+
 // A client that goes away mid-stream cancels the engine request.
 func TestClientDisconnectAbortsEngineRequest(t *testing.T) {
 	for _, path := range []string{"/v1/completions", "/v1/chat/completions"} {
@@ -189,22 +211,8 @@ func TestClientDisconnectAbortsEngineRequest(t *testing.T) {
 			f := newFake()
 			f.holdAfter = 2
 			srv := newTestServer(t, f, nil)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
 			body := `{"prompt":"x","messages":[{"role":"user","content":"x"}],"max_tokens":10,"stream":true}`
-			req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+path, strings.NewReader(body))
-			resp, err := srv.Client().Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			// The first chunk is flushed before the request finishes.
-			buf := make([]byte, 6)
-			if _, err := resp.Body.Read(buf); err != nil || string(buf) != "data: " {
-				t.Fatalf("first read %q, %v", buf, err)
-			}
-			<-f.started
-			cancel()
+			leaveMidStream(t, srv, f, path, body)
 			select {
 			case <-f.cancelled:
 			case <-time.After(30 * time.Second):
