@@ -200,7 +200,11 @@ func leaveMidStream(t *testing.T, srv *httptest.Server, f *fakeEngine, path, bod
 	if _, err := resp.Body.Read(buf); err != nil || string(buf) != "data: " {
 		t.Fatalf("first read %q, %v", buf, err)
 	}
-	<-f.started
+	select {
+	case <-f.started:
+	case <-time.After(replyTimeout):
+		t.Fatal("the engine never started generating")
+	}
 	cancel()
 }
 

@@ -3,12 +3,14 @@ package httpapi
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -47,9 +49,17 @@ type reply struct {
 	body   []byte
 }
 
+// replyTimeout bounds every test request: generous for a race-enabled
+// build on a loaded machine, short of the suite's timeout.
+const replyTimeout = time.Minute
+
 func do(t *testing.T, srv *httptest.Server, method, path, body string, hdr ...string) reply {
 	t.Helper()
-	req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+	// A handler that never answers (say, an abort that no longer reaches
+	// the engine) fails its test here instead of hanging the suite.
+	ctx, cancel := context.WithTimeout(context.Background(), replyTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, srv.URL+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
