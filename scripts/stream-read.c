@@ -1,19 +1,23 @@
-/* stream-read.c — the DRAM read bandwidth one thread gets on this machine:
- * an AVX-512 sum over a 1 GiB float array, five passes.
+/* stream-read.c — the read bandwidth one thread gets on this machine: an
+ * AVX-512 sum over a float array (default 1 GiB: DRAM), five passes.
  *
  *   gcc -O2 -mavx512f -o /tmp/stream-read scripts/stream-read.c && /tmp/stream-read
  *   (/tmp/stream-read & /tmp/stream-read; wait)      # two threads, add the figures
+ *   /tmp/stream-read 64                               # a 64 MiB array: from L3 if it fits
  *
- * F32 decode streams every weight once per token, so tok/s × weight bytes
- * cannot exceed this figure (docs/performance.md compares the two).
+ * Decode streams every weight once per token, so tok/s × weight bytes
+ * cannot exceed this figure for an array of the weights' size
+ * (docs/performance.md compares the two).
  */
 #include <immintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
-int main(void) {
-	size_t n = (size_t)1 << 28;
+int main(int argc, char **argv) {
+	size_t mib = argc > 1 ? (size_t)atol(argv[1]) : 1024;
+	size_t n = mib << 20 >> 2; /* floats */
+	if (n < 64) return 2;
 	float *a = aligned_alloc(64, n * sizeof *a);
 	if (!a) return 1;
 	for (size_t i = 0; i < n; i++) a[i] = 1.0f;
