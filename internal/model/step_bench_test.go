@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 
 	"govllm/internal/tensor"
@@ -75,15 +76,26 @@ func (d *decodeStep) matmuls(pool *tensor.Pool) {
 // BenchmarkDecodeStep: one decode step of 64 sequences at context 64 (a
 // served 64-stream decode step). "forward" is Model.Forward; "matmuls" only
 // its weight matrix products, so forward − matmuls is everything else
-// (attention, RoPE, norms, SwiGLU, embedding, pool hand-offs). tok/cpu-s is
-// the figure to compare on a shared machine.
+// (attention, RoPE, norms, SwiGLU, embedding, pool hand-offs). "served" is
+// Model.Forward on the pool `govllm serve` runs (its default --engine-nice
+// and --spare-procs: locked threads of lowered priority, one more Go
+// processor than threads), so served − forward is what those cost.
+// tok/cpu-s is the figure to compare on a shared machine.
 func BenchmarkDecodeStep(b *testing.B) {
 	const seqs, ctx = 64, 64
 	for _, bmod := range stepBenchModels {
-		for _, part := range []string{"forward", "matmuls"} {
+		for _, part := range []string{"forward", "matmuls", "served"} {
 			b.Run(fmt.Sprintf("%s/seqs=%d/%s", bmod.name, seqs, part), func(b *testing.B) {
 				m := bmod.bm.get(b)
 				pool := tensor.NewPool(2)
+				if part == "served" {
+					pool.Close()
+					var err error
+					if pool, err = tensor.NewPoolWith(2, tensor.PoolOptions{Nice: 10}); err != nil {
+						b.Skip(err) // the system refuses lower thread priorities
+					}
+					defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+				}
 				defer pool.Close()
 				d := newDecodeStep(m, seqs, ctx)
 				if err := m.Forward(d.ws, pool, d.batch, d.kv, d.logits); err != nil {
