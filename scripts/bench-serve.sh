@@ -13,6 +13,8 @@
 #   OUTDIR   where the server log and bench outputs go (default /tmp/bench-serve)
 #   CHECK    metrics flag of the bench (default --verify-metrics; use
 #            --no-metrics-check against a server run with --disable-log-stats)
+#   SCRAPE   also time a /metrics scrape this often during each run (e.g.
+#            100ms) and add the scrapes' p99 (ms) to the line
 #
 # Each line: label, concurrency, output tok/s, median TTFT, median TPOT,
 # server CPU seconds during the run, output tokens per server CPU-second
@@ -49,12 +51,13 @@ for c in $CONCS; do
 	a=$(cpu)
 	"$GOVLLM" bench serve --base-url "http://127.0.0.1:$PORT" --num-prompts $n \
 		--random-input-len "$IN" --random-output-len "$OUT" --max-concurrency "$c" \
-		--ignore-eos "$CHECK" --disable-tqdm --seed "$c" >"$f" 2>&1 || { echo "bench failed (c=$c): see $f" >&2; exit 1; }
+		--ignore-eos "$CHECK" --disable-tqdm --seed "$c" ${SCRAPE:+--metrics-scrape-interval "$SCRAPE"} >"$f" 2>&1 || { echo "bench failed (c=$c): see $f" >&2; exit 1; }
 	b=$(cpu)
 	awk -v label="$LABEL" -v c="$c" -v cpu="$(( b - a ))" -v tck="$tck" -v load="$load" '
 		/^Output token throughput/ { tps = $NF }
 		/^Total generated tokens/ { gen = $NF }
 		/^Median TTFT/ { ttft = $NF }
 		/^Median TPOT/ { tpot = $NF }
-		END { s = cpu / tck; printf "%-28s %4d %10.1f %10.1f %10.2f %8.1f %10.1f  %s\n", label, c, tps, ttft, tpot, s, (s > 0 ? gen / s : 0), load }' "$f"
+		/^P99 scrape latency/ { scrape = "  scrape p99 " $NF " ms" }
+		END { s = cpu / tck; printf "%-28s %4d %10.1f %10.1f %10.2f %8.1f %10.1f  %s%s\n", label, c, tps, ttft, tpot, s, (s > 0 ? gen / s : 0), load, scrape }' "$f"
 done

@@ -91,6 +91,7 @@ func parseBenchArgs(args []string, stderr io.Writer) (bench.Config, benchOutputs
 	fs.IntVar(&cfg.Warmup, "num-warmups", 1, "warm-up requests sent before the measured run")
 	fs.BoolVar(&cfg.Tokenize, "tokenize", true, "build exact-length token-id prompts with the server's /tokenize (completions only)")
 	fs.Float64Var(&cfg.Tolerance, "metrics-tolerance", 0.05, "relative tolerance of the server ≤ client latency cross-check")
+	fs.DurationVar(&cfg.ScrapeInterval, "metrics-scrape-interval", 0, "also scrape /metrics this often during the run (e.g. 100ms) and report the scrapes' latency\n(kept-alive, gzip, like Prometheus); 0 = off")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: govllm bench serve [flags]\n\nBenchmarks an OpenAI-compatible server with streaming requests (like vllm bench serve)\nand cross-checks the server's /metrics against what the client measured.\n\nFlags:\n")
 		printDefaults(fs)

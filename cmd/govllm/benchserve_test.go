@@ -13,8 +13,9 @@ import (
 // TestBenchServe runs `govllm bench serve --verify-metrics` against
 // `govllm serve` (stories260K, in-process, real listener) on both
 // endpoints: the run succeeds, prints vLLM's result table and the /metrics
-// cross-check (every row ok), saves a JSON result with vLLM's field names
-// and the latency plot, and the server's own counters moved by exactly the
+// cross-check (every row ok), times scrapes of /metrics during the run
+// (every one answered), saves a JSON result with vLLM's field names and
+// the latency plot, and the server's own counters moved by exactly the
 // benchmark's requests (the measured prompts plus the warm-up).
 func TestBenchServe(t *testing.T) {
 	noLeaks(t)
@@ -29,14 +30,15 @@ func TestBenchServe(t *testing.T) {
 			err := runBench(context.Background(), []string{"serve", "--base-url", g.url, "--endpoint", endpoint,
 				"--num-prompts", "8", "--random-input-len", "16", "--random-output-len", "8", "--max-concurrency", "4",
 				"--ignore-eos", "--verify-metrics", "--save-result", "--result-dir", dir, "--result-filename", "result.json",
-				"--plot", svg}, &stdout, &stderr)
+				"--plot", svg, "--metrics-scrape-interval", "1ms"}, &stdout, &stderr)
 			if err != nil {
 				t.Fatalf("bench serve: %v\nstdout:\n%s\nstderr:\n%s", err, &stdout, &stderr)
 			}
 			out := stdout.String()
 			for _, want := range []string{"Serving Benchmark Result", "Successful requests:", "Total generated tokens:",
 				"Mean TTFT (ms):", "P99 TTFT (ms):", "Mean TPOT (ms):", "Mean ITL (ms):", "Mean E2EL (ms):",
-				"Server /metrics cross-check", "requests", "prompt tokens", "generation tokens", "mean TTFT (ms)", "mean E2E latency (ms)"} {
+				"Server /metrics cross-check", "requests", "prompt tokens", "generation tokens", "mean TTFT (ms)", "mean E2E latency (ms)",
+				"Server /metrics scrape latency", "P99 scrape latency (ms):"} {
 				if !strings.Contains(out, want) {
 					t.Errorf("the table lacks %q:\n%s", want, out)
 				}
@@ -65,6 +67,10 @@ func TestBenchServe(t *testing.T) {
 				if v := num(k); v != want {
 					t.Errorf("result %s = %v, want %v", k, v, want)
 				}
+			}
+			// Scrapes taken during the run, every one answered.
+			if lat, _ := res["metrics_scrape_latencies_ms"].([]any); len(lat) == 0 || res["metrics_scrape_errors"] != nil {
+				t.Errorf("scrapes during the run: latencies %v, errors %v", res["metrics_scrape_latencies_ms"], res["metrics_scrape_errors"])
 			}
 			if endpoint == completion { // exact-length token prompts built with /tokenize
 				if v := num("total_input_tokens"); v != prompts*inLen {

@@ -57,9 +57,23 @@ type fakeServer struct {
 	requests, prompt, gen   int
 	lie                     int
 	sawIgnoreEOS, sawTokens bool
+
+	// scraped, when set, holds each completion until /metrics was
+	// requested once (then closed); failMetrics makes /metrics a 500.
+	scraped     chan struct{}
+	scrapeOnce  sync.Once
+	failMetrics bool
 }
 
 func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/v1/completions" && f.scraped != nil {
+		select {
+		case <-f.scraped:
+		case <-time.After(time.Minute):
+			http.Error(w, "no /metrics scrape came during the request", http.StatusInternalServerError)
+			return
+		}
+	}
 	switch r.URL.Path {
 	case "/v1/models":
 		w.Header().Set("Content-Type", "application/json")
@@ -95,6 +109,13 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.sawTokens = f.sawTokens || len(req.Prompt) > 0
 		f.mu.Unlock()
 	case "/metrics":
+		if f.scraped != nil {
+			f.scrapeOnce.Do(func() { close(f.scraped) })
+		}
+		if f.failMetrics {
+			http.Error(w, "metrics are broken", http.StatusInternalServerError)
+			return
+		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		fmt.Fprintf(w, "# TYPE vllm:request_success_total counter\nvllm:request_success_total{model_name=\"fake\",engine=\"0\",finished_reason=\"length\"} %d\n", f.requests)
@@ -166,6 +187,63 @@ func TestRunAgainstAFakeServer(t *testing.T) {
 			}
 			if err := res.WritePlotSVG(&svg); err != nil || !strings.Contains(svg.String(), "<circle") {
 				t.Errorf("plot: %v", err)
+			}
+		})
+	}
+}
+
+// TestScrapeLatencyDuringTheRun: with ScrapeInterval the run times scrapes
+// of /metrics while requests are in flight (the fake holds every request
+// until one came), reports them in the table and the JSON, and counts a
+// failing /metrics as failed scrapes, not failed requests.
+func TestScrapeLatencyDuringTheRun(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		failMetrics bool
+	}{
+		{"metrics served", false},
+		{"metrics failing", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := &fakeServer{scraped: make(chan struct{}), failMetrics: tc.failMetrics}
+			srv := httptest.NewServer(fake)
+			defer srv.Close()
+			res, err := Run(context.Background(), Config{
+				BaseURL: srv.URL, Endpoint: "/v1/completions", NumPrompts: 4,
+				RandomInputLen: 8, RandomOutputLen: 4, RequestRate: math.Inf(1), Burstiness: 1,
+				Seed: 3, Tokenize: true, Percentiles: []float64{50, 99}, ScrapeInterval: time.Millisecond,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Completed != 4 || res.Failed != 0 {
+				t.Fatalf("completed %d failed %d: %v", res.Completed, res.Failed, res.Errors)
+			}
+			if res.Scrape == nil {
+				t.Fatal("no scrape summary")
+			}
+			if tc.failMetrics {
+				if len(res.ScrapeErrors) == 0 || !strings.Contains(res.ScrapeErrors[0], "500") || len(res.ScrapeLatencies) != 0 {
+					t.Fatalf("scrapes %v, errors %q: want only failures", res.ScrapeLatencies, res.ScrapeErrors)
+				}
+			} else if len(res.ScrapeLatencies) == 0 || len(res.ScrapeErrors) != 0 || res.Scrape.Median <= 0 {
+				t.Fatalf("scrapes %v (median %v), errors %q", res.ScrapeLatencies, res.Scrape.Median, res.ScrapeErrors)
+			}
+			var table strings.Builder
+			res.WriteTable(&table)
+			for _, want := range []string{"Server /metrics scrape latency", "Failed scrapes:", "P99 scrape latency (ms):"} {
+				if !strings.Contains(table.String(), want) {
+					t.Errorf("table lacks %q:\n%s", want, table.String())
+				}
+			}
+			b, err := json.Marshal(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			json.Unmarshal(b, &m)
+			if _, ok := m["p99_metrics_scrape_ms"]; !ok {
+				t.Errorf("JSON result lacks p99_metrics_scrape_ms")
 			}
 		})
 	}

@@ -3,8 +3,9 @@
 // (Poisson or gamma with burstiness, or all at once), a concurrency cap,
 // streaming OpenAI requests, and the report: TTFT, TPOT, ITL and E2EL
 // statistics, request and token throughput, a result table, a JSON result
-// with vLLM's field names, a latency plot, and a cross-check of the
-// server's own /metrics against what the client measured.
+// with vLLM's field names, a latency plot, a cross-check of the server's
+// own /metrics against what the client measured, and, on request, the
+// latency of /metrics scrapes taken while the server is under the load.
 //
 // Clocks: every client figure is a difference of time.Time values read
 // with the monotonic clock. TTFT is the time to the first chunk carrying

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -60,6 +61,21 @@ func (r *Result) WriteTable(w io.Writer) {
 			line(fmt.Sprintf("P%s %s (ms):", pLabel(p.P), m.short), p.Value)
 		}
 	}
+	if r.Scrape != nil {
+		section("Server /metrics scrape latency")
+		line("Scrapes during the run:", len(r.ScrapeLatencies))
+		line("Failed scrapes:", len(r.ScrapeErrors))
+		line("Mean scrape latency (ms):", r.Scrape.Mean)
+		line("Median scrape latency (ms):", r.Scrape.Median)
+		for _, p := range r.Scrape.Percentiles {
+			if p.P != 50 {
+				line(fmt.Sprintf("P%s scrape latency (ms):", pLabel(p.P)), p.Value)
+			}
+		}
+		if len(r.ScrapeLatencies) > 0 {
+			line("Max scrape latency (ms):", slices.Max(r.ScrapeLatencies))
+		}
+	}
 	if len(r.Checks) > 0 {
 		section("Server /metrics cross-check")
 		fmt.Fprintf(w, "%-24s %12s %12s  %s\n", "figure", "client", "server", "")
@@ -90,7 +106,8 @@ func (r *Result) MetricsOK() bool {
 }
 
 // MarshalJSON adds vLLM's flattened statistic fields (mean_ttft_ms,
-// median_ttft_ms, std_ttft_ms, p99_ttft_ms, … for ttft, tpot, itl, e2el).
+// median_ttft_ms, std_ttft_ms, p99_ttft_ms, … for ttft, tpot, itl, e2el),
+// and the same for metrics_scrape when scrapes were timed.
 func (r *Result) MarshalJSON() ([]byte, error) {
 	type plain Result
 	b, err := json.Marshal((*plain)(r))
@@ -101,7 +118,11 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, err
 	}
-	for name, s := range map[string]Summary{"ttft": r.TTFT, "tpot": r.TPOT, "itl": r.ITL, "e2el": r.E2EL} {
+	sums := map[string]Summary{"ttft": r.TTFT, "tpot": r.TPOT, "itl": r.ITL, "e2el": r.E2EL}
+	if r.Scrape != nil {
+		sums["metrics_scrape"] = *r.Scrape
+	}
+	for name, s := range sums {
 		m["mean_"+name+"_ms"] = s.Mean
 		m["median_"+name+"_ms"] = s.Median
 		m["std_"+name+"_ms"] = s.Std

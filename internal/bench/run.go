@@ -30,12 +30,13 @@ type Config struct {
 	MaxConcurrency   int     // 0 = unlimited
 	IgnoreEOS        bool
 	Seed             int64
-	Warmup           int       // warm-up requests before the measured run
-	Percentiles      []float64 // e.g. 50, 90, 99
-	Tolerance        float64   // relative tolerance of the latency cross-check
-	Tokenize         bool      // build exact-length prompts with the server's /tokenize
-	CheckMetrics     bool      // scrape /metrics before and after
-	Progress         io.Writer // progress bar or lines; nil = quiet
+	Warmup           int           // warm-up requests before the measured run
+	Percentiles      []float64     // e.g. 50, 90, 99
+	Tolerance        float64       // relative tolerance of the latency cross-check
+	Tokenize         bool          // build exact-length prompts with the server's /tokenize
+	CheckMetrics     bool          // scrape /metrics before and after
+	ScrapeInterval   time.Duration // > 0: also time a scrape of /metrics this often during the run
+	Progress         io.Writer     // progress bar or lines; nil = quiet
 	ProgressIsTTY    bool
 	HTTPClient       *http.Client
 }
@@ -63,6 +64,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--num-warmups must be non-negative, got %d", c.Warmup)
 	case !(c.Tolerance >= 0):
 		return fmt.Errorf("--metrics-tolerance must be non-negative, got %g", c.Tolerance)
+	case c.ScrapeInterval < 0:
+		return fmt.Errorf("--metrics-scrape-interval must be non-negative, got %v", c.ScrapeInterval)
 	}
 	for _, p := range c.Percentiles {
 		if p <= 0 || p >= 100 {
@@ -103,6 +106,13 @@ type Result struct {
 	TTFT, TPOT, ITL, E2EL Summary   `json:"-"`
 	Checks                []Check   `json:"metrics_check,omitempty"`
 	Percentiles           []float64 `json:"-"`
+
+	// With Config.ScrapeInterval: the latency of each /metrics scrape
+	// during the run (ms; govllm's own fields, not vLLM's), their
+	// summary, and the failed scrapes' errors.
+	ScrapeLatencies []float64 `json:"metrics_scrape_latencies_ms,omitempty"`
+	ScrapeErrors    []string  `json:"metrics_scrape_errors,omitempty"`
+	Scrape          *Summary  `json:"-"`
 }
 
 // Run executes the benchmark.
@@ -147,11 +157,33 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("scraping /metrics before the run: %w", err)
 		}
 	}
+	var (
+		scrapeLat  []time.Duration
+		scrapeErrs []string
+		scraped    = make(chan struct{})
+	)
+	sctx, stopScrapes := context.WithCancel(ctx)
+	go func() {
+		defer close(scraped)
+		if cfg.ScrapeInterval > 0 {
+			scrapeLat, scrapeErrs = c.scrapeLatencies(sctx, cfg.ScrapeInterval)
+		}
+	}()
 	results, dur := runAll(ctx, c, &cfg, prompts)
+	stopScrapes()
+	<-scraped
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	res := summarizeRun(&cfg, prompts, results, dur)
+	if cfg.ScrapeInterval > 0 {
+		res.ScrapeLatencies = make([]float64, len(scrapeLat))
+		for i, d := range scrapeLat {
+			res.ScrapeLatencies[i] = float64(d) / float64(time.Millisecond)
+		}
+		s := summarize(res.ScrapeLatencies, cfg.Percentiles)
+		res.Scrape, res.ScrapeErrors = &s, scrapeErrs
+	}
 	if cfg.CheckMetrics {
 		after, err := c.scrape(ctx, cfg.Model)
 		if err != nil {
