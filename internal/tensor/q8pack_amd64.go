@@ -3,7 +3,7 @@
 package tensor
 
 //go:noescape
-func q8pGemm3x4VNNI(out *float32, ldo int, x *int8, ldx int, xs *uint32, lds int, w0, w1, w2, s0, s1, s2 *byte, nb int, mask uint64, pf *byte)
+func q8pGemm3x4VNNI(out *float32, ldo int, x *int8, ldx int, xs *uint32, lds int, w0, w1, w2, s0, s1, s2 *byte, nb int, mask uint64, pf *byte, pfn int)
 
 //go:noescape
 func q8pGemv4x1VNNI(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64)
@@ -22,6 +22,29 @@ var q8pGemv8 = true
 // BenchmarkQ8pGemv can compare it with q8pGemv4x1VNNI, the same sums
 // without prefetch).
 var q8pGemv = q8pGemv4x1PF
+
+// q8pPrefetch returns what tile t of the T activation tiles that run
+// against three groups prefetches (the kernel's pf and pfn: cache lines a
+// block) of the next three groups' weights nw and scales ns, so that they
+// stream from memory into L2 evenly over the current groups' tiles rather
+// than in a burst that would hold the core's line fill buffers while its
+// own loads wait: the tiles take equal shares of the weights, and the
+// first tile left without a share (if any) the scales.
+func q8pPrefetch(nw, ns []byte, t, T, nb int) (*byte, int) {
+	if len(nw) == 0 {
+		return nil, 0
+	}
+	lines := (len(nw) + 63) / 64
+	pfn := (lines + T*nb - 1) / (T * nb)
+	share := pfn * nb * 64
+	if o := t * share; o < len(nw) {
+		return &nw[o], pfn
+	}
+	if t == (len(nw)+share-1)/share {
+		return &ns[0], ((len(ns)+63)/64 + nb - 1) / nb
+	}
+	return nil, 0
+}
 
 // q8pRowsAVX512 is q8p for the avx512 level. Per panel of q8pPanel groups:
 // tiles of three groups × four activation rows, then the activation rows
@@ -69,15 +92,15 @@ func q8pRowsAVX512(a *q8pArgs, g0, g1 int) {
 		if n4 > 0 {
 			for q := g; q < ge; q += 3 {
 				mask := tile(q, ge, 3)
+				var nw, ns []byte // the next three groups (q8pPrefetch)
+				if q+3 < g1 {
+					e := min(q+6, g1)
+					nw, ns = a.w[(q+3)*wb:e*wb], a.s[(q+3)*sb:e*sb]
+				}
 				for i := 0; i < n4; i += 4 {
-					// The first four tiles prefetch a quarter each of the
-					// next three groups' weights (384 of 1536 bytes a block).
-					var pf *byte
-					if o := (q+3)*wb + i/4*nb*384; i < 16 && q+3 < g1 && o < len(a.w) {
-						pf = &a.w[o]
-					}
+					pf, pfn := q8pPrefetch(nw, ns, i/4, n4/4, nb)
 					q8pGemm3x4VNNI(&a.out[i*ldo+q*q8Group], ldo, &a.xq[i*cols], cols, &a.xs[i*2*nb], 8*nb,
-						w[0], w[1], w[2], s[0], s[1], s[2], nb, mask, pf)
+						w[0], w[1], w[2], s[0], s[1], s[2], nb, mask, pf, pfn)
 				}
 			}
 		}

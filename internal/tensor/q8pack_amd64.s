@@ -136,16 +136,17 @@ g41loop:
 	VFMADD231PS  Z29, i1, f1 \
 	VFMADD231PS  Z30, i2, f2
 
-// func q8pGemm3x4VNNI(out *float32, ldo int, x *int8, ldx int, xs *uint32, lds int, w0, w1, w2, s0, s1, s2 *byte, nb int, mask uint64, pf *byte)
+// func q8pGemm3x4VNNI(out *float32, ldo int, x *int8, ldx int, xs *uint32, lds int, w0, w1, w2, s0, s1, s2 *byte, nb int, mask uint64, pf *byte, pfn int)
 // out[i·ldo + 16·g + r] for activation rows i < 4 (x + i·ldx, pairs at
 // xs + i·lds bytes) and groups g < 3 (weights w0..w2; scales s0..s2), over
 // nb blocks; only the outputs whose bit 16·g+r of mask is set are written.
 // nb ≥ 1. Registers: Z0..Z11 float sums (group-major), Z12..Z23 the
 // block's int32 sums, Z24..Z26 weights (then scales), Z27..Z30 broadcast
 // activation bytes (then scale products). Unless pf is nil, each block
-// also prefetches 384 bytes from pf on (into L2: the weights of the next
-// tiles, so that DRAM keeps streaming while this tile computes).
-TEXT ·q8pGemm3x4VNNI(SB), NOSPLIT, $0-120
+// also prefetches pfn ≥ 1 cache lines from pf on (into L2: the weights of
+// the next tiles, so that DRAM keeps streaming while this tile computes);
+// CX, the block count, waits in the frame meanwhile.
+TEXT ·q8pGemm3x4VNNI(SB), NOSPLIT, $8-128
 	MOVQ x+16(FP), SI
 	MOVQ ldx+24(FP), AX
 	LEAQ (SI)(AX*2), R12
@@ -176,15 +177,17 @@ TEXT ·q8pGemm3x4VNNI(SB), NOSPLIT, $0-120
 	VPXORD Z11, Z11, Z11
 
 g34loop:
-	TESTQ      DI, DI
-	JZ         g34nopf
+	TESTQ DI, DI
+	JZ    g34nopf
+	MOVQ  CX, nbleft-8(SP)
+	MOVQ  pfn+120(FP), CX
+
+g34pf:
 	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	PREFETCHT1 128(DI)
-	PREFETCHT1 192(DI)
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	ADDQ       $384, DI
+	ADDQ       $64, DI
+	DECQ       CX
+	JNZ        g34pf
+	MOVQ       nbleft-8(SP), CX
 
 g34nopf:
 	VPBROADCASTD 4(DX), Z12

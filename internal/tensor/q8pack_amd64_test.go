@@ -91,3 +91,48 @@ func BenchmarkQ8pGemv(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkQ8pKernel runs q8pGemm3x4VNNI alone on one tile (three groups ×
+// four activation rows over nb blocks), the same data every call, like
+// BenchmarkGemmKernel for F32: its ceiling with the weights in L1 (nb=8:
+// 12 KB), in L2 (nb=64 and 176: K=2048 and 5632, 96 and 270 KB), and
+// (rows=...) the same tile against the weights of a whole matrix read in
+// turn, from L2 or L3, with every weight tile used by one activation tile
+// only. GOPS/cpu-s counts a multiply and an add per weight and row.
+// Run: go test -run '^$' -bench Q8pKernel ./internal/tensor
+func BenchmarkQ8pKernel(b *testing.B) {
+	if impl.q8p == nil {
+		b.Skip("no packed Q8_0 kernels at this level")
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, s := range []struct{ rows, nb int }{{48, 8}, {48, 64}, {48, 176}, {768, 64}, {5632, 64}} {
+		cols := s.nb * Q8BlockSize
+		w := packedMat(quantizeMat(s.rows, cols, randVec(rng, s.rows*cols)))
+		ng := s.rows / q8Group
+		wb, sb := s.nb*q8GroupBlock, s.nb*q8GroupScale
+		ws, ss := w.P[:ng*wb], w.P[ng*wb:]
+		xq := make([]int8, 4*cols)
+		for i := range xq {
+			xq[i] = int8(rng.IntN(256) - 128)
+		}
+		xs := make([]uint32, 4*2*s.nb)
+		q8pScales(xs, xq, randVec(rng, 4*s.nb))
+		out := make([]float32, 4*48)
+		b.Run(fmt.Sprintf("rows=%d/k=%d", s.rows, cols), func(b *testing.B) {
+			cpu0 := cpuTime()
+			g := 0
+			for b.Loop() {
+				q8pGemm3x4VNNI(&out[0], 48, &xq[0], cols, &xs[0], 8*s.nb,
+					&ws[g*wb], &ws[(g+1)*wb], &ws[(g+2)*wb], &ss[g*sb], &ss[(g+1)*sb], &ss[(g+2)*sb], s.nb, 1<<48-1, nil, 0)
+				if g += 3; g+3 > ng {
+					g = 0
+				}
+			}
+			ops := 2 * float64(4*48*cols) * float64(b.N)
+			b.ReportMetric(ops/b.Elapsed().Seconds()/1e9, "GOPS")
+			if cpu := cpuTime() - cpu0; cpu > 0 {
+				b.ReportMetric(ops/cpu.Seconds()/1e9, "GOPS/cpu-s")
+			}
+		})
+	}
+}
