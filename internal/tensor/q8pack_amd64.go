@@ -6,6 +6,9 @@ package tensor
 func q8pGemm3x4VNNI(out *float32, ldo int, x *int8, ldx int, xs *uint32, lds int, w0, w1, w2, s0, s1, s2 *byte, nb int, mask uint64, pf *byte, pfn int)
 
 //go:noescape
+func q8pScalesAVX512(xs *uint32, xq *int8, xd *float32, nb int)
+
+//go:noescape
 func q8pGemv4x1VNNI(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64)
 
 //go:noescape

@@ -590,3 +590,38 @@ g81body:
 	VMOVUPS Z7, 448(DI)
 	VZEROUPPER
 	RET
+
+// func q8pScalesAVX512(xs *uint32, xq *int8, xd *float32, nb int)
+// q8pScales for nb ≥ 1 blocks: per block, xs gets the float32 bits of xd
+// and −128·Σ of the block's 32 values, summed as Σ(x+128) − 32·128 with
+// VPSADBW (x+128 = x^0x80 as unsigned bytes).
+TEXT ·q8pScalesAVX512(SB), NOSPLIT, $0-32
+	MOVQ         xs+0(FP), DI
+	MOVQ         xq+8(FP), SI
+	MOVQ         xd+16(FP), DX
+	MOVQ         nb+24(FP), CX
+	MOVL         $0x80808080, AX
+	VMOVD        AX, X1
+	VPBROADCASTD X1, Y1
+	VPXOR        Y2, Y2, Y2
+
+q8psloop:
+	VPXOR        (SI), Y1, Y0
+	VPSADBW      Y2, Y0, Y0
+	VEXTRACTI128 $1, Y0, X3
+	VPADDQ       X3, X0, X0
+	VPSHUFD      $0x4e, X0, X3
+	VPADDQ       X3, X0, X0
+	VMOVD        X0, AX
+	SUBL         $4096, AX
+	IMUL3L       $-128, AX, AX
+	MOVL         (DX), BX
+	MOVL         BX, (DI)
+	MOVL         AX, 4(DI)
+	ADDQ         $32, SI
+	ADDQ         $4, DX
+	ADDQ         $8, DI
+	DECQ         CX
+	JNZ          q8psloop
+	VZEROUPPER
+	RET

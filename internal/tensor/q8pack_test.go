@@ -172,6 +172,9 @@ func BenchmarkMatMulQ8Packed(b *testing.B) {
 	}
 }
 
+// TestQ8pScales checks each level's scale pairs (q8pScales or the
+// level's q8ps) against sums taken value by value, with the extreme blocks
+// of all −128 and all 127.
 func TestQ8pScales(t *testing.T) {
 	rng := rand.New(rand.NewPCG(39, 40))
 	const nb = 50
@@ -183,17 +186,28 @@ func TestQ8pScales(t *testing.T) {
 		xq[i], xq[Q8BlockSize+i] = -128, 127
 	}
 	xd := randVec(rng, nb)
-	xs := make([]uint32, 2*nb)
-	q8pScales(xs, xq, xd)
-	for b := 0; b < nb; b++ {
-		var s int32
-		for _, v := range xq[b*Q8BlockSize : (b+1)*Q8BlockSize] {
-			s += int32(v)
+	eachImpl(t, func(t *testing.T) {
+		f := impl.q8ps
+		if f == nil {
+			f = q8pScales
 		}
-		if xs[2*b] != math.Float32bits(xd[b]) || int32(xs[2*b+1]) != -128*s {
-			t.Fatalf("block %d: got (%#x, %d), want (%#x, %d)", b, xs[2*b], int32(xs[2*b+1]), math.Float32bits(xd[b]), -128*s)
+		for _, n := range []int{1, 2, nb} {
+			xs := make([]uint32, 2*n+1)
+			f(xs[:2*n], xq[:n*Q8BlockSize], xd[:n])
+			if xs[2*n] != 0 {
+				t.Fatalf("nb=%d: wrote past the pairs", n)
+			}
+			for b := 0; b < n; b++ {
+				var s int32
+				for _, v := range xq[b*Q8BlockSize : (b+1)*Q8BlockSize] {
+					s += int32(v)
+				}
+				if xs[2*b] != math.Float32bits(xd[b]) || int32(xs[2*b+1]) != -128*s {
+					t.Fatalf("nb=%d block %d: got (%#x, %d), want (%#x, %d)", n, b, xs[2*b], int32(xs[2*b+1]), math.Float32bits(xd[b]), -128*s)
+				}
+			}
 		}
-	}
+	})
 }
 
 // BenchmarkPackQ8 measures the load-time repacking (GB of GGML blocks per
