@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // TestQ8pGemvPF: the prefetching one-row kernel gives the bits of
@@ -123,7 +124,7 @@ func BenchmarkQ8pKernel(b *testing.B) {
 			g := 0
 			for b.Loop() {
 				q8pGemm3x4VNNI(&out[0], 48, &xq[0], cols, &xs[0], 8*s.nb,
-					&ws[g*wb], &ws[(g+1)*wb], &ws[(g+2)*wb], &ss[g*sb], &ss[(g+1)*sb], &ss[(g+2)*sb], s.nb, 1<<48-1, nil, 0)
+					&ws[g*wb], &ws[(g+1)*wb], &ws[(g+2)*wb], &ss[g*sb], &ss[(g+1)*sb], &ss[(g+2)*sb], s.nb, 1<<48-1, nil, 0, 0)
 				if g += 3; g+3 > ng {
 					g = 0
 				}
@@ -134,5 +135,56 @@ func BenchmarkQ8pKernel(b *testing.B) {
 				b.ReportMetric(ops/cpu.Seconds()/1e9, "GOPS/cpu-s")
 			}
 		})
+	}
+}
+
+// TestQ8pPrefetch: the tiles of three groups together prefetch every cache
+// line of the next groups' weights, whatever the tile count and the
+// groups left (the scales too when a tile is left without a weight share).
+func TestQ8pPrefetch(t *testing.T) {
+	for _, nb := range []int{1, 3, 64, 176} {
+		gb, sb := nb*q8GroupBlock, nb*q8GroupScale
+		buf := make([]byte, 3*gb+3*sb)
+		for _, groups := range []int{1, 2, 3} {
+			nw, ns := buf[:groups*gb], buf[3*gb:3*gb+groups*sb]
+			for _, T := range []int{1, 2, 3, 4, 5, 8, 12, 16, 32, 512} {
+				seen := map[int]bool{} // offsets in buf
+				free := false
+				for tile := 0; tile < T; tile++ {
+					pf, pfn, pfs := q8pPrefetch(nw, ns, tile, T, nb)
+					if pf == nil {
+						continue
+					}
+					if pfn < 1 {
+						t.Fatalf("nb=%d groups=%d T=%d tile %d: pfn=%d", nb, groups, T, tile, pfn)
+					}
+					base := int(uintptr(unsafe.Pointer(pf)) - uintptr(unsafe.Pointer(&buf[0])))
+					if base >= 3*gb {
+						free = true
+					}
+					offs := []int{0}
+					if pfs > 0 {
+						offs = []int{0, pfs, 2 * pfs}
+					} else if pfs < 0 {
+						offs = []int{0, -pfs, -2 * pfs, -3 * pfs, -4 * pfs, -5 * pfs}
+					}
+					for _, o := range offs {
+						for l := 0; l < nb*pfn; l++ {
+							seen[(base+o+64*l)/64*64] = true
+						}
+					}
+				}
+				for o := 0; o < len(nw); o += 64 {
+					if !seen[o] {
+						t.Fatalf("nb=%d groups=%d T=%d: weight line at %d not prefetched", nb, groups, T, o)
+					}
+				}
+				for o := 3 * gb; free && o < 3*gb+len(ns); o += 64 {
+					if !seen[o/64*64] {
+						t.Fatalf("nb=%d groups=%d T=%d: scale line at %d not prefetched", nb, groups, T, o)
+					}
+				}
+			}
+		}
 	}
 }
