@@ -3,7 +3,7 @@
 package tensor
 
 //go:noescape
-func q8pGemm3x4VNNI(out *float32, ldo int, x *int8, ldx int, xs *uint32, lds int, w0, w1, w2, s0, s1, s2 *byte, nb int, mask uint64, pf *byte, pfn, pfs int)
+func q8pGemm3x4VNNI(out *float32, ldo int, x *int8, ldx int, xs *uint32, lds int, w0, w1, w2, s0, s1, s2 *byte, nb int, mask uint64, pf *byte, pfs, pfk int)
 
 //go:noescape
 func q8pScalesAVX512(xs *uint32, xq *int8, xd *float32, nb int)
@@ -28,46 +28,40 @@ var q8pGemv = q8pGemv4x1PF
 
 // q8pPrefetch returns what tile t of the T activation tiles that run
 // against three groups prefetches of the next three groups' weights nw and
-// scales ns: the kernel's pf, pfn and pfs. Each prefetch that misses holds
+// scales ns: the kernel's pf, pfs and pfk. Each prefetch that misses holds
 // one of the core's line fill buffers for a whole DRAM latency, which caps
 // a single prefetch stream at about 8 GB/s here; the L2 streamer, which
 // fetches ahead of sequential streams on its own, lifts that cap when it
 // has several streams to follow (the one-row kernels, with eight, read
-// ~15 GB/s). So the weights are split into streams, six when there are at
-// most four tiles (16 activation rows: the weights must come at
-// ~15 GB/s), three up to twelve, else one, and every tile takes an equal
-// share of each stream, rather than a burst in the first tiles that would
-// hold the fill buffers while the tiles' own loads wait. The first tile
-// left without a share prefetches the scales.
-func q8pPrefetch(nw, ns []byte, t, T, nb int) (pf *byte, pfn, pfs int) {
+// ~15 GB/s). So the weights are split into as many streams as there are
+// cache lines to fetch per block and tile (six for four tiles: 16
+// activation rows, which need the weights at ~15 GB/s), and every tile
+// takes an equal share of each stream, rather than a burst in the first
+// tiles that would hold the fill buffers while the tiles' own loads wait.
+// The first tile left without a share prefetches the scales.
+func q8pPrefetch(nw, ns []byte, t, T, nb int) (pf *byte, pfs, pfk int) {
 	if len(nw) == 0 {
 		return nil, 0, 0
 	}
-	streams := 1
-	if len(nw) == 3*nb*q8GroupBlock {
-		switch {
-		case T <= 4:
-			streams = 6
-		case T <= 12:
-			streams = 3
-		}
+	if pf, pfs, pfk = q8pStreams(nw, t, T, nb); pf != nil {
+		return pf, pfs, pfk
 	}
-	sb := len(nw) / streams // a multiple of 64 bytes
-	pfn = ((sb+63)/64 + T*nb - 1) / (T * nb)
-	share := pfn * nb * 64
-	if o := t * share; o < sb {
-		switch streams {
-		case 6:
-			pfs = -sb
-		case 3:
-			pfs = sb
-		}
-		return &nw[o], pfn, pfs
-	}
-	if t == (sb+share-1)/share {
-		return &ns[0], ((len(ns)+63)/64 + nb - 1) / nb, 0
+	if _, sl, _ := q8pStreams(nw, 0, T, nb); t == (sl/64+nb-1)/nb {
+		return q8pStreams(ns, 0, 1, nb)
 	}
 	return nil, 0, 0
+}
+
+// q8pStreams returns tile t's share (nil if none) when T tiles of nb blocks
+// prefetch r as pfk streams of pfs bytes, one line from each per block.
+func q8pStreams(r []byte, t, T, nb int) (pf *byte, pfs, pfk int) {
+	lines := (len(r) + 63) / 64
+	pfk = (lines + nb*T - 1) / (nb * T)
+	sl := (lines + pfk - 1) / pfk // lines a stream
+	if t*nb >= sl {
+		return nil, sl * 64, pfk
+	}
+	return &r[t*nb*64], sl * 64, pfk
 }
 
 // q8pRowsAVX512 is q8p for the avx512 level. Per panel of q8pPanel groups:
@@ -122,9 +116,9 @@ func q8pRowsAVX512(a *q8pArgs, g0, g1 int) {
 					nw, ns = a.w[(q+3)*wb:e*wb], a.s[(q+3)*sb:e*sb]
 				}
 				for i := 0; i < n4; i += 4 {
-					pf, pfn, pfs := q8pPrefetch(nw, ns, i/4, n4/4, nb)
+					pf, pfs, pfk := q8pPrefetch(nw, ns, i/4, n4/4, nb)
 					q8pGemm3x4VNNI(&a.out[i*ldo+q*q8Group], ldo, &a.xq[i*cols], cols, &a.xs[i*2*nb], 8*nb,
-						w[0], w[1], w[2], s[0], s[1], s[2], nb, mask, pf, pfn, pfs)
+						w[0], w[1], w[2], s[0], s[1], s[2], nb, mask, pf, pfs, pfk)
 				}
 			}
 		}

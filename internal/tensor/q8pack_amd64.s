@@ -136,18 +136,18 @@ g41loop:
 	VFMADD231PS  Z29, i1, f1 \
 	VFMADD231PS  Z30, i2, f2
 
-// func q8pGemm3x4VNNI(out *float32, ldo int, x *int8, ldx int, xs *uint32, lds int, w0, w1, w2, s0, s1, s2 *byte, nb int, mask uint64, pf *byte, pfn, pfs int)
+// func q8pGemm3x4VNNI(out *float32, ldo int, x *int8, ldx int, xs *uint32, lds int, w0, w1, w2, s0, s1, s2 *byte, nb int, mask uint64, pf *byte, pfs, pfk int)
 // out[i·ldo + 16·g + r] for activation rows i < 4 (x + i·ldx, pairs at
 // xs + i·lds bytes) and groups g < 3 (weights w0..w2; scales s0..s2), over
 // nb blocks; only the outputs whose bit 16·g+r of mask is set are written.
 // nb ≥ 1. Registers: Z0..Z11 float sums (group-major), Z12..Z23 the
 // block's int32 sums, Z24..Z26 weights (then scales), Z27..Z30 broadcast
 // activation bytes (then scale products). Unless pf is nil, each block
-// also prefetches pfn ≥ 1 cache lines (into L2: the weights of the next
-// tiles, so that DRAM keeps streaming while this tile computes) from each
-// stream: pf alone if pfs is 0, pf + k·pfs for k < 3 if pfs > 0, and
-// pf + k·|pfs| for k < 6 if pfs < 0 (q8pPrefetch: why streams). CX, AX
-// and BX wait in the frame meanwhile.
+// also prefetches (into L2: the weights of the next tiles, so that DRAM
+// keeps streaming while this tile computes) one cache line from each of
+// pfk ≥ 1 streams, at pf + k·pfs for k < pfk, pf advancing by a line a
+// block (q8pPrefetch: why streams). CX, AX and BX wait in the frame
+// meanwhile.
 TEXT ·q8pGemm3x4VNNI(SB), NOSPLIT, $24-136
 	MOVQ x+16(FP), SI
 	MOVQ ldx+24(FP), AX
@@ -184,36 +184,19 @@ g34loop:
 	MOVQ  CX, nbleft-8(SP)
 	MOVQ  AX, ldx-16(SP)
 	MOVQ  BX, lds-24(SP)
-	MOVQ  pfn+120(FP), CX
-	MOVQ  pfs+128(FP), AX
+	MOVQ  pfs+120(FP), AX
+	MOVQ  pfk+128(FP), CX
+	MOVQ  DI, BX
 
 g34pf:
-	PREFETCHT1 (DI)
-	TESTQ      AX, AX
-	JZ         g34pf1
-	JS         g34pf6
-	PREFETCHT1 (DI)(AX*1)
-	PREFETCHT1 (DI)(AX*2)
-	JMP        g34pf1
-
-g34pf6:
-	MOVQ       DI, BX
-	SUBQ       AX, BX
 	PREFETCHT1 (BX)
-	NEGQ       AX
-	PREFETCHT1 (DI)(AX*2)
-	PREFETCHT1 (BX)(AX*2)
-	PREFETCHT1 (DI)(AX*4)
-	PREFETCHT1 (BX)(AX*4)
-	NEGQ       AX
-
-g34pf1:
-	ADDQ $64, DI
-	DECQ CX
-	JNZ  g34pf
-	MOVQ nbleft-8(SP), CX
-	MOVQ ldx-16(SP), AX
-	MOVQ lds-24(SP), BX
+	ADDQ       AX, BX
+	DECQ       CX
+	JNZ        g34pf
+	ADDQ       $64, DI
+	MOVQ       nbleft-8(SP), CX
+	MOVQ       ldx-16(SP), AX
+	MOVQ       lds-24(SP), BX
 
 g34nopf:
 	VPBROADCASTD 4(DX), Z12

@@ -151,26 +151,20 @@ func TestQ8pPrefetch(t *testing.T) {
 				seen := map[int]bool{} // offsets in buf
 				free := false
 				for tile := 0; tile < T; tile++ {
-					pf, pfn, pfs := q8pPrefetch(nw, ns, tile, T, nb)
+					pf, pfs, pfk := q8pPrefetch(nw, ns, tile, T, nb)
 					if pf == nil {
 						continue
 					}
-					if pfn < 1 {
-						t.Fatalf("nb=%d groups=%d T=%d tile %d: pfn=%d", nb, groups, T, tile, pfn)
+					if pfk < 1 {
+						t.Fatalf("nb=%d groups=%d T=%d tile %d: pfk=%d", nb, groups, T, tile, pfk)
 					}
 					base := int(uintptr(unsafe.Pointer(pf)) - uintptr(unsafe.Pointer(&buf[0])))
 					if base >= 3*gb {
 						free = true
 					}
-					offs := []int{0}
-					if pfs > 0 {
-						offs = []int{0, pfs, 2 * pfs}
-					} else if pfs < 0 {
-						offs = []int{0, -pfs, -2 * pfs, -3 * pfs, -4 * pfs, -5 * pfs}
-					}
-					for _, o := range offs {
-						for l := 0; l < nb*pfn; l++ {
-							seen[(base+o+64*l)/64*64] = true
+					for k := 0; k < pfk; k++ {
+						for l := 0; l < nb; l++ {
+							seen[(base+k*pfs+64*l)/64*64] = true
 						}
 					}
 				}
