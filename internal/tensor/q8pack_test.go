@@ -141,7 +141,7 @@ func BenchmarkMatMulQ8Packed(b *testing.B) {
 	for _, s := range benchShapes {
 		wg := quantizeMat(s.rows, s.cols, randVec(rng, s.rows*s.cols))
 		wp := packedMat(wg)
-		for _, n := range []int{1, 4, 16, 64} {
+		for _, n := range []int{1, 4, 16, 64, 512} {
 			x := randVec(rng, n*s.cols)
 			out := make([]float32, n*s.rows)
 			flops := 2 * float64(n) * float64(s.rows) * float64(s.cols)
@@ -228,7 +228,7 @@ func BenchmarkPackQ8(b *testing.B) {
 // BenchmarkMatMulQ8PackedDRAM is BenchmarkMatMulQ8Packed for 5632×2048
 // (one thread) with the weights read from DRAM, as in a model's forward
 // pass: each call takes the next of 32 copies of the matrix (368 MB per
-// layout, more than the L3).
+// layout, more than the L3). n=512 is a prefill chunk.
 func BenchmarkMatMulQ8PackedDRAM(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	const rows, cols, copies = 5632, 2048, 32
@@ -242,7 +242,7 @@ func BenchmarkMatMulQ8PackedDRAM(b *testing.B) {
 		layouts[0].ws = append(layouts[0].ws, g)
 		layouts[1].ws = append(layouts[1].ws, packedMat(g))
 	}
-	for _, n := range []int{1, 4, 16, 64} {
+	for _, n := range []int{1, 4, 16, 64, 512} {
 		x := randVec(rng, n*cols)
 		out := make([]float32, n*rows)
 		flops := 2 * float64(n) * float64(rows) * float64(cols)
