@@ -95,18 +95,21 @@ func BenchmarkQ8pGemv(b *testing.B) {
 
 // BenchmarkQ8pKernel runs q8pGemm3x4VNNI alone on one tile (three groups ×
 // four activation rows over nb blocks), the same data every call, like
-// BenchmarkGemmKernel for F32: its ceiling with the weights in L1 (nb=8:
-// 12 KB), in L2 (nb=64 and 176: K=2048 and 5632, 96 and 270 KB), and
-// (rows=...) the same tile against the weights of a whole matrix read in
-// turn, from L2 or L3, with every weight tile used by one activation tile
-// only. GOPS/cpu-s counts a multiply and an add per weight and row.
+// BenchmarkGemmKernel for F32: its ceiling with the weights in L1 (nb=8 and
+// 16: 12 and 24 KB; the shortest calls pay more for the call itself), in L2
+// (nb=64 and 176: K=2048 and 5632, 96 and 270 KB), and (rows=768, 5632)
+// the same tile against the weights of a whole matrix read in turn, from
+// L2 or L3, with every weight tile used by one activation tile only. For
+// L3 and DRAM with the weights reused by n rows, see
+// BenchmarkMatMulQ8Packed and BenchmarkMatMulQ8PackedDRAM. GOPS/cpu-s
+// counts a multiply and an add per weight and row.
 // Run: go test -run '^$' -bench Q8pKernel ./internal/tensor
 func BenchmarkQ8pKernel(b *testing.B) {
 	if impl.q8p == nil {
 		b.Skip("no packed Q8_0 kernels at this level")
 	}
 	rng := rand.New(rand.NewPCG(7, 7))
-	for _, s := range []struct{ rows, nb int }{{48, 8}, {48, 64}, {48, 176}, {768, 64}, {5632, 64}} {
+	for _, s := range []struct{ rows, nb int }{{48, 8}, {48, 16}, {48, 64}, {48, 176}, {768, 64}, {5632, 64}} {
 		cols := s.nb * Q8BlockSize
 		w := packedMat(quantizeMat(s.rows, cols, randVec(rng, s.rows*cols)))
 		ng := s.rows / q8Group
