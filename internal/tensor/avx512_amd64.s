@@ -1002,7 +1002,10 @@ g44done:
 // func quantizeAVX512(q *int8, d *float32, x *float32, nb int)
 // Quantizes nb blocks of 32 floats exactly as quantizeRow does: scale
 // max|x|/127 rounded to float16 (d gets it back as float32), values
-// round-half-away-from-zero(x·(1/scale)) computed in float64. nb ≥ 1.
+// round-half-away-from-zero(v), v = x·(1/scale) in float32, computed
+// without leaving float32 (q8Round adds ±0.5 in float64): trunc(v) plus
+// the sign of v where |v − trunc(v)| ≥ 0.5, the difference being exact.
+// nb ≥ 1.
 TEXT ·quantizeAVX512(SB), NOSPLIT, $0-32
 	MOVQ q+0(FP), DI
 	MOVQ d+8(FP), DX
@@ -1010,10 +1013,10 @@ TEXT ·quantizeAVX512(SB), NOSPLIT, $0-32
 	MOVQ nb+24(FP), CX
 	MOVL $0x7fffffff, AX
 	VPBROADCASTD AX, Z31
-	MOVQ $0x8000000000000000, AX
-	VPBROADCASTQ AX, Z30
-	MOVQ $0x3fe0000000000000, AX // 0.5
-	VPBROADCASTQ AX, Z29
+	MOVL $0x3f000000, AX // 0.5
+	VPBROADCASTD AX, Z30
+	MOVL $1, AX
+	VPBROADCASTD AX, Z29
 	MOVL $0x42fe0000, AX // 127.0
 	VMOVD AX, X28
 	MOVL $0x3f800000, AX // 1.0
@@ -1047,32 +1050,24 @@ qscaled:
 	VBROADCASTSS  X7, Z7
 	VMULPS        Z7, Z0, Z0
 	VMULPS        Z7, Z1, Z1
-	VCVTPS2PD     Y0, Z8
-	VEXTRACTF64X4 $1, Z0, Y9
-	VCVTPS2PD     Y9, Z9
-	VCVTPS2PD     Y1, Z10
-	VEXTRACTF64X4 $1, Z1, Y11
-	VCVTPS2PD     Y11, Z11
-	VPANDQ        Z30, Z8, Z12
-	VPANDQ        Z30, Z9, Z13
-	VPANDQ        Z30, Z10, Z14
-	VPANDQ        Z30, Z11, Z15
-	VPORQ         Z29, Z12, Z12
-	VPORQ         Z29, Z13, Z13
-	VPORQ         Z29, Z14, Z14
-	VPORQ         Z29, Z15, Z15
-	VADDPD        Z12, Z8, Z8
-	VADDPD        Z13, Z9, Z9
-	VADDPD        Z14, Z10, Z10
-	VADDPD        Z15, Z11, Z11
-	VCVTTPD2DQ    Z8, Y8
-	VCVTTPD2DQ    Z9, Y9
-	VCVTTPD2DQ    Z10, Y10
-	VCVTTPD2DQ    Z11, Y11
-	VPMOVDB       Y8, (DI)
-	VPMOVDB       Y9, 8(DI)
-	VPMOVDB       Y10, 16(DI)
-	VPMOVDB       Y11, 24(DI)
+	VRNDSCALEPS   $0x0b, Z0, Z8 // trunc, no precision exception
+	VRNDSCALEPS   $0x0b, Z1, Z9
+	VSUBPS        Z8, Z0, Z10
+	VSUBPS        Z9, Z1, Z11
+	VPANDD        Z31, Z10, Z10
+	VPANDD        Z31, Z11, Z11
+	VCMPPS        $0x1d, Z30, Z10, K1 // |frac| ≥ 0.5
+	VCMPPS        $0x1d, Z30, Z11, K2
+	VCVTTPS2DQ    Z0, Z12
+	VCVTTPS2DQ    Z1, Z13
+	VPSRAD        $31, Z0, Z14
+	VPSRAD        $31, Z1, Z15
+	VPORD         Z29, Z14, Z14 // ±1, the sign of v
+	VPORD         Z29, Z15, Z15
+	VPADDD        Z14, Z12, K1, Z12
+	VPADDD        Z15, Z13, K2, Z13
+	VPMOVDB       Z12, (DI)
+	VPMOVDB       Z13, 16(DI)
 	ADDQ          $128, SI
 	ADDQ          $32, DI
 	ADDQ          $4, DX

@@ -52,6 +52,9 @@ type kernels struct {
 	// nil: the level runs packed matrices with q8pRowsGo, and PackQ8
 	// leaves matrices in GGML layout.
 	q8p func(a *q8pArgs, g0, g1 int)
+	// q8ps (optional) is q8pScales: a decode step's activations need
+	// it for every block of every matrix's input.
+	q8ps func(xs []uint32, xq []int8, xd []float32)
 
 	// softmax and swiglu implement Softmax and SwiGLU (len ≥ 1).
 	softmax func(x []float32)

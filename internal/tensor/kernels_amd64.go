@@ -139,7 +139,15 @@ var avx512Kernels = &kernels{
 		_, _ = q[nb*Q8BlockSize-1], x[nb*Q8BlockSize-1]
 		quantizeAVX512(&q[0], &d[0], &x[0], nb)
 	},
-	q8p:     q8pRowsAVX512,
+	q8p: q8pRowsAVX512,
+	q8ps: func(xs []uint32, xq []int8, xd []float32) {
+		nb := len(xd)
+		if nb == 0 {
+			return
+		}
+		_, _ = xs[2*nb-1], xq[nb*Q8BlockSize-1]
+		q8pScalesAVX512(&xs[0], &xq[0], &xd[0], nb)
+	},
 	softmax: func(x []float32) { softmaxAVX512(&x[0], len(x)) },
 	axpyStrided: func(y, a, v []float32, stride int) {
 		_ = v[(len(a)-1)*stride+len(y)-1]

@@ -401,7 +401,11 @@ func (j *mmJob) quantRows(lo, hi int) {
 	cols, nb := j.cols, j.nb
 	j.k.quantize(j.xq[lo*cols:hi*cols], j.xd[lo*nb:hi*nb], j.x[lo*cols:hi*cols])
 	if j.xs != nil {
-		q8pScales(j.xs[2*lo*nb:2*hi*nb], j.xq[lo*cols:hi*cols], j.xd[lo*nb:hi*nb])
+		f := j.k.q8ps
+		if f == nil {
+			f = q8pScales
+		}
+		f(j.xs[2*lo*nb:2*hi*nb], j.xq[lo*cols:hi*cols], j.xd[lo*nb:hi*nb])
 	}
 }
 

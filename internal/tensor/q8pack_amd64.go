@@ -3,7 +3,10 @@
 package tensor
 
 //go:noescape
-func q8pGemm3x4VNNI(out *float32, ldo int, x *int8, ldx int, xs *uint32, lds int, w0, w1, w2, s0, s1, s2 *byte, nb int, mask uint64, pf *byte)
+func q8pGemm3x4VNNI(out *float32, ldo int, x *int8, ldx int, xs *uint32, lds int, w0, w1, w2, s0, s1, s2 *byte, nb int, mask uint64, pf *byte, pfs, pfk int)
+
+//go:noescape
+func q8pScalesAVX512(xs *uint32, xq *int8, xd *float32, nb int)
 
 //go:noescape
 func q8pGemv4x1VNNI(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64)
@@ -22,6 +25,44 @@ var q8pGemv8 = true
 // BenchmarkQ8pGemv can compare it with q8pGemv4x1VNNI, the same sums
 // without prefetch).
 var q8pGemv = q8pGemv4x1PF
+
+// q8pPrefetch returns what tile t of the T activation tiles that run
+// against three groups prefetches of the next three groups' weights nw and
+// scales ns: the kernel's pf, pfs and pfk. Each prefetch that misses holds
+// one of the core's line fill buffers for a whole DRAM latency, which caps
+// a single prefetch stream at about 8 GB/s here; the L2 streamer, which
+// fetches ahead of sequential streams on its own, lifts that cap when it
+// has several streams to follow (the one-row kernels, with eight, read
+// ~15 GB/s). So the weights are split into as many streams as there are
+// cache lines to fetch per block and tile (six for four tiles: 16
+// activation rows, which need the weights at ~15 GB/s), and every tile
+// takes an equal share of each stream, rather than a burst in the first
+// tiles that would hold the fill buffers while the tiles' own loads wait.
+// The first tile left without a share prefetches the scales.
+func q8pPrefetch(nw, ns []byte, t, T, nb int) (pf *byte, pfs, pfk int) {
+	if len(nw) == 0 {
+		return nil, 0, 0
+	}
+	if pf, pfs, pfk = q8pStreams(nw, t, T, nb); pf != nil {
+		return pf, pfs, pfk
+	}
+	if _, sl, _ := q8pStreams(nw, 0, T, nb); t == (sl/64+nb-1)/nb {
+		return q8pStreams(ns, 0, 1, nb)
+	}
+	return nil, 0, 0
+}
+
+// q8pStreams returns tile t's share (nil if none) when T tiles of nb blocks
+// prefetch r as pfk streams of pfs bytes, one line from each per block.
+func q8pStreams(r []byte, t, T, nb int) (pf *byte, pfs, pfk int) {
+	lines := (len(r) + 63) / 64
+	pfk = (lines + nb*T - 1) / (nb * T)
+	sl := (lines + pfk - 1) / pfk // lines a stream
+	if t*nb >= sl {
+		return nil, sl * 64, pfk
+	}
+	return &r[t*nb*64], sl * 64, pfk
+}
 
 // q8pRowsAVX512 is q8p for the avx512 level. Per panel of q8pPanel groups:
 // tiles of three groups × four activation rows, then the activation rows
@@ -69,15 +110,15 @@ func q8pRowsAVX512(a *q8pArgs, g0, g1 int) {
 		if n4 > 0 {
 			for q := g; q < ge; q += 3 {
 				mask := tile(q, ge, 3)
+				var nw, ns []byte // the next three groups (q8pPrefetch)
+				if q+3 < g1 {
+					e := min(q+6, g1)
+					nw, ns = a.w[(q+3)*wb:e*wb], a.s[(q+3)*sb:e*sb]
+				}
 				for i := 0; i < n4; i += 4 {
-					// The first four tiles prefetch a quarter each of the
-					// next three groups' weights (384 of 1536 bytes a block).
-					var pf *byte
-					if o := (q+3)*wb + i/4*nb*384; i < 16 && q+3 < g1 && o < len(a.w) {
-						pf = &a.w[o]
-					}
+					pf, pfs, pfk := q8pPrefetch(nw, ns, i/4, n4/4, nb)
 					q8pGemm3x4VNNI(&a.out[i*ldo+q*q8Group], ldo, &a.xq[i*cols], cols, &a.xs[i*2*nb], 8*nb,
-						w[0], w[1], w[2], s[0], s[1], s[2], nb, mask, pf)
+						w[0], w[1], w[2], s[0], s[1], s[2], nb, mask, pf, pfs, pfk)
 				}
 			}
 		}

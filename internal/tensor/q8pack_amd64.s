@@ -136,16 +136,19 @@ g41loop:
 	VFMADD231PS  Z29, i1, f1 \
 	VFMADD231PS  Z30, i2, f2
 
-// func q8pGemm3x4VNNI(out *float32, ldo int, x *int8, ldx int, xs *uint32, lds int, w0, w1, w2, s0, s1, s2 *byte, nb int, mask uint64, pf *byte)
+// func q8pGemm3x4VNNI(out *float32, ldo int, x *int8, ldx int, xs *uint32, lds int, w0, w1, w2, s0, s1, s2 *byte, nb int, mask uint64, pf *byte, pfs, pfk int)
 // out[i·ldo + 16·g + r] for activation rows i < 4 (x + i·ldx, pairs at
 // xs + i·lds bytes) and groups g < 3 (weights w0..w2; scales s0..s2), over
 // nb blocks; only the outputs whose bit 16·g+r of mask is set are written.
 // nb ≥ 1. Registers: Z0..Z11 float sums (group-major), Z12..Z23 the
 // block's int32 sums, Z24..Z26 weights (then scales), Z27..Z30 broadcast
 // activation bytes (then scale products). Unless pf is nil, each block
-// also prefetches 384 bytes from pf on (into L2: the weights of the next
-// tiles, so that DRAM keeps streaming while this tile computes).
-TEXT ·q8pGemm3x4VNNI(SB), NOSPLIT, $0-120
+// also prefetches (into L2: the weights of the next tiles, so that DRAM
+// keeps streaming while this tile computes) one cache line from each of
+// pfk ≥ 1 streams, at pf + k·pfs for k < pfk, pf advancing by a line a
+// block (q8pPrefetch: why streams). CX, AX and BX wait in the frame
+// meanwhile.
+TEXT ·q8pGemm3x4VNNI(SB), NOSPLIT, $24-136
 	MOVQ x+16(FP), SI
 	MOVQ ldx+24(FP), AX
 	LEAQ (SI)(AX*2), R12
@@ -176,15 +179,24 @@ TEXT ·q8pGemm3x4VNNI(SB), NOSPLIT, $0-120
 	VPXORD Z11, Z11, Z11
 
 g34loop:
-	TESTQ      DI, DI
-	JZ         g34nopf
-	PREFETCHT1 (DI)
-	PREFETCHT1 64(DI)
-	PREFETCHT1 128(DI)
-	PREFETCHT1 192(DI)
-	PREFETCHT1 256(DI)
-	PREFETCHT1 320(DI)
-	ADDQ       $384, DI
+	TESTQ DI, DI
+	JZ    g34nopf
+	MOVQ  CX, nbleft-8(SP)
+	MOVQ  AX, ldx-16(SP)
+	MOVQ  BX, lds-24(SP)
+	MOVQ  pfs+120(FP), AX
+	MOVQ  pfk+128(FP), CX
+	MOVQ  DI, BX
+
+g34pf:
+	PREFETCHT1 (BX)
+	ADDQ       AX, BX
+	DECQ       CX
+	JNZ        g34pf
+	ADDQ       $64, DI
+	MOVQ       nbleft-8(SP), CX
+	MOVQ       ldx-16(SP), AX
+	MOVQ       lds-24(SP), BX
 
 g34nopf:
 	VPBROADCASTD 4(DX), Z12
@@ -585,5 +597,40 @@ g81body:
 	VMOVUPS Z5, 320(DI)
 	VMOVUPS Z6, 384(DI)
 	VMOVUPS Z7, 448(DI)
+	VZEROUPPER
+	RET
+
+// func q8pScalesAVX512(xs *uint32, xq *int8, xd *float32, nb int)
+// q8pScales for nb ≥ 1 blocks: per block, xs gets the float32 bits of xd
+// and −128·Σ of the block's 32 values, summed as Σ(x+128) − 32·128 with
+// VPSADBW (x+128 = x^0x80 as unsigned bytes).
+TEXT ·q8pScalesAVX512(SB), NOSPLIT, $0-32
+	MOVQ         xs+0(FP), DI
+	MOVQ         xq+8(FP), SI
+	MOVQ         xd+16(FP), DX
+	MOVQ         nb+24(FP), CX
+	MOVL         $0x80808080, AX
+	VMOVD        AX, X1
+	VPBROADCASTD X1, Y1
+	VPXOR        Y2, Y2, Y2
+
+q8psloop:
+	VPXOR        (SI), Y1, Y0
+	VPSADBW      Y2, Y0, Y0
+	VEXTRACTI128 $1, Y0, X3
+	VPADDQ       X3, X0, X0
+	VPSHUFD      $0x4e, X0, X3
+	VPADDQ       X3, X0, X0
+	VMOVD        X0, AX
+	SUBL         $4096, AX
+	IMUL3L       $-128, AX, AX
+	MOVL         (DX), BX
+	MOVL         BX, (DI)
+	MOVL         AX, 4(DI)
+	ADDQ         $32, SI
+	ADDQ         $4, DX
+	ADDQ         $8, DI
+	DECQ         CX
+	JNZ          q8psloop
 	VZEROUPPER
 	RET

@@ -141,7 +141,7 @@ func BenchmarkMatMulQ8Packed(b *testing.B) {
 	for _, s := range benchShapes {
 		wg := quantizeMat(s.rows, s.cols, randVec(rng, s.rows*s.cols))
 		wp := packedMat(wg)
-		for _, n := range []int{1, 4, 16, 64} {
+		for _, n := range []int{1, 4, 16, 64, 512} {
 			x := randVec(rng, n*s.cols)
 			out := make([]float32, n*s.rows)
 			flops := 2 * float64(n) * float64(s.rows) * float64(s.cols)
@@ -172,6 +172,9 @@ func BenchmarkMatMulQ8Packed(b *testing.B) {
 	}
 }
 
+// TestQ8pScales checks each level's scale pairs (q8pScales or the
+// level's q8ps) against sums taken value by value, with the extreme blocks
+// of all −128 and all 127.
 func TestQ8pScales(t *testing.T) {
 	rng := rand.New(rand.NewPCG(39, 40))
 	const nb = 50
@@ -183,17 +186,28 @@ func TestQ8pScales(t *testing.T) {
 		xq[i], xq[Q8BlockSize+i] = -128, 127
 	}
 	xd := randVec(rng, nb)
-	xs := make([]uint32, 2*nb)
-	q8pScales(xs, xq, xd)
-	for b := 0; b < nb; b++ {
-		var s int32
-		for _, v := range xq[b*Q8BlockSize : (b+1)*Q8BlockSize] {
-			s += int32(v)
+	eachImpl(t, func(t *testing.T) {
+		f := impl.q8ps
+		if f == nil {
+			f = q8pScales
 		}
-		if xs[2*b] != math.Float32bits(xd[b]) || int32(xs[2*b+1]) != -128*s {
-			t.Fatalf("block %d: got (%#x, %d), want (%#x, %d)", b, xs[2*b], int32(xs[2*b+1]), math.Float32bits(xd[b]), -128*s)
+		for _, n := range []int{1, 2, nb} {
+			xs := make([]uint32, 2*n+1)
+			f(xs[:2*n], xq[:n*Q8BlockSize], xd[:n])
+			if xs[2*n] != 0 {
+				t.Fatalf("nb=%d: wrote past the pairs", n)
+			}
+			for b := 0; b < n; b++ {
+				var s int32
+				for _, v := range xq[b*Q8BlockSize : (b+1)*Q8BlockSize] {
+					s += int32(v)
+				}
+				if xs[2*b] != math.Float32bits(xd[b]) || int32(xs[2*b+1]) != -128*s {
+					t.Fatalf("nb=%d block %d: got (%#x, %d), want (%#x, %d)", n, b, xs[2*b], int32(xs[2*b+1]), math.Float32bits(xd[b]), -128*s)
+				}
+			}
 		}
-	}
+	})
 }
 
 // BenchmarkPackQ8 measures the load-time repacking (GB of GGML blocks per
@@ -214,7 +228,7 @@ func BenchmarkPackQ8(b *testing.B) {
 // BenchmarkMatMulQ8PackedDRAM is BenchmarkMatMulQ8Packed for 5632×2048
 // (one thread) with the weights read from DRAM, as in a model's forward
 // pass: each call takes the next of 32 copies of the matrix (368 MB per
-// layout, more than the L3).
+// layout, more than the L3). n=512 is a prefill chunk.
 func BenchmarkMatMulQ8PackedDRAM(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	const rows, cols, copies = 5632, 2048, 32
@@ -228,7 +242,7 @@ func BenchmarkMatMulQ8PackedDRAM(b *testing.B) {
 		layouts[0].ws = append(layouts[0].ws, g)
 		layouts[1].ws = append(layouts[1].ws, packedMat(g))
 	}
-	for _, n := range []int{1, 4, 16, 64} {
+	for _, n := range []int{1, 4, 16, 64, 512} {
 		x := randVec(rng, n*cols)
 		out := make([]float32, n*rows)
 		flops := 2 * float64(n) * float64(rows) * float64(cols)

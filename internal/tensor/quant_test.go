@@ -132,6 +132,14 @@ func TestQuantizeKernelsMatchQuantizeQ8_0(t *testing.T) {
 	}
 	ties[0] = 127
 	blocks = append(blocks, ties, make([]float32, 32))
+	for _, dir := range []float32{-1, 1} { // one ulp either side of the ties
+		near := make([]float32, 32)
+		for i := range near {
+			near[i] = math.Nextafter32(ties[i], ties[i]+dir)
+		}
+		near[0] = 127
+		blocks = append(blocks, near)
+	}
 	for _, scale := range []float64{1, 1e-3, 1e-9, 1e-38, 1e4, 1e7} {
 		b := make([]float32, 32)
 		for i := range b {
