@@ -3,6 +3,7 @@ package tensor
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Pool is a set of persistent worker goroutines. The caller of ParallelFor
@@ -60,6 +61,29 @@ type Pool struct {
 // cover the gap between two kernels of one forward pass. Tests lower it to
 // exercise parking.
 var spinIters = 20000
+
+// lockedSpin is the least time a lowered pool's threads (PoolOptions.Nice)
+// busy-wait before they park. Their polls are cheaper to stretch (the
+// yields between them give the CPU away, see yield) and their wake-ups
+// dearer (a futex wake-up of a low-priority thread, which waits behind the
+// process's other threads): with spinIters alone they parked between the
+// steps of a served decode batch and left the CPU idle 7 % of the time.
+var lockedSpin = time.Millisecond
+
+// keepSpinning is called before each poll of a busy-wait, i counting the
+// polls so far from 0: it yields every 256 polls and reports whether to
+// poll again (false: park). t0 is the wait's start, which a lowered pool
+// sets on its first yield.
+func (p *Pool) keepSpinning(i int, t0 *time.Time) bool {
+	if i&255 != 255 {
+		return i < spinIters || p.nice > 0
+	}
+	p.yield()
+	if p.nice > 0 && t0.IsZero() {
+		*t0 = time.Now()
+	}
+	return i < spinIters || p.nice > 0 && time.Since(*t0) < lockedSpin
+}
 
 // testHookJobDone, when set (by tests, before NewPool), runs in the worker
 // that finished job g last, before it looks at parked; it returns true.
@@ -131,12 +155,10 @@ func (p *Pool) worker(w int) {
 
 // waitGen spins, then parks, until gen differs from seen.
 func (p *Pool) waitGen(seen uint64) uint64 {
-	for i := 0; i < spinIters; i++ {
+	var t0 time.Time
+	for i := 0; p.keepSpinning(i, &t0); i++ {
 		if g := p.gen.Load(); g != seen {
 			return g
-		}
-		if i&255 == 255 {
-			p.yield()
 		}
 	}
 	p.mu.Lock()
@@ -187,12 +209,10 @@ func (p *Pool) ParallelFor(n int, fn func(lo, hi int)) {
 // pending reach zero while spinning and started the next job) therefore
 // cannot wake the caller for a job that is still running.
 func (p *Pool) waitDone(g uint64) {
-	for i := 0; i < spinIters; i++ {
+	var t0 time.Time
+	for i := 0; p.keepSpinning(i, &t0); i++ {
 		if p.pending.Load() == 0 {
 			return
-		}
-		if i&255 == 255 {
-			p.yield()
 		}
 	}
 	p.parked.Store(g)

@@ -157,3 +157,42 @@ func TestPoolLateWorkerCannotEndNextJob(t *testing.T) {
 		}
 	}
 }
+
+// TestKeepSpinning: a pool busy-waits spinIters polls; a lowered pool also
+// at least lockedSpin long, measured from its first yield.
+func TestKeepSpinning(t *testing.T) {
+	savedIters, savedSpin := spinIters, lockedSpin
+	defer func() { spinIters, lockedSpin = savedIters, savedSpin }()
+	spinIters = 1024
+	for _, c := range []struct {
+		name string
+		nice int
+		spin time.Duration
+		// polls: the first poll count at which keepSpinning says park
+		// (-1: not within 64 Ki polls).
+		polls int
+	}{
+		{"normal", 0, time.Hour, 1024},
+		{"lowered/no-time", 10, 0, 1024 + 255},
+		{"lowered/time-left", 10, time.Hour, -1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			lockedSpin = c.spin
+			p := &Pool{nice: c.nice}
+			var t0 time.Time
+			got := -1
+			for i := 0; i < 64<<10; i++ {
+				if !p.keepSpinning(i, &t0) {
+					got = i
+					break
+				}
+			}
+			if got != c.polls {
+				t.Fatalf("parks at poll %d, want %d", got, c.polls)
+			}
+			if (c.nice > 0) == t0.IsZero() {
+				t.Errorf("t0 = %v for nice %d: a lowered pool's wait starts at its first yield, a normal one keeps no time", t0, c.nice)
+			}
+		})
+	}
+}

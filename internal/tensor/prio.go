@@ -76,11 +76,20 @@ func (p *Pool) lowerSelf(tid int) int {
 	return cur
 }
 
-// yield lets other goroutines run on this Go processor and, for a pool of
+// yield lets other goroutines run on this Go processor or, for a pool of
 // lowered priority, other threads on this CPU.
+//
+// A lowered pool's threads are locked, and a locked goroutine's Gosched is
+// not cheap: its thread hands the Go processor to another thread (waking
+// one) and sleeps until the goroutine is scheduled again, which takes the
+// processor back — two futex wake-ups and context switches per yield,
+// measured at a fifth of a served decode step's CPU. Such threads give the
+// CPU away at the OS level only; the spare Go processors (see the serve
+// command's --spare-procs) run the other goroutines meanwhile.
 func (p *Pool) yield() {
 	if p.nice > 0 {
 		osYield()
+		return
 	}
 	runtime.Gosched()
 }
