@@ -18,11 +18,13 @@ func BenchmarkGemmKernel(b *testing.B) {
 		out := make([]float32, kn.mr*kn.nr)
 		if kn.gemmBlk != nil {
 			acc := make([]float32, kn.mr*kn.nr*16)
+			xp := make([]float32, kn.mr*((k+15)/16)*16)
+			packX(xp, x, k, 1, k)
 			for _, fl := range []int{gemmFinal, gemmLoad} {
 				b.Run(fmt.Sprintf("%s/blk/flags=%d/k=%d", kn.name, fl, k), func(b *testing.B) {
 					cpu0 := cpuTime()
 					for b.Loop() {
-						kn.gemmBlk(out, kn.nr, x, k, w, k, k, acc, fl, w, 1)
+						kn.gemmBlk(out, kn.nr, xp, w, k, k, acc, fl, w, 1)
 					}
 					flops := 2 * float64(kn.mr*kn.nr*k) * float64(b.N)
 					b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")

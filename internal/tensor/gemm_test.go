@@ -26,3 +26,18 @@ func TestMatMulF32NoColumns(t *testing.T) {
 		}
 	})
 }
+
+// TestMatMulF32BlockedGroups runs the batch-invariance check with W row
+// groups of one chunk and of several, under column and row blocks small
+// enough to cut the shapes into many of each (the groups change which
+// panel's accumulators are parked where, never an output's bits).
+func TestMatMulF32BlockedGroups(t *testing.T) {
+	for _, nc := range []int{1, 24, 72} {
+		t.Run(fmt.Sprintf("nc=%d", nc), func(t *testing.T) {
+			kc, mc, xb, gnc := gemmKC, gemmMC, gemmXBytes, gemmNC
+			gemmKC, gemmMC, gemmXBytes, gemmNC = 32, 8, 1<<30, nc
+			defer func() { gemmKC, gemmMC, gemmXBytes, gemmNC = kc, mc, xb, gnc }()
+			testMatMulF32BatchInvariant(t)
+		})
+	}
+}
