@@ -88,28 +88,17 @@ func packX(dst, x []float32, ldx, tiles, kb int) {
 	}
 }
 
-// f32Blocked is f32Rows for levels with gemmBlk (n ≥ mr): the same
-// outputs, kernels and canonical order, in a cache-blocked loop order.
-//
-// Loops, outermost first: row blocks of mc x rows (packed once, all
-// column blocks); groups of gemmNC W rows; column blocks; the group's
-// panels of nr W rows; the row block's x tiles (in the kernel). A W
-// panel's column block stays in L1 while every tile of the row block
-// passes over it, the column block of packed x (mc·kc floats) and the
-// parked accumulators of the group (gemmNC/nr · mc/mr tiles) stay in L2,
-// and each W element comes from memory once per row block.
-func f32Blocked(k *kernels, g *gemmArgs, r0, r1 int) {
-	mr, nr := k.mr, k.nr
-	nm := g.n - g.n%mr // x rows in full GEMM tiles
-	ldo, ldx, ldw, cols := g.ldo, g.ldx, g.ldw, g.k
-	out, x, w := g.out, g.x, g.w
-	if cols == 0 {
-		dotRows(k, g, 0, g.n, r0, r1) // zeros
-		return
-	}
+// gemmPlan is the blocking of one F32 GEMM (levels with gemmBlk, n ≥ mr):
+// nm x rows in full tiles, in row blocks of mc (the last one shorter);
+// columns in nkb blocks of kc (a multiple of 16; the last one shorter).
+type gemmPlan struct {
+	nm, mc, nkb, kc int
+}
 
-	// Column blocks: nkb near-equal blocks of kc (a multiple of 16)
-	// columns, the last one shorter.
+func (k *kernels) gemmPlan(n, cols int) gemmPlan {
+	mr := k.mr
+	nm := n - n%mr
+	// Column blocks: nkb near-equal blocks.
 	nkb := (cols + gemmKC - 1) / gemmKC
 	if nm == mr {
 		nkb = 1 // one tile: no W reuse for the blocks to keep in L1
@@ -126,28 +115,73 @@ func f32Blocked(k *kernels, g *gemmArgs, r0, r1 int) {
 	mc -= mc % mr
 	nib := (nm + mc - 1) / mc
 	mc = ((nm+nib-1)/nib + mr - 1) / mr * mr
+	return gemmPlan{nm: nm, mc: mc, nkb: nkb, kc: kc}
+}
 
-	// Groups of W rows: whole chunks (see kernels.chunk).
+// xpLen is the length of the packed x of all nm rows: row block i0 from
+// i0·nkb·kc, its column block c0 (tiles·mr rows of at most kc columns,
+// packX's order) c0·tiles·mr further on.
+func (pl gemmPlan) xpLen() int { return pl.nm * pl.nkb * pl.kc }
+
+// gemmNC is the W rows of a group: whole chunks (see kernels.chunk).
+func (k *kernels) gemmNC() int {
 	ch := k.chunk()
-	nc := max(ch, gemmNC/ch*ch)
-	var acc []float32
-	if nkb > 1 {
-		bp := getScratch(&accPool, nc/nr*mc*nr*16)
+	return max(ch, gemmNC/ch*ch)
+}
+
+// accLen is the length of the parked accumulators of one f32Blocked call
+// with more than one column block: a group's panels × a row block's tiles.
+func (pl gemmPlan) accLen(k *kernels) int { return k.gemmNC() / k.nr * pl.mc * k.nr * 16 }
+
+// packTiles packs x tiles [t0,t1) (rows 4t..4t+3, mr = 4) for the plan.
+func (pl gemmPlan) packTiles(xp, x []float32, ldx, cols, t0, t1 int) {
+	for t := t0; t < t1; {
+		i0 := 4 * t / pl.mc * pl.mc // the tile's row block
+		nt := (min(i0+pl.mc, pl.nm) - i0) / 4
+		tb := i0 / 4 // the block's first tile
+		te := min(t1, tb+nt)
+		for c0 := 0; c0 < cols; c0 += pl.kc {
+			kb := min(pl.kc, cols-c0)
+			steps := (kb + 15) / 16
+			base := i0*pl.nkb*pl.kc + c0*nt*4
+			packX(xp[base+(t-tb)*steps*64:], x[4*t*ldx+c0:], ldx, te-t, kb)
+		}
+		t = te
+	}
+}
+
+// f32Blocked is f32Rows for levels with gemmBlk (n ≥ mr): the same
+// outputs, kernels and canonical order, in a cache-blocked loop order, x
+// packed for the plan pl in xp.
+//
+// Loops, outermost first: row blocks of mc x rows; groups of gemmNC W
+// rows; column blocks; the group's panels of nr W rows; the row block's x
+// tiles (in the kernel). A W panel's column block stays in L1 while every
+// tile of the row block passes over it, the column block of packed x
+// (mc·kc floats) and the parked accumulators of the group (gemmNC/nr ·
+// mc/mr tiles) stay in L2, and each W element comes from memory once per
+// row block.
+//
+// acc (nil: taken from accPool) holds the parked accumulators, at least
+// pl.accLen(k) floats when there is more than one column block.
+func f32Blocked(k *kernels, g *gemmArgs, pl gemmPlan, xp, acc []float32, r0, r1 int) {
+	mr, nr := k.mr, k.nr
+	ldo, ldw, cols := g.ldo, g.ldw, g.k
+	out, w := g.out, g.w
+	nm, mc, nkb, kc := pl.nm, pl.mc, pl.nkb, pl.kc
+	nc := k.gemmNC()
+	if nkb == 1 {
+		acc = nil
+	} else if acc == nil {
+		bp := getScratch(&accPool, pl.accLen(k))
 		acc = *bp
 		defer accPool.Put(bp)
 	}
-	// The packed x rows of a row block: column block b of its tiles from
-	// b·mc·kc (all blocks but the last are kc wide).
-	xpb := getScratch(&xpPool, mc*nkb*kc)
-	defer xpPool.Put(xpb)
-	xp := *xpb
 
 	for i0 := 0; i0 < nm; i0 += mc {
 		i1 := min(i0+mc, nm)
 		nt := (i1 - i0) / mr
-		for c0 := 0; c0 < cols; c0 += kc {
-			packX(xp[c0*nt*mr:], x[i0*ldx+c0:], ldx, nt, min(kc, cols-c0))
-		}
+		xr := xp[i0*nkb*kc:]
 		for m0 := r0; m0 < r1; m0 += nc {
 			m1 := min(m0+nc, r1)
 			np := (m1 - m0) / nr // panels; only the last group has rows left over
@@ -164,7 +198,7 @@ func f32Blocked(k *kernels, g *gemmArgs, r0, r1 int) {
 				if nt >= 6 {
 					flags |= gemmPf1
 				}
-				xb := xp[c0*nt*mr:]
+				xb := xr[c0*nt*mr:]
 				for p := 0; p < np; p++ {
 					rr := m0 + p*nr
 					// The W block of the next call, which the kernel
