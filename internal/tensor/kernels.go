@@ -23,7 +23,8 @@ type kernels struct {
 	mv4 func(out, x, w []float32, ldw, k int)
 	// mv8 (optional) is mv4 for eight W rows: the matvec kernel.
 	mv8 func(out, x, w []float32, ldw, k int)
-	// gemm writes out[i·ldo+j] = Σ_c x[i·ldx+c]·w[j·ldw+c] for i < mr, j < nr, c < k.
+	// gemm writes out[i·ldo+j] = Σ_c x[i·ldx+c]·w[j·ldw+c] for i < mr, j < nr,
+	// c < k (needed without gemmBlk, which replaces it where present).
 	gemm   func(out []float32, ldo int, x []float32, ldx int, w []float32, ldw, k int)
 	mr, nr int
 	// gemmBlk (optional) is gemm for tiles consecutive x tiles (rows

@@ -97,13 +97,6 @@ var avx512Kernels = &kernels{
 		_, _ = x[k-1], w[7*ldw+k-1]
 		mv8AVX512(&out[0], &x[0], &w[0], ldw, k)
 	},
-	gemm: func(out []float32, ldo int, x []float32, ldx int, w []float32, ldw, k int) {
-		_, _, _ = out[3*ldo+5], x[3*ldx+k-1], w[5*ldw+k-1]
-		// Only the tests call gemm at this level (f32Rows takes gemmBlk).
-		xp := make([]float32, (k+15)/16*64)
-		packX(xp, x, ldx, 1, k)
-		gemm4x6AVX512(&out[0], ldo, &xp[0], &w[0], ldw, k, nil, gemmFinal, &w[0], 1)
-	},
 	gemmBlk: func(out []float32, ldo int, xp []float32, w []float32, ldw, k int, acc []float32, flags int, pf []float32, tiles int) {
 		if tiles <= 0 || k <= 0 {
 			panic("tensor: gemmBlk: no tiles or columns")
