@@ -15,7 +15,7 @@
 //     rows), cache-blocked (gemm.go): columns in blocks of at most 1024 so
 //     that the 6-row W block stays in L1 while the kernel runs over all x
 //     tiles of a row block (x rows packed per tile into one sequential
-//     stream, one column block kept in L2), the panels of 48 W rows taking
+//     stream, one column block kept in L2), the panels of 192 W rows taking
 //     turns over each column block, each tile's accumulators parked in a
 //     scratch buffer between column blocks; the kernel prefetches the next
 //     W block into L2. The matvec (fewer than 4
