@@ -318,6 +318,61 @@ mv8done:
 	VSHUFPS $0xDD, y, x, Z25 \
 	VADDPS  Z25, Z24, d
 
+// func packx4AVX512(dst, x *float32, ldx, kb, tiles int)
+// packX for AVX-512: per tile of 4 x rows (ldx apart), per step of 16
+// columns, the 16 floats of each row in turn; the last kb%16 columns of
+// a step zero-padded (masked loads).
+TEXT ·packx4AVX512(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ ldx+16(FP), BX
+	SHLQ $2, BX
+	MOVQ kb+24(FP), CX
+	TAILMASK(DX)
+	MOVQ tiles+32(FP), R12
+
+pxtile:
+	LEAQ (SI)(BX*1), R9
+	LEAQ (R9)(BX*1), R10
+	LEAQ (R10)(BX*1), R11
+	XORQ AX, AX
+	CMPQ AX, CX
+	JGE  pxtail
+
+pxloop:
+	VMOVUPS (SI)(AX*4), Z0
+	VMOVUPS (R9)(AX*4), Z1
+	VMOVUPS (R10)(AX*4), Z2
+	VMOVUPS (R11)(AX*4), Z3
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	ADDQ    $256, DI
+	ADDQ    $16, AX
+	CMPQ    AX, CX
+	JLT     pxloop
+
+pxtail:
+	KORTESTW K1, K1
+	JZ       pxnext
+	VMOVUPS.Z (SI)(AX*4), K1, Z0
+	VMOVUPS.Z (R9)(AX*4), K1, Z1
+	VMOVUPS.Z (R10)(AX*4), K1, Z2
+	VMOVUPS.Z (R11)(AX*4), K1, Z3
+	VMOVUPS   Z0, 0(DI)
+	VMOVUPS   Z1, 64(DI)
+	VMOVUPS   Z2, 128(DI)
+	VMOVUPS   Z3, 192(DI)
+	ADDQ      $256, DI
+
+pxnext:
+	LEAQ (R11)(BX*1), SI
+	DECQ R12
+	JNZ  pxtile
+	VZEROUPPER
+	RET
+
 // func gemm4x6AVX512(out *float32, ldo int, xp *float32, w *float32, ldw int, k int, acc *float32, flags int, pf *float32, ntiles int)
 // For each of ntiles tiles t (x rows 4t..4t+3, out rows likewise, acc
 // from 384t floats): out[i·ldo+j] = Σ_{c<k} x[i][c]·w[j·ldw+c] for i < 4,

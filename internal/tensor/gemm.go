@@ -138,7 +138,11 @@ func (k *kernels) gemmNC() int {
 func (pl gemmPlan) accLen(k *kernels) int { return k.gemmNC() / k.nr * pl.mc * k.nr * 16 }
 
 // packTiles packs x tiles [t0,t1) (rows 4t..4t+3, mr = 4) for the plan.
-func (pl gemmPlan) packTiles(xp, x []float32, ldx, cols, t0, t1 int) {
+func (pl gemmPlan) packTiles(k *kernels, xp, x []float32, ldx, cols, t0, t1 int) {
+	pack := packX
+	if k.packX != nil {
+		pack = k.packX
+	}
 	for t := t0; t < t1; {
 		i0 := 4 * t / pl.mc * pl.mc // the tile's row block
 		nt := (min(i0+pl.mc, pl.nm) - i0) / 4
@@ -148,7 +152,7 @@ func (pl gemmPlan) packTiles(xp, x []float32, ldx, cols, t0, t1 int) {
 			kb := min(pl.kc, cols-c0)
 			steps := (kb + 15) / 16
 			base := i0*pl.nkb*pl.kc + c0*nt*4
-			packX(xp[base+(t-tb)*steps*64:], x[4*t*ldx+c0:], ldx, te-t, kb)
+			pack(xp[base+(t-tb)*steps*64:], x[4*t*ldx+c0:], ldx, te-t, kb)
 		}
 		t = te
 	}

@@ -76,7 +76,7 @@ func BenchmarkGemmCeiling(b *testing.B) {
 				defer p.Close()
 				kc := min(kn.gemmPlan(n, s.cols).kc, s.cols)
 				const tiles = 32
-				xp := make([]float32, tiles*(kc+15)/16*64)
+				xp := make([]float32, tiles*((kc+15)/16)*64)
 				packX(xp, randVec(rng, tiles*4*kc), kc, tiles, kc)
 				wk := randVec(rng, kn.nr*kc)
 				ko := make([]float32, tiles*4*kn.nr)

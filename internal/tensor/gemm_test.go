@@ -2,6 +2,8 @@ package tensor
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -39,5 +41,34 @@ func TestMatMulF32BlockedGroups(t *testing.T) {
 			defer func() { gemmKC, gemmMC, gemmXBytes, gemmNC = kc, mc, xb, gnc }()
 			testMatMulF32BatchInvariant(t)
 		})
+	}
+}
+
+// TestPackX: a level's packX gives packX's layout (zero-padded tails
+// included) for any column count and tile count.
+func TestPackX(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	for _, k := range allImpls() {
+		if k.packX == nil {
+			continue
+		}
+		for _, kb := range []int{1, 7, 16, 17, 100, 1024} {
+			for _, tiles := range []int{1, 3} {
+				ldx := kb + 5
+				x := randVec(rng, 4*tiles*ldx)
+				n := tiles * ((kb + 15) / 16) * 64
+				want, got := make([]float32, n), make([]float32, n)
+				for i := range got {
+					got[i] = float32(i) // garbage that the padding must overwrite
+				}
+				packX(want, x, ldx, tiles, kb)
+				k.packX(got, x, ldx, tiles, kb)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s kb=%d tiles=%d: [%d] = %v, want %v", k.name, kb, tiles, i, got[i], want[i])
+					}
+				}
+			}
+		}
 	}
 }

@@ -36,6 +36,8 @@ type kernels struct {
 	// k%16 == 0 unless final. It prefetches into L2 the nr×k block at pf
 	// (ldw).
 	gemmBlk func(out []float32, ldo int, xp []float32, w []float32, ldw, k int, acc []float32, flags int, pf []float32, tiles int)
+	// packX (optional) is the function packX, faster.
+	packX func(dst, x []float32, ldx, tiles, kb int)
 	// axpy computes y[c] += alpha·x[c] over c < k (k a multiple of vl).
 	axpy func(y []float32, alpha float32, x []float32, k int)
 

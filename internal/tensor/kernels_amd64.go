@@ -44,6 +44,9 @@ func mv8AVX512(out, x, w *float32, ldw, k int)
 func gemm4x6AVX512(out *float32, ldo int, xp *float32, w *float32, ldw int, k int, acc *float32, flags int, pf *float32, ntiles int)
 
 //go:noescape
+func packx4AVX512(dst, x *float32, ldx, kb, tiles int)
+
+//go:noescape
 func q8dot4VNNI(out *float32, xq *int8, xd *float32, w *byte, ldw, nb int)
 
 //go:noescape
@@ -96,6 +99,13 @@ var avx512Kernels = &kernels{
 		}
 		_, _ = x[k-1], w[7*ldw+k-1]
 		mv8AVX512(&out[0], &x[0], &w[0], ldw, k)
+	},
+	packX: func(dst, x []float32, ldx, tiles, kb int) {
+		if tiles <= 0 || kb <= 0 {
+			return
+		}
+		_, _ = dst[tiles*((kb+15)/16)*64-1], x[(4*tiles-1)*ldx+kb-1]
+		packx4AVX512(&dst[0], &x[0], ldx, kb, tiles)
 	},
 	gemmBlk: func(out []float32, ldo int, xp []float32, w []float32, ldw, k int, acc []float32, flags int, pf []float32, tiles int) {
 		if tiles <= 0 || k <= 0 {

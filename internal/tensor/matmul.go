@@ -130,7 +130,7 @@ func (p *Pool) doneJob() {
 
 // packTiles packs x tiles [lo,hi) for the GEMM.
 func (j *mmJob) packTiles(lo, hi int) {
-	j.g.pl.packTiles(j.g.xp, j.g.x, j.g.ldx, j.g.k, lo, hi)
+	j.g.pl.packTiles(j.k, j.g.xp, j.g.x, j.g.ldx, j.g.k, lo, hi)
 }
 
 // f32Scratch returns a buffer for the packed x of an F32 GEMM, reused
@@ -224,7 +224,7 @@ func f32Rows(k *kernels, g *gemmArgs, r0, r1 int) {
 			pl := k.gemmPlan(g.n, g.k)
 			bp := getScratch(&xpPool, pl.xpLen())
 			defer xpPool.Put(bp)
-			pl.packTiles(*bp, g.x, g.ldx, g.k, 0, pl.nm/mr)
+			pl.packTiles(k, *bp, g.x, g.ldx, g.k, 0, pl.nm/mr)
 			f32Blocked(k, g, pl, *bp, nil, r0, r1)
 			return
 		}
