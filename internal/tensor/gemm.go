@@ -34,13 +34,14 @@ var (
 	// parked accumulators grow with it).
 	gemmMC = 128
 	// gemmNC is the most W rows (whole chunks) whose panels take turns
-	// over a column block of x; every group reads all of the row block's
-	// x again. Their parked accumulators (gemmNC/nr panels × mc/mr tiles
-	// × mr·nr·16 floats, 1.5 MB at 128 rows) outgrow L2, but each tile's
-	// are read in one piece, prefetched by the tile before. Measured
-	// (2048×5632, n = 128, W from memory, GFLOP/cpu-s): 48 rows 114,
-	// 192 rows 121, 1,024 rows 124; 11264×2048 and 768×2048 within ±3%.
-	gemmNC = 192
+	// over a column block of x, and gemmNCWide the same with more than
+	// two column blocks; every group reads all of the row block's x
+	// again. The group's parked accumulators (gemmNC/nr panels × mc/mr
+	// tiles × mr·nr·16 floats: 384 KB at 128 rows, 1.5 MB for the wide)
+	// are read a tile at a time, prefetched by the tile before. Measured
+	// (n = 128, GFLOP/cpu-s, 48 → 192 rows): 2048×5632 (6 blocks, W from
+	// memory) 114 → 121; 2048×2048 (2 blocks, W in L3) 128 → 122.
+	gemmNC, gemmNCWide = 48, 192
 )
 
 // gemmBlk flags.
@@ -127,15 +128,19 @@ func (k *kernels) gemmPlan(n, cols int) gemmPlan {
 // packX's order) c0·tiles·mr further on.
 func (pl gemmPlan) xpLen() int { return pl.nm * pl.nkb * pl.kc }
 
-// gemmNC is the W rows of a group: whole chunks (see kernels.chunk).
-func (k *kernels) gemmNC() int {
+// nc is the W rows of a group: whole chunks (see kernels.chunk).
+func (pl gemmPlan) nc(k *kernels) int {
+	nc := gemmNC
+	if pl.nkb > 2 {
+		nc = gemmNCWide
+	}
 	ch := k.chunk()
-	return max(ch, gemmNC/ch*ch)
+	return max(ch, nc/ch*ch)
 }
 
 // accLen is the length of the parked accumulators of one f32Blocked call
 // with more than one column block: a group's panels × a row block's tiles.
-func (pl gemmPlan) accLen(k *kernels) int { return k.gemmNC() / k.nr * pl.mc * k.nr * 16 }
+func (pl gemmPlan) accLen(k *kernels) int { return pl.nc(k) / k.nr * pl.mc * k.nr * 16 }
 
 // packTiles packs x tiles [t0,t1) (rows 4t..4t+3, mr = 4) for the plan.
 func (pl gemmPlan) packTiles(k *kernels, xp, x []float32, ldx, cols, t0, t1 int) {
@@ -176,7 +181,7 @@ func f32Blocked(k *kernels, g *gemmArgs, pl gemmPlan, xp, acc []float32, r0, r1 
 	ldo, ldw, cols := g.ldo, g.ldw, g.k
 	out, w := g.out, g.w
 	nm, mc, nkb, kc := pl.nm, pl.mc, pl.nkb, pl.kc
-	nc := k.gemmNC()
+	nc := pl.nc(k)
 	if nkb == 1 {
 		acc = nil
 	} else if acc == nil {

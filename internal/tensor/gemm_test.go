@@ -36,9 +36,9 @@ func TestMatMulF32NoColumns(t *testing.T) {
 func TestMatMulF32BlockedGroups(t *testing.T) {
 	for _, nc := range []int{1, 24, 72} {
 		t.Run(fmt.Sprintf("nc=%d", nc), func(t *testing.T) {
-			kc, mc, xb, gnc := gemmKC, gemmMC, gemmXBytes, gemmNC
-			gemmKC, gemmMC, gemmXBytes, gemmNC = 32, 8, 1<<30, nc
-			defer func() { gemmKC, gemmMC, gemmXBytes, gemmNC = kc, mc, xb, gnc }()
+			kc, mc, xb, gnc, gncw := gemmKC, gemmMC, gemmXBytes, gemmNC, gemmNCWide
+			gemmKC, gemmMC, gemmXBytes, gemmNC, gemmNCWide = 32, 8, 1<<30, nc, nc
+			defer func() { gemmKC, gemmMC, gemmXBytes, gemmNC, gemmNCWide = kc, mc, xb, gnc, gncw }()
 			testMatMulF32BatchInvariant(t)
 		})
 	}
