@@ -40,7 +40,9 @@ var (
 	// tiles × mr·nr·16 floats: 384 KB at 128 rows, 1.5 MB for the wide)
 	// are read a tile at a time, prefetched by the tile before. Measured
 	// (n = 128, GFLOP/cpu-s, 48 → 192 rows): 2048×5632 (6 blocks, W from
-	// memory) 114 → 121; 2048×2048 (2 blocks, W in L3) 128 → 122.
+	// memory) 114 → 121; 2048×2048 (2 blocks, W in L3) 128 → 122. When
+	// all of a row block's x fits gemmXBytes, groups are one chunk (the
+	// accumulators of 16 rows in L1: 2048×5632, n = 16, 74 → 87).
 	gemmNC, gemmNCWide = 48, 192
 )
 
@@ -128,11 +130,16 @@ func (k *kernels) gemmPlan(n, cols int) gemmPlan {
 // packX's order) c0·tiles·mr further on.
 func (pl gemmPlan) xpLen() int { return pl.nm * pl.nkb * pl.kc }
 
-// nc is the W rows of a group: whole chunks (see kernels.chunk).
+// nc is the W rows of a group: whole chunks (see kernels.chunk). When
+// all of a row block's x fits gemmXBytes it stays in L2 across groups,
+// and groups of one chunk keep the parked accumulators nearest.
 func (pl gemmPlan) nc(k *kernels) int {
 	nc := gemmNC
 	if pl.nkb > 2 {
 		nc = gemmNCWide
+	}
+	if 4*pl.mc*pl.nkb*pl.kc <= gemmXBytes {
+		nc = 0
 	}
 	ch := k.chunk()
 	return max(ch, nc/ch*ch)
