@@ -304,11 +304,21 @@ const mmBlockBytes = 1 << 20
 // (once per block) would cost more than the L2 hits save.
 const mmMinRows = 64
 
+// mmMinRowsF32 is the smallest block of an F32 MatMul: the F32 GEMM
+// blocks the columns itself (tensor/gemm.go) and, from 128 rows, keeps
+// only one column block of x in L2; smaller blocks would only read W
+// again (TinyLlama's 2048×5632 W2 took two calls of 64 rows).
+const mmMinRowsF32 = 128
+
 // matMul is pool.MatMul over blocks of rows that fit mmBlockBytes. Every
 // output row is computed on its own (see tensor's batch invariance), so the
 // blocks change no bits.
 func matMul(pool *tensor.Pool, out, x []float32, n int, w *tensor.Mat) {
-	blk := max(mmBlockBytes/(4*w.Cols)&^15, mmMinRows)
+	minRows := mmMinRows
+	if w.Type == tensor.F32 {
+		minRows = mmMinRowsF32
+	}
+	blk := max(mmBlockBytes/(4*w.Cols)&^15, minRows)
 	for r := 0; r < n; r += blk {
 		e := min(r+blk, n)
 		pool.MatMul(out[r*w.Rows:e*w.Rows], x[r*w.Cols:e*w.Cols], e-r, w)

@@ -318,46 +318,117 @@ mv8done:
 	VSHUFPS $0xDD, y, x, Z25 \
 	VADDPS  Z25, Z24, d
 
-// func gemm4x6AVX512(out *float32, ldo int, x *float32, ldx int, w *float32, ldw int, k int, acc *float32, flags int, pf *float32, ntiles int)
+// func packx4AVX512(dst, x *float32, ldx, kb, tiles int)
+// packX for AVX-512: per tile of 4 x rows (ldx apart), per step of 16
+// columns, the 16 floats of each row in turn; the last kb%16 columns of
+// a step zero-padded (masked loads).
+TEXT ·packx4AVX512(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ ldx+16(FP), BX
+	SHLQ $2, BX
+	MOVQ kb+24(FP), CX
+	TAILMASK(DX)
+	MOVQ tiles+32(FP), R12
+
+pxtile:
+	LEAQ (SI)(BX*1), R9
+	LEAQ (R9)(BX*1), R10
+	LEAQ (R10)(BX*1), R11
+	XORQ AX, AX
+	CMPQ AX, CX
+	JGE  pxtail
+
+pxloop:
+	VMOVUPS (SI)(AX*4), Z0
+	VMOVUPS (R9)(AX*4), Z1
+	VMOVUPS (R10)(AX*4), Z2
+	VMOVUPS (R11)(AX*4), Z3
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	ADDQ    $256, DI
+	ADDQ    $16, AX
+	CMPQ    AX, CX
+	JLT     pxloop
+
+pxtail:
+	KORTESTW K1, K1
+	JZ       pxnext
+	VMOVUPS.Z (SI)(AX*4), K1, Z0
+	VMOVUPS.Z (R9)(AX*4), K1, Z1
+	VMOVUPS.Z (R10)(AX*4), K1, Z2
+	VMOVUPS.Z (R11)(AX*4), K1, Z3
+	VMOVUPS   Z0, 0(DI)
+	VMOVUPS   Z1, 64(DI)
+	VMOVUPS   Z2, 128(DI)
+	VMOVUPS   Z3, 192(DI)
+	ADDQ      $256, DI
+
+pxnext:
+	LEAQ (R11)(BX*1), SI
+	DECQ R12
+	JNZ  pxtile
+	VZEROUPPER
+	RET
+
+// func gemm4x6AVX512(out *float32, ldo int, xp *float32, w *float32, ldw int, k int, acc *float32, flags int, pf *float32, ntiles int)
 // For each of ntiles tiles t (x rows 4t..4t+3, out rows likewise, acc
-// from 384t floats): out[i·ldo+j] = Σ_{c<k} x[i·ldx+c]·w[j·ldw+c] for
-// i < 4, j < 6, over one block of columns of a longer sum. A tile's 24
+// from 384t floats): out[i·ldo+j] = Σ_{c<k} x[i][c]·w[j·ldw+c] for i < 4,
+// j < 6, over one block of columns of a longer sum. x is packed (packX):
+// per tile and step of 16 columns, 16 floats of each row in turn, so the
+// tiles are one sequential stream of 256 bytes per step. A tile's 24
 // accumulators (16 lanes each, row-major by i then j) start from its acc
 // (flags&1) or zero; they end stored back to acc or, when flags&2, reduced
 // and written to out. Only a final block may have k%16 ≠ 0. Split into
 // blocks or not, every lane sums the same products in the same order (the
-// canonical one). Each step of the first three tiles also prefetches into
-// L2 one cache line of two rows of the 6×k block at pf (ldw apart): the W
-// block the next call will read.
-TEXT ·gemm4x6AVX512(SB), NOSPLIT, $32-88
-	MOVQ k+48(FP), CX
+// canonical one). Each step also prefetches into L2 one cache line of the
+// 6×k block at pf (ldw apart), the W block the next call will read: two
+// rows per tile over the first three tiles, or with flags&4 one row per
+// tile over the first six (a gentler stream of memory requests); and, with
+// flags&1, one line of the next tile's parked accumulators into L1.
+TEXT ·gemm4x6AVX512(SB), NOSPLIT, $40-80
+	MOVQ k+40(FP), CX
 	TAILMASK(DX)
-	MOVQ w+32(FP), R8
-	MOVQ ldw+40(FP), AX
+	MOVQ w+24(FP), R8
+	MOVQ ldw+32(FP), AX
 	SHLQ $2, AX
 	LEAQ (R8)(AX*1), R9
 	LEAQ (R9)(AX*1), R10
 	LEAQ (R10)(AX*1), R11
 	LEAQ (R11)(AX*1), R12
 	LEAQ (R12)(AX*1), R13
-	MOVQ pf+72(FP), R14
+	MOVQ pf+64(FP), R14
 	LEAQ (R14)(AX*1), R15
-	MOVQ x+16(FP), AX
+	SHLQ $1, AX
+	MOVQ AX, pfs-40(SP)
+	MOVQ $2, pfn-32(SP)
+	TESTQ $4, flags+56(FP)
+	JZ    gemmpf2
+	// One W row per tile over the first six tiles.
+	MOVQ R14, R15
+	SHRQ $1, AX
+	MOVQ AX, pfs-40(SP)
+	MOVQ $5, pfn-32(SP)
+
+gemmpf2:
+	MOVQ xp+16(FP), AX
 	MOVQ AX, x-8(SP)
 	MOVQ out+0(FP), AX
 	MOVQ AX, o-16(SP)
-	MOVQ acc+56(FP), AX
+	MOVQ acc+48(FP), AX
 	MOVQ AX, a-24(SP)
-	MOVQ $2, pfn-32(SP)
+	// BX: the next tile's parked accumulators, prefetched into L1 (with
+	// gemmLoad; else the current W row, a no-op).
+	MOVQ R8, BX
+	TESTQ $1, flags+56(FP)
+	JZ    gemmtile
+	LEAQ 1536(AX), BX
 
 gemmtile:
 	MOVQ x-8(SP), SI
-	MOVQ ldx+24(FP), BX
-	SHLQ $2, BX
-	LEAQ (SI)(BX*1), DI
-	LEAQ (DI)(BX*1), DX
-	LEAQ (DX)(BX*1), BX
-	TESTQ  $1, flags+64(FP)
+	TESTQ  $1, flags+56(FP)
 	JZ     gemmzero
 	MOVQ   a-24(SP), AX
 	VMOVUPS 0(AX), Z0
@@ -420,20 +491,22 @@ gemmstart:
 gemmloop:
 	PREFETCHT1 (R14)(AX*4)
 	PREFETCHT1 (R15)(AX*4)
+	PREFETCHT0 (BX)(AX*4)
 	VMOVUPS (R8)(AX*4), Z24
 	VMOVUPS (R9)(AX*4), Z25
 	VMOVUPS (R10)(AX*4), Z26
 	VMOVUPS (R11)(AX*4), Z27
 	VMOVUPS (R12)(AX*4), Z28
 	VMOVUPS (R13)(AX*4), Z29
-	VMOVUPS (SI)(AX*4), Z30
-	VMOVUPS (DI)(AX*4), Z31
+	VMOVUPS 0(SI), Z30
+	VMOVUPS 64(SI), Z31
 	G6(Z30, Z0, Z1, Z2, Z3, Z4, Z5)
-	VMOVUPS (DX)(AX*4), Z30
+	VMOVUPS 128(SI), Z30
 	G6(Z31, Z6, Z7, Z8, Z9, Z10, Z11)
-	VMOVUPS (BX)(AX*4), Z31
+	VMOVUPS 192(SI), Z31
 	G6(Z30, Z12, Z13, Z14, Z15, Z16, Z17)
 	G6(Z31, Z18, Z19, Z20, Z21, Z22, Z23)
+	ADDQ    $256, SI
 	ADDQ    $16, AX
 	CMPQ    AX, CX
 	JLT     gemmloop
@@ -447,17 +520,18 @@ gemmtail:
 	VMOVUPS.Z (R11)(AX*4), K1, Z27
 	VMOVUPS.Z (R12)(AX*4), K1, Z28
 	VMOVUPS.Z (R13)(AX*4), K1, Z29
-	VMOVUPS.Z (SI)(AX*4), K1, Z30
-	VMOVUPS.Z (DI)(AX*4), K1, Z31
+	VMOVUPS.Z 0(SI), K1, Z30
+	VMOVUPS.Z 64(SI), K1, Z31
 	G6(Z30, Z0, Z1, Z2, Z3, Z4, Z5)
-	VMOVUPS.Z (DX)(AX*4), K1, Z30
+	VMOVUPS.Z 128(SI), K1, Z30
 	G6(Z31, Z6, Z7, Z8, Z9, Z10, Z11)
-	VMOVUPS.Z (BX)(AX*4), K1, Z31
+	VMOVUPS.Z 192(SI), K1, Z31
 	G6(Z30, Z12, Z13, Z14, Z15, Z16, Z17)
 	G6(Z31, Z18, Z19, Z20, Z21, Z22, Z23)
+	ADDQ      $256, SI
 
 gemmdone:
-	TESTQ $2, flags+64(FP)
+	TESTQ $2, flags+56(FP)
 	JNZ   gemmreduce
 	MOVQ  a-24(SP), DI
 	VMOVUPS Z0, 0(DI)
@@ -536,23 +610,25 @@ gemmreduce:
 	VMOVHPS       X5, 16(DI)
 
 gemmnext:
-	MOVQ ldx+24(FP), AX
-	SHLQ $4, AX
-	ADDQ AX, x-8(SP)
+	MOVQ SI, x-8(SP)
 	MOVQ ldo+8(FP), AX
 	SHLQ $4, AX
 	ADDQ AX, o-16(SP)
 	ADDQ $1536, a-24(SP)
+	TESTQ $1, flags+56(FP)
+	JZ    gemmpfw
+	ADDQ $1536, BX
+
+gemmpfw:
 	CMPQ pfn-32(SP), $0
 	JEQ  gemmnopf
 	DECQ pfn-32(SP)
-	MOVQ ldw+40(FP), AX
-	SHLQ $3, AX
+	MOVQ pfs-40(SP), AX
 	ADDQ AX, R14
 	ADDQ AX, R15
 
 gemmnopf:
-	DECQ ntiles+80(FP)
+	DECQ ntiles+72(FP)
 	JNZ  gemmtile
 	VZEROUPPER
 	RET

@@ -233,3 +233,38 @@ func BenchmarkAttentionScores(b *testing.B) {
 		b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 	})
 }
+
+// BenchmarkMatMulColdW is BenchmarkMatMul's F32 GEMM (one thread) with W
+// from memory, as in a forward pass, where every layer's weights are read
+// once per step: each call takes the next of enough copies of W to fill
+// 320 MB (more than this machine's L3).
+// Run: go test -run '^$' -bench MatMulColdW ./internal/tensor
+func BenchmarkMatMulColdW(b *testing.B) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	const total = 320 << 20 / 4 // floats
+	buf := randVec(rng, total)
+	for _, s := range []struct{ rows, cols int }{{768, 768}, {4096, 768}, {768, 2048}, {2048, 2048}, {11264, 2048}, {2048, 5632}} {
+		var ws []*Mat
+		for o := 0; o+s.rows*s.cols <= total; o += s.rows * s.cols {
+			ws = append(ws, &Mat{Rows: s.rows, Cols: s.cols, Type: F32, F32: buf[o : o+s.rows*s.cols]})
+		}
+		for _, n := range []int{16, 128} {
+			b.Run(fmt.Sprintf("%dx%d/n=%d", s.rows, s.cols, n), func(b *testing.B) {
+				x := randVec(rng, n*s.cols)
+				out := make([]float32, n*s.rows)
+				p := NewPool(1)
+				defer p.Close()
+				i := 0
+				cpu0 := cpuTime()
+				for b.Loop() {
+					p.MatMul(out, x, n, ws[i])
+					i = (i + 1) % len(ws)
+				}
+				flops := 2 * float64(n*s.rows*s.cols) * float64(b.N)
+				if cpu := cpuTime() - cpu0; cpu > 0 {
+					b.ReportMetric(flops/cpu.Seconds()/1e9, "GFLOP/cpu-s")
+				}
+			})
+		}
+	}
+}

@@ -14,9 +14,11 @@
 //     micro-kernel (24 zmm accumulators, each W load reused by 4 activation
 //     rows), cache-blocked (gemm.go): columns in blocks of at most 1024 so
 //     that the 6-row W block stays in L1 while the kernel runs over all x
-//     tiles of a row block (x rows kept in L2), each tile's accumulators
-//     parked in a scratch buffer between column blocks; the kernel
-//     prefetches the next W block into L2. The matvec (fewer than 4
+//     tiles of a row block (x rows packed per tile into one sequential stream,
+//     one column block kept in L2), the panels of 48 W rows (192 with more
+//     than two column blocks) taking turns over each column block, each tile's
+//     accumulators parked in a scratch buffer between column blocks; the
+//     kernel prefetches the next W block into L2. The matvec (fewer than 4
 //     activation rows, and the rows the GEMM tiles leave over) streams 8 W
 //     rows with one accumulator each; column tails use masked loads. Packed
 //     Q8_0 (PackQ8) uses VPDPBUSD on 16 interleaved W rows per zmm: tiles of

@@ -23,16 +23,21 @@ type kernels struct {
 	mv4 func(out, x, w []float32, ldw, k int)
 	// mv8 (optional) is mv4 for eight W rows: the matvec kernel.
 	mv8 func(out, x, w []float32, ldw, k int)
-	// gemm writes out[i·ldo+j] = Σ_c x[i·ldx+c]·w[j·ldw+c] for i < mr, j < nr, c < k.
+	// gemm writes out[i·ldo+j] = Σ_c x[i·ldx+c]·w[j·ldw+c] for i < mr, j < nr,
+	// c < k (needed without gemmBlk, which replaces it where present).
 	gemm   func(out []float32, ldo int, x []float32, ldx int, w []float32, ldw, k int)
 	mr, nr int
 	// gemmBlk (optional) is gemm for tiles consecutive x tiles (rows
 	// mr·t.., outputs likewise) over one block of columns of a longer sum
-	// (see f32Blocked): each tile's mr·nr 16-lane accumulators start from
-	// acc[t·mr·nr·16:] (flags&gemmLoad) or zero, and end there or, with
-	// flags&gemmFinal, summed into out in the canonical order. k%16 == 0
-	// unless final. It prefetches into L2 the nr×k block at pf (ldw).
-	gemmBlk func(out []float32, ldo int, x []float32, ldx int, w []float32, ldw, k int, acc []float32, flags int, pf []float32, tiles int)
+	// (see f32Blocked), x packed by packX (16 columns of the tile's mr
+	// rows after each other): each tile's mr·nr 16-lane accumulators start
+	// from acc[t·mr·nr·16:] (flags&gemmLoad) or zero, and end there or,
+	// with flags&gemmFinal, summed into out in the canonical order.
+	// k%16 == 0 unless final. It prefetches into L2 the nr×k block at pf
+	// (ldw).
+	gemmBlk func(out []float32, ldo int, xp []float32, w []float32, ldw, k int, acc []float32, flags int, pf []float32, tiles int)
+	// packX (optional) is the function packX, faster.
+	packX func(dst, x []float32, ldx, tiles, kb int)
 	// axpy computes y[c] += alpha·x[c] over c < k (k a multiple of vl).
 	axpy func(y []float32, alpha float32, x []float32, k int)
 

@@ -41,7 +41,10 @@ func mv4AVX512(out, x, w *float32, ldw, k int)
 func mv8AVX512(out, x, w *float32, ldw, k int)
 
 //go:noescape
-func gemm4x6AVX512(out *float32, ldo int, x *float32, ldx int, w *float32, ldw int, k int, acc *float32, flags int, pf *float32, ntiles int)
+func gemm4x6AVX512(out *float32, ldo int, xp *float32, w *float32, ldw int, k int, acc *float32, flags int, pf *float32, ntiles int)
+
+//go:noescape
+func packx4AVX512(dst, x *float32, ldx, kb, tiles int)
 
 //go:noescape
 func q8dot4VNNI(out *float32, xq *int8, xd *float32, w *byte, ldw, nb int)
@@ -97,22 +100,25 @@ var avx512Kernels = &kernels{
 		_, _ = x[k-1], w[7*ldw+k-1]
 		mv8AVX512(&out[0], &x[0], &w[0], ldw, k)
 	},
-	gemm: func(out []float32, ldo int, x []float32, ldx int, w []float32, ldw, k int) {
-		_, _, _ = out[3*ldo+5], x[3*ldx+k-1], w[5*ldw+k-1]
-		gemm4x6AVX512(&out[0], ldo, &x[0], ldx, &w[0], ldw, k, nil, gemmFinal, &w[0], 1)
+	packX: func(dst, x []float32, ldx, tiles, kb int) {
+		if tiles <= 0 || kb <= 0 {
+			return
+		}
+		_, _ = dst[tiles*((kb+15)/16)*64-1], x[(4*tiles-1)*ldx+kb-1]
+		packx4AVX512(&dst[0], &x[0], ldx, kb, tiles)
 	},
-	gemmBlk: func(out []float32, ldo int, x []float32, ldx int, w []float32, ldw, k int, acc []float32, flags int, pf []float32, tiles int) {
+	gemmBlk: func(out []float32, ldo int, xp []float32, w []float32, ldw, k int, acc []float32, flags int, pf []float32, tiles int) {
 		if tiles <= 0 || k <= 0 {
 			panic("tensor: gemmBlk: no tiles or columns")
 		}
-		_, _, _ = x[(4*tiles-1)*ldx+k-1], w[5*ldw+k-1], pf[5*ldw+k-1]
+		_, _, _ = xp[tiles*((k+15)/16)*64-1], w[5*ldw+k-1], pf[5*ldw+k-1]
 		if flags&gemmFinal != 0 {
 			_ = out[(4*tiles-1)*ldo+5]
 		} else if k%16 != 0 {
 			panic("tensor: gemmBlk: a non-final block needs k%16 == 0")
 		}
 		var a *float32
-		if flags != gemmFinal {
+		if flags&(gemmLoad|gemmFinal) != gemmFinal {
 			_ = acc[tiles*4*6*16-1]
 			a = &acc[0]
 		}
@@ -120,7 +126,7 @@ var avx512Kernels = &kernels{
 		if flags&gemmFinal != 0 {
 			o = &out[0]
 		}
-		gemm4x6AVX512(o, ldo, &x[0], ldx, &w[0], ldw, k, a, flags, &pf[0], tiles)
+		gemm4x6AVX512(o, ldo, &xp[0], &w[0], ldw, k, a, flags, &pf[0], tiles)
 	},
 	q8dot4: func(out []float32, xq []int8, xd []float32, w []byte, ldw, nb int) {
 		_, _, _, _ = out[3], xq[nb*Q8BlockSize-1], xd[nb-1], w[3*ldw+nb*Q8BlockBytes-1]

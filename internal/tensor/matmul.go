@@ -3,6 +3,7 @@ package tensor
 import (
 	"encoding/binary"
 	"fmt"
+	"sync/atomic"
 )
 
 // parMinWork is the multiply-add count (n·Rows·Cols) below which MatMul runs
@@ -46,8 +47,8 @@ func (p *Pool) MatMul(out, x []float32, n int, w *Mat) {
 }
 
 // mmJob is one MatMul call's work, split by output-row panels. A Pool keeps
-// one, with its methods bound once as func values (f32Fn, quantFn, q8Fn),
-// so that a MatMul allocates nothing.
+// one, with its methods bound once as func values (f32Fn, packFn, quantFn,
+// q8Fn), so that a MatMul allocates nothing.
 type mmJob struct {
 	k     *kernels
 	w     *Mat
@@ -97,6 +98,20 @@ func (p *Pool) matMulF32(out, x []float32, n int, w *Mat) {
 		j.panel = j.k.chunk()
 	}
 	j.g = gemmArgs{out: out, ldo: w.Rows, x: x, ldx: w.Cols, n: n, w: w.F32, ldw: w.Cols, k: w.Cols}
+	if n >= j.k.mr && j.k.gemmBlk != nil && w.Cols > 0 {
+		// Pack x for the GEMM once, over the pool, rather than in each
+		// thread's f32Blocked.
+		j.g.pl = j.k.gemmPlan(n, w.Cols)
+		j.g.xp = p.f32Scratch(j.g.pl.xpLen())
+		if j.g.pl.nkb > 1 && p != nil {
+			j.g.accs = p.accScratch(j.g.pl.accLen(j.k))
+		}
+		var fn func(lo, hi int)
+		if p != nil {
+			fn = p.packFn
+		}
+		p.run(n*w.Cols, j.g.pl.nm/j.k.mr, fn, j.packTiles)
+	}
 	panels := (w.Rows + j.panel - 1) / j.panel
 	var fn func(lo, hi int)
 	if p != nil {
@@ -113,6 +128,38 @@ func (p *Pool) doneJob() {
 	}
 }
 
+// packTiles packs x tiles [lo,hi) for the GEMM.
+func (j *mmJob) packTiles(lo, hi int) {
+	j.g.pl.packTiles(j.k, j.g.xp, j.g.x, j.g.ldx, j.g.k, lo, hi)
+}
+
+// f32Scratch returns a buffer for the packed x of an F32 GEMM, reused
+// across calls: as large as the largest x multiplied (plus column
+// padding), like the Q8_0 activation scratch.
+func (p *Pool) f32Scratch(n int) []float32 {
+	if p == nil {
+		return make([]float32, n)
+	}
+	if cap(p.xf) < n {
+		p.xf = make([]float32, n)
+	}
+	return p.xf[:n]
+}
+
+// accScratch returns one accumulator buffer of n floats per thread,
+// reused across calls.
+func (p *Pool) accScratch(n int) [][]float32 {
+	if len(p.accs) < p.Threads() {
+		p.accs = make([][]float32, p.Threads())
+	}
+	for i := range p.accs {
+		if cap(p.accs[i]) < n {
+			p.accs[i] = make([]float32, n)
+		}
+	}
+	return p.accs
+}
+
 func (j *mmJob) f32Panels(lo, hi int) {
 	f32Rows(j.k, &j.g, lo*j.panel, min(hi*j.panel, j.w.Rows))
 }
@@ -125,6 +172,14 @@ type gemmArgs struct {
 	ldx, n int
 	w      []float32
 	ldw, k int
+
+	// xp, when set, holds x packed for the GEMM (gemmBlk) by plan pl;
+	// accs, when set, accumulator scratch for each f32Rows call of the
+	// MatMul (one per thread), handed out by accNext.
+	xp      []float32
+	pl      gemmPlan
+	accs    [][]float32
+	accNext atomic.Int32
 }
 
 // mvRows is the number of W rows the level's widest matvec kernel takes.
@@ -161,7 +216,23 @@ func f32Rows(k *kernels, g *gemmArgs, r0, r1 int) {
 		return
 	}
 	if k.gemmBlk != nil {
-		f32Blocked(k, g, r0, r1)
+		if g.k == 0 {
+			dotRows(k, g, 0, g.n, r0, r1) // zeros
+			return
+		}
+		if g.xp == nil { // not packed by MatMul: pack here
+			pl := k.gemmPlan(g.n, g.k)
+			bp := getScratch(&xpPool, pl.xpLen())
+			defer xpPool.Put(bp)
+			pl.packTiles(k, *bp, g.x, g.ldx, g.k, 0, pl.nm/mr)
+			f32Blocked(k, g, pl, *bp, nil, r0, r1)
+			return
+		}
+		var acc []float32
+		if g.accs != nil {
+			acc = g.accs[g.accNext.Add(1)-1]
+		}
+		f32Blocked(k, g, g.pl, g.xp, acc, r0, r1)
 		return
 	}
 	ldo, ldx, ldw, cols := g.ldo, g.ldx, g.ldw, g.k

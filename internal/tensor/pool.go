@@ -50,10 +50,14 @@ type Pool struct {
 	xd []float32
 	xu []byte
 	xs []uint32 // packed Q8_0: per row and block, scale and offset correction
+	// F32 GEMM scratch, reused by MatMul: x packed for the kernel, and
+	// one buffer of parked accumulators per thread.
+	xf   []float32
+	accs [][]float32
 
 	// MatMul's current job and its methods as func values, bound once.
-	mm                   mmJob
-	f32Fn, quantFn, q8Fn func(lo, hi int)
+	mm                           mmJob
+	f32Fn, packFn, quantFn, q8Fn func(lo, hi int)
 }
 
 // spinIters bounds the busy-wait of workers and caller before they park.
@@ -95,7 +99,7 @@ func NewPool(n int) *Pool { return newPool(n, 0) }
 func newPool(n, nice int) *Pool {
 	p := &Pool{n: max(n, 1), wake: make(chan struct{}, 1), nice: nice}
 	p.cond = sync.NewCond(&p.mu)
-	p.f32Fn, p.quantFn, p.q8Fn = p.mm.f32Panels, p.mm.quantRows, p.mm.q8Panels
+	p.f32Fn, p.packFn, p.quantFn, p.q8Fn = p.mm.f32Panels, p.mm.packTiles, p.mm.quantRows, p.mm.q8Panels
 	for w := 1; w < p.n; w++ {
 		p.wg.Add(1)
 		go p.worker(w)
