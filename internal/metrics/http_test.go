@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"bufio"
+	"compress/gzip"
 	"context"
 	"errors"
 	"io"
@@ -231,5 +232,56 @@ func TestStatusClass(t *testing.T) {
 		if got := statusClass(code); got != want {
 			t.Errorf("statusClass(%d) = %q, want %q", code, got, want)
 		}
+	}
+}
+
+// TestHandlerEncodings: /metrics is gzipped for a scraper that accepts it
+// (Prometheus) and plain text otherwise; both decode to the same catalog.
+func TestHandlerEncodings(t *testing.T) {
+	reg := NewRegistry()
+	newTestPrometheus(t, reg)
+	h := Handler(reg)
+	for _, tc := range []struct {
+		name, accept, wantEncoding string
+	}{
+		{"plain", "", ""},
+		{"gzip", "gzip", "gzip"},
+		{"gzip among others", "br;q=1.0, gzip;q=0.8, *;q=0.1", "gzip"},
+		{"identity only", "identity", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+			if tc.accept != "" {
+				req.Header.Set("Accept-Encoding", tc.accept)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != http.StatusOK {
+				t.Fatalf("status %d", rec.Code)
+			}
+			if got := rec.Header().Get("Content-Encoding"); got != tc.wantEncoding {
+				t.Fatalf("Content-Encoding %q, want %q", got, tc.wantEncoding)
+			}
+			body := io.Reader(rec.Body)
+			if tc.wantEncoding == "gzip" {
+				zr, err := gzip.NewReader(rec.Body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body = zr
+			}
+			b, err := io.ReadAll(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
+				t.Errorf("Content-Type %q", ct)
+			}
+			for _, want := range []string{"# TYPE vllm:num_requests_running gauge", "vllm:generation_tokens_total{", "process_cpu_seconds_total", "go_goroutines"} {
+				if !strings.Contains(string(b), want) {
+					t.Errorf("the body lacks %q", want)
+				}
+			}
+		})
 	}
 }
