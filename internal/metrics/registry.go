@@ -9,10 +9,11 @@ import (
 // process (process_*) collectors, the analogue of the python_* and process_*
 // metrics of a single-process vLLM server.
 func NewRegistry() *prometheus.Registry {
+	proc, err := newProcessCollector()
+	if err != nil {
+		proc = collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})
+	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	)
+	reg.MustRegister(collectors.NewGoCollector(), proc)
 	return reg
 }
