@@ -9,8 +9,10 @@
 //   - Logging: the "Engine 000: Avg prompt throughput: …" line every interval.
 //   - Snapshot: the registry read back as plain values (vLLM LLM.get_metrics()).
 //   - HTTP: http_requests_total and http_request_duration_seconds middleware,
-//     and the /metrics handler.
-//   - NewRegistry: a registry with the Go runtime and process collectors.
+//     and the /metrics handler (gzip at the fastest level when asked).
+//   - NewRegistry: a registry with the Go runtime and process collectors (on
+//     Linux a lean process collector: client_golang's process_* series less
+//     the network ones, without its per-scrape /proc/stat read).
 //
 // vLLM counterparts: vllm/v1/metrics/loggers.py (PrometheusStatLogger,
 // LoggingStatLogger, build_1_2_5_buckets), vllm/v1/metrics/stats.py
@@ -19,7 +21,8 @@
 // shared/spec/metrics.md (Part A wins over Part B).
 //
 // Imports: internal/stats only (never internal/llm: llm consumes these types
-// through its StatLogger interface), client_golang, and the standard library.
+// through its StatLogger interface), client_golang, procfs (the process
+// collector), klauspost/compress (gzip), and the standard library.
 //
 // Invariants:
 //   - No package-level metric state and no init(): every metric lives in the
