@@ -140,10 +140,17 @@ func (p *Pool) f32Scratch(n int) []float32 {
 	if p == nil {
 		return make([]float32, n)
 	}
-	if cap(p.xf) < n {
-		p.xf = make([]float32, n)
+	return grow(&p.xf, n)
+}
+
+// grow returns (*buf)[:n], first replacing *buf by a larger buffer if it
+// holds fewer than n: the Pool's scratch, reused across calls (the pool has
+// one caller at a time).
+func grow[T any](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, n)
 	}
-	return p.xf[:n]
+	return (*buf)[:n]
 }
 
 // accScratch returns one accumulator buffer of n floats per thread,
@@ -153,9 +160,7 @@ func (p *Pool) accScratch(n int) [][]float32 {
 		p.accs = make([][]float32, p.Threads())
 	}
 	for i := range p.accs {
-		if cap(p.accs[i]) < n {
-			p.accs[i] = make([]float32, n)
-		}
+		grow(&p.accs[i], n)
 	}
 	return p.accs
 }
@@ -548,10 +553,7 @@ func (p *Pool) q8Scratch(nq, nd int) ([]int8, []float32, []byte) {
 		p.xq = make([]int8, nq)
 		p.xu = make([]byte, nq)
 	}
-	if cap(p.xd) < nd {
-		p.xd = make([]float32, nd)
-	}
-	return p.xq[:nq], p.xd[:nd], p.xu[:nq]
+	return p.xq[:nq], grow(&p.xd, nd), p.xu[:nq]
 }
 
 // quantizeRow quantizes x like QuantizeQ8_0 into separate int8 values and

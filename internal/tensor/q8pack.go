@@ -259,10 +259,7 @@ func (p *Pool) q8pScratch(n int) []uint32 {
 	if p == nil {
 		return make([]uint32, n)
 	}
-	if cap(p.xs) < n {
-		p.xs = make([]uint32, n)
-	}
-	return p.xs[:n]
+	return grow(&p.xs, n)
 }
 
 // checkPacked panics unless w.P holds a packed rows×cols matrix.
