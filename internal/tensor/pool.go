@@ -18,7 +18,9 @@ import (
 //
 // Hand-off is a generation counter: workers spin on it briefly after each
 // job (so back-to-back kernels of a forward pass cost no wake-up), then park
-// on a condition variable. The caller waits for the job the same way.
+// on a condition variable. The caller waits for the job the same way. A
+// lowered pool (PoolOptions.Nice) spins at least lockedSpin, yielding the
+// CPU to the OS rather than its Go processor (see keepSpinning and yield).
 type Pool struct {
 	n int
 
