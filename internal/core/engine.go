@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 
 	"govllm/internal/kvcache"
 	"govllm/internal/sched"
@@ -155,6 +156,14 @@ func (e *Engine) Run(ctx context.Context, in <-chan Command, out chan<- sched.Co
 			case <-ctx.Done():
 				return ctx.Err()
 			}
+			// Whoever the send (or an Add's Result) woke waits in this
+			// goroutine's Go processor, and Run may be locked to a thread
+			// that does not enter the scheduler during the next step (the
+			// forward pass of a lowered tensor.Pool spins with OS yields
+			// only): hand the woken goroutines to another processor now,
+			// or the outputs would reach their streams a step late or, on
+			// a busy engine, only when it idles.
+			runtime.Gosched()
 			owed = busy && !e.HasWork()
 			continue
 		}
