@@ -61,6 +61,12 @@ func (r *Result) WriteTable(w io.Writer) {
 			line(fmt.Sprintf("P%s %s (ms):", pLabel(p.P), m.short), p.Value)
 		}
 	}
+	if len(r.ScrapeErrors) > 0 && r.Scrape == nil {
+		section("Server /metrics scrape latency")
+		line("Scrapes during the run:", 0)
+		line("Failed scrapes:", len(r.ScrapeErrors))
+		line("First error:", r.ScrapeErrors[0])
+	}
 	if r.Scrape != nil {
 		section("Server /metrics scrape latency")
 		line("Scrapes during the run:", len(r.ScrapeLatencies))
@@ -72,9 +78,7 @@ func (r *Result) WriteTable(w io.Writer) {
 				line(fmt.Sprintf("P%s scrape latency (ms):", pLabel(p.P)), p.Value)
 			}
 		}
-		if len(r.ScrapeLatencies) > 0 {
-			line("Max scrape latency (ms):", slices.Max(r.ScrapeLatencies))
-		}
+		line("Max scrape latency (ms):", slices.Max(r.ScrapeLatencies))
 	}
 	if len(r.Checks) > 0 {
 		section("Server /metrics cross-check")

@@ -108,8 +108,8 @@ type Result struct {
 	Percentiles           []float64 `json:"-"`
 
 	// With Config.ScrapeInterval: the latency of each /metrics scrape
-	// during the run (ms; govllm's own fields, not vLLM's), their
-	// summary, and the failed scrapes' errors.
+	// during the run (ms; govllm's own fields, not vLLM's), their summary
+	// (nil when no scrape succeeded), and the failed scrapes' errors.
 	ScrapeLatencies []float64 `json:"metrics_scrape_latencies_ms,omitempty"`
 	ScrapeErrors    []string  `json:"metrics_scrape_errors,omitempty"`
 	Scrape          *Summary  `json:"-"`
@@ -160,29 +160,30 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var (
 		scrapeLat  []time.Duration
 		scrapeErrs []string
+		stop       = make(chan struct{})
 		scraped    = make(chan struct{})
 	)
-	sctx, stopScrapes := context.WithCancel(ctx)
 	go func() {
 		defer close(scraped)
 		if cfg.ScrapeInterval > 0 {
-			scrapeLat, scrapeErrs = c.scrapeLatencies(sctx, cfg.ScrapeInterval)
+			scrapeLat, scrapeErrs = c.scrapeLatencies(ctx, stop, cfg.ScrapeInterval)
 		}
 	}()
 	results, dur := runAll(ctx, c, &cfg, prompts)
-	stopScrapes()
+	close(stop)
 	<-scraped
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	res := summarizeRun(&cfg, prompts, results, dur)
-	if cfg.ScrapeInterval > 0 {
+	res.ScrapeErrors = scrapeErrs
+	if len(scrapeLat) > 0 {
 		res.ScrapeLatencies = make([]float64, len(scrapeLat))
 		for i, d := range scrapeLat {
 			res.ScrapeLatencies[i] = float64(d) / float64(time.Millisecond)
 		}
 		s := summarize(res.ScrapeLatencies, cfg.Percentiles)
-		res.Scrape, res.ScrapeErrors = &s, scrapeErrs
+		res.Scrape = &s
 	}
 	if cfg.CheckMetrics {
 		after, err := c.scrape(ctx, cfg.Model)
