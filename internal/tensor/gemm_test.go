@@ -32,15 +32,19 @@ func TestMatMulF32NoColumns(t *testing.T) {
 // TestMatMulF32BlockedGroups runs the batch-invariance check with W row
 // groups of one chunk and of several, under column and row blocks small
 // enough to cut the shapes into many of each (the groups change which
-// panel's accumulators are parked where, never an output's bits).
+// panel's accumulators are parked where, never an output's bits). A
+// gemmXBytes that every x fits makes every group one chunk whatever nc;
+// a tiny one keeps the groups of nc rows (and row blocks of 4).
 func TestMatMulF32BlockedGroups(t *testing.T) {
-	for _, nc := range []int{1, 24, 72} {
-		t.Run(fmt.Sprintf("nc=%d", nc), func(t *testing.T) {
-			kc, mc, xb, gnc, gncw := gemmKC, gemmMC, gemmXBytes, gemmNC, gemmNCWide
-			gemmKC, gemmMC, gemmXBytes, gemmNC, gemmNCWide = 32, 8, 1<<30, nc, nc
-			defer func() { gemmKC, gemmMC, gemmXBytes, gemmNC, gemmNCWide = kc, mc, xb, gnc, gncw }()
-			testMatMulF32BatchInvariant(t)
-		})
+	for _, xbytes := range []int{1 << 30, 64} {
+		for _, nc := range []int{1, 24, 72} {
+			t.Run(fmt.Sprintf("xbytes=%d/nc=%d", xbytes, nc), func(t *testing.T) {
+				kc, mc, xb, gnc, gncw := gemmKC, gemmMC, gemmXBytes, gemmNC, gemmNCWide
+				gemmKC, gemmMC, gemmXBytes, gemmNC, gemmNCWide = 32, 8, xbytes, nc, nc
+				defer func() { gemmKC, gemmMC, gemmXBytes, gemmNC, gemmNCWide = kc, mc, xb, gnc, gncw }()
+				testMatMulF32BatchInvariant(t)
+			})
+		}
 	}
 }
 

@@ -88,8 +88,14 @@ func (p *Pool) keepSpinning(i int, t0 *time.Time) bool {
 	if p.nice > 0 && t0.IsZero() {
 		*t0 = time.Now()
 	}
-	return i < spinIters || p.nice > 0 && time.Since(*t0) < lockedSpin
+	// The cap on polls bounds the wait where time does not pass while
+	// goroutines spin (a testing/synctest bubble).
+	return i < spinIters || p.nice > 0 && i < lockedSpinPolls && time.Since(*t0) < lockedSpin
 }
+
+// lockedSpinPolls caps a lowered pool's busy-wait in polls (see
+// keepSpinning): a few milliseconds of them, at least lockedSpin here.
+const lockedSpinPolls = 1 << 22
 
 // testHookJobDone, when set (by tests, before NewPool), runs in the worker
 // that finished job g last, before it looks at parked; it returns true.

@@ -159,7 +159,8 @@ func TestPoolLateWorkerCannotEndNextJob(t *testing.T) {
 }
 
 // TestKeepSpinning: a pool busy-waits spinIters polls; a lowered pool also
-// at least lockedSpin long, measured from its first yield.
+// at least lockedSpin long, measured from its first yield, but never more
+// than lockedSpinPolls polls (time may stand still, as in a synctest bubble).
 func TestKeepSpinning(t *testing.T) {
 	savedIters, savedSpin := spinIters, lockedSpin
 	defer func() { spinIters, lockedSpin = savedIters, savedSpin }()
@@ -168,20 +169,19 @@ func TestKeepSpinning(t *testing.T) {
 		name string
 		nice int
 		spin time.Duration
-		// polls: the first poll count at which keepSpinning says park
-		// (-1: not within 64 Ki polls).
+		// polls: the first poll count at which keepSpinning says park.
 		polls int
 	}{
 		{"normal", 0, time.Hour, 1024},
 		{"lowered/no-time", 10, 0, 1024 + 255},
-		{"lowered/time-left", 10, time.Hour, -1},
+		{"lowered/time-left", 10, time.Hour, lockedSpinPolls + 255},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			lockedSpin = c.spin
 			p := &Pool{nice: c.nice}
 			var t0 time.Time
 			got := -1
-			for i := 0; i < 64<<10; i++ {
+			for i := 0; i < 2*lockedSpinPolls; i++ {
 				if !p.keepSpinning(i, &t0) {
 					got = i
 					break

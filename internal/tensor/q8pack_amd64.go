@@ -55,6 +55,9 @@ func q8pPrefetch(nw, ns []byte, t, T, nb int) (pf *byte, pfs, pfk int) {
 // q8pStreams returns tile t's share (nil if none) when T tiles of nb blocks
 // prefetch r as pfk streams of pfs bytes, one line from each per block.
 func q8pStreams(r []byte, t, T, nb int) (pf *byte, pfs, pfk int) {
+	if len(r) == 0 {
+		return nil, 0, 0
+	}
 	lines := (len(r) + 63) / 64
 	pfk = (lines + nb*T - 1) / (nb * T)
 	sl := (lines + pfk - 1) / pfk // lines a stream
