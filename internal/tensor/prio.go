@@ -21,9 +21,12 @@ type PoolOptions struct {
 	// its (now lower-priority) thread until it exits, when the runtime
 	// discards the thread. No lowered thread ever runs other goroutines.
 	//
-	// While they spin between jobs such threads also give their CPU away
-	// (sched_yield) every 256 polls, not just their Go processor, so that a
-	// runnable thread of the process is not kept waiting by a spin.
+	// While they spin between jobs such threads give their CPU away
+	// (sched_yield) every 256 polls, so that a runnable thread of the
+	// process is not kept waiting by a spin, but not their Go processor (a
+	// locked goroutine's Gosched costs two context switches): the spare Go
+	// processors run the other goroutines, and a caller that wakes some
+	// (core.Run, once per step) yields them its processor itself.
 	//
 	// Linux only (setpriority on the thread id); elsewhere NewPoolWith
 	// reports ErrNiceUnsupported and the pool runs at normal priority.
