@@ -11,12 +11,15 @@ vet:
 	@unformatted=$$(gofmt -l cmd internal); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 
 # -tags invariants compiles in the expensive KV-cache consistency checks.
+# Then the serving packages run once more without the race detector, whose
+# slowdown hides timing faults (tokens that reach a stream a step late).
 # go test prints a skipped test's reason only with -v: say here, loudly,
 # what a machine without the shared models or the npm references skips.
 test: vet
 	@test -d ../shared/models || echo "*** NOTE: ../shared/models not found: every test that needs a real model will SKIP (CI provides it)"
 	@for d in internal/*/testdata/npm; do test -d $$d/node_modules || echo "*** NOTE: $$d/node_modules missing: reference comparisons will SKIP (.ci/run installs them; or npm ci --prefix $$d)"; done
 	$(GO) test -race -tags invariants -timeout 20m ./...
+	$(GO) test -count 1 -timeout 5m ./cmd/govllm ./internal/llm ./internal/httpapi
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2x ./...
