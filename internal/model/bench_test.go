@@ -30,9 +30,11 @@ var benchModels = []struct {
 		return m
 	}}},
 	{"stories110m-f32", &benchModel{make: dummyMaker("stories110m", tensor.F32)}},
+	{"stories110m-f32-rows", &benchModel{make: rowsMaker("stories110m")}},
 	{"stories110m-q8_0", &benchModel{make: dummyMaker("stories110m", tensor.Q8_0)}},
 	{"stories110m-q8_0-ggml", &benchModel{make: ggmlMaker("stories110m")}},
 	{"tinyllama-1.1b-f32", &benchModel{make: dummyMaker("tinyllama-1.1b", tensor.F32)}},
+	{"tinyllama-1.1b-f32-rows", &benchModel{make: rowsMaker("tinyllama-1.1b")}},
 	{"tinyllama-1.1b-q8_0", &benchModel{make: dummyMaker("tinyllama-1.1b", tensor.Q8_0)}},
 	{"tinyllama-1.1b-q8_0-ggml", &benchModel{make: ggmlMaker("tinyllama-1.1b")}},
 }
@@ -50,6 +52,23 @@ func ggmlMaker(shape string) func(b *testing.B) *Model {
 			}
 		}
 		tensor.UnpackQ8(&m.Output)
+		return m
+	}
+}
+
+// rowsMaker makes the F32 dummy model with its matrices left in rows
+// (tensor.UnpackF32): the row-major kernels, as a baseline for the packed
+// outer-product ones.
+func rowsMaker(shape string) func(b *testing.B) *Model {
+	return func(b *testing.B) *Model {
+		m := dummyMaker(shape, tensor.F32)(b)
+		for i := range m.Layers {
+			L := &m.Layers[i]
+			for _, w := range []*tensor.Mat{&L.Wqkv, &L.Wo, &L.W13, &L.W2} {
+				tensor.UnpackF32(w)
+			}
+		}
+		tensor.UnpackF32(&m.Output)
 		return m
 	}
 }

@@ -134,17 +134,19 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 	return m, nil
 }
 
-// packWeights repacks the Q8_0 matmul weights into the layout of the fast
-// kernels (tensor.PackQ8). Embed keeps its GGML blocks for row lookups; a
-// tied Q8_0 head gets its own packed copy.
+// packWeights repacks the matmul weights into the layouts of the fast
+// kernels (tensor.PackQ8, tensor.PackF32). Embed keeps its rows or GGML
+// blocks for row lookups; a tied head gets its own packed copy.
 func packWeights(m *Model) {
 	for i := range m.Layers {
 		L := &m.Layers[i]
 		for _, w := range []*tensor.Mat{&L.Wqkv, &L.Wo, &L.W13, &L.W2} {
 			tensor.PackQ8(w)
+			tensor.PackF32(w)
 		}
 	}
 	tensor.PackQ8(&m.Output)
+	tensor.PackF32(&m.Output)
 }
 
 // quantizeMat converts an F32 matrix whose rows are whole Q8_0 blocks to

@@ -510,11 +510,13 @@ func TestDummy(t *testing.T) {
 		t.Fatal("different seeds, same logits")
 	}
 	var sum, sq float64
-	for _, v := range a.Layers[0].Wqkv.F32 {
+	wqkv := a.Layers[0].Wqkv
+	tensor.UnpackF32(&wqkv) // a copy: a's stays packed
+	for _, v := range wqkv.F32 {
 		sum += float64(v)
 		sq += float64(v) * float64(v)
 	}
-	n := float64(len(a.Layers[0].Wqkv.F32))
+	n := float64(len(wqkv.F32))
 	if std := math.Sqrt(sq/n - (sum/n)*(sum/n)); math.Abs(std-dummyStd) > 0.001 || math.Abs(sum/n) > 0.001 {
 		t.Fatalf("weights mean %g std %g, want 0 and %g", sum/n, std, dummyStd)
 	}

@@ -21,13 +21,15 @@ const (
 func Q8RowBytes(cols int) int { return cols / Q8BlockSize * Q8BlockBytes }
 
 // Mat is a row-major weight matrix of Rows output features × Cols inputs.
-// Exactly one of F32, Q or P holds the data, per Type: a Q8_0 matrix is in
-// GGML blocks (Q) or, after PackQ8, in the row-interleaved layout of the
-// fast kernels (P).
+// Exactly one of F32, P32, Q or P holds the data, per Type: an F32 matrix
+// is in rows (F32) or, after PackF32, in the panels of the outer-product
+// kernels (P32); a Q8_0 matrix is in GGML blocks (Q) or, after PackQ8, in
+// the row-interleaved layout of the fast kernels (P).
 type Mat struct {
 	Rows, Cols int
 	Type       DType
 	F32        []float32
+	P32        []float32
 	Q          []byte
 	P          []byte
 }

@@ -67,6 +67,18 @@ type kernels struct {
 
 	// axpyStrided (optional) implements AxpyStrided (len(y), len(a) ≥ 1).
 	axpyStrided func(y, a, v []float32, stride int)
+
+	// f32p (optional) is a packed F32 kernel (f32pack.go): the first valid
+	// outputs of each of mr rows (ldo apart) of the x tile xp against nz/2
+	// panels (ps floats apart) over k ≥ 1 columns, from zero or
+	// (flags&1) from out, in the level's packed canonical order; nz is 2,
+	// or f32pWide(mr) with every output valid. nil: the level runs packed
+	// matrices with f32pGo, and PackF32 leaves matrices in rows. Each
+	// column step prefetches into L2 the line at pf (non-empty), which
+	// advances pfs bytes per step.
+	f32p func(out []float32, ldo int, xp []float32, mr int, w []float32, ps, nz, k, flags, valid int, pf []float32, pfs int)
+	// f32pPack (optional) is packXCols, faster.
+	f32pPack func(dst, x []float32, ldx, mr, kb int)
 }
 
 // goKernels is the portable implementation, used where no SIMD level is
@@ -75,7 +87,7 @@ var goKernels = &kernels{
 	name: "go", vl: 1,
 	dot: dotGo, dot1: dot1Go, mv4: mv4Go, gemm: gemmGo, mr: 2, nr: 4, axpy: axpyGo,
 	q8dot4: q8dot4Go, quantize: quantizeRow, q8p: q8pRowsGo,
-	softmax: softmaxGo, swiglu: swigluGo,
+	softmax: softmaxGo, swiglu: swigluGo, f32p: f32pGo,
 }
 
 // expf returns e^x in float32 with Cephes' expf polynomial (the method of

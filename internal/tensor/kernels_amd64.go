@@ -163,6 +163,7 @@ var avx512Kernels = &kernels{
 		_ = up[len(gate)-1]
 		swigluAVX512(&gate[0], &up[0], len(gate))
 	},
+	f32p: f32pAVX512, f32pPack: f32pPackX,
 }
 
 var avx2Kernels = &kernels{

@@ -27,6 +27,10 @@ func (p *Pool) MatMul(out, x []float32, n int, w *Mat) {
 	}
 	switch w.Type {
 	case F32:
+		if w.P32 != nil {
+			p.matMulF32P(out, x, n, w)
+			return
+		}
 		if len(w.F32) < w.Rows*w.Cols {
 			panic("tensor: MatMul: F32 weights shorter than Rows×Cols")
 		}
@@ -48,12 +52,13 @@ func (p *Pool) MatMul(out, x []float32, n int, w *Mat) {
 
 // mmJob is one MatMul call's work, split by output-row panels. A Pool keeps
 // one, with its methods bound once as func values (f32Fn, packFn, quantFn,
-// q8Fn), so that a MatMul allocates nothing.
+// q8Fn, f32pFn, f32pPackFn), so that a MatMul allocates nothing.
 type mmJob struct {
 	k     *kernels
 	w     *Mat
 	panel int
 	g     gemmArgs // F32: the whole product
+	fp    f32pArgs // packed F32
 
 	// Q8_0: the quantized activations.
 	x          []float32

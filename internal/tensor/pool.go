@@ -60,6 +60,7 @@ type Pool struct {
 	// MatMul's current job and its methods as func values, bound once.
 	mm                           mmJob
 	f32Fn, packFn, quantFn, q8Fn func(lo, hi int)
+	f32pFn, f32pPackFn           func(lo, hi int)
 }
 
 // spinIters bounds the busy-wait of workers and caller before they park.
@@ -108,6 +109,7 @@ func newPool(n, nice int) *Pool {
 	p := &Pool{n: max(n, 1), wake: make(chan struct{}, 1), nice: nice}
 	p.cond = sync.NewCond(&p.mu)
 	p.f32Fn, p.packFn, p.quantFn, p.q8Fn = p.mm.f32Panels, p.mm.packTiles, p.mm.quantRows, p.mm.q8Panels
+	p.f32pFn, p.f32pPackFn = p.mm.fp.panels, p.mm.fp.packTiles
 	for w := 1; w < p.n; w++ {
 		p.wg.Add(1)
 		go p.worker(w)
