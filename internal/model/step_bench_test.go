@@ -16,6 +16,7 @@ var stepBenchModels = []struct {
 	{"stories110m-f32", namedBenchModel("stories110m-f32", "stories110m", tensor.F32)},
 	{"tinyllama-1.1b-f32", namedBenchModel("tinyllama-1.1b-f32", "tinyllama-1.1b", tensor.F32)},
 	{"tinyllama-1.1b-q8_0", namedBenchModel("tinyllama-1.1b-q8_0", "tinyllama-1.1b", tensor.Q8_0)},
+	{"stories110m-f32-rows", namedBenchModel("stories110m-f32-rows", "stories110m", tensor.F32)},
 }
 
 // namedBenchModel returns benchModels' entry of that name (so that a model
