@@ -35,7 +35,7 @@ func main() {
 	for _, s := range shapes {
 		kernel(&b, s[0], s[1])
 	}
-	b.WriteString(packAsm)
+	packKernel(&b)
 	if err := os.WriteFile("f32pack_amd64.s", b.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
@@ -217,66 +217,117 @@ func kernel(b *bytes.Buffer, mr, nz int) {
 	p("RET")
 }
 
-// packAsm is packXCols: each row's 16 columns at a time, scattered to
-// their places mr floats apart.
-const packAsm = `
-DATA f32pIota<>+0(SB)/8, $0x0000000100000000
-DATA f32pIota<>+8(SB)/8, $0x0000000300000002
-DATA f32pIota<>+16(SB)/8, $0x0000000500000004
-DATA f32pIota<>+24(SB)/8, $0x0000000700000006
-DATA f32pIota<>+32(SB)/8, $0x0000000900000008
-DATA f32pIota<>+40(SB)/8, $0x0000000b0000000a
-DATA f32pIota<>+48(SB)/8, $0x0000000d0000000c
-DATA f32pIota<>+56(SB)/8, $0x0000000f0000000e
-GLOBL f32pIota<>(SB), RODATA|NOPTR, $64
-
-// func f32pPackAVX512(dst, x *float32, ldx, mr, kb int)
-TEXT ·f32pPackAVX512(SB), NOSPLIT, $0-40
-	MOVQ dst+0(FP), DI
-	MOVQ x+8(FP), SI
-	MOVQ ldx+16(FP), R8
-	SHLQ $2, R8
-	MOVQ mr+24(FP), R9
-	MOVQ kb+32(FP), R10
-	VPBROADCASTD R9, Z2
-	VMOVDQU32 f32pIota<>(SB), Z1
-	VPMULLD Z2, Z1, Z1
-	MOVQ R9, R11
-	SHLQ $6, R11
-	XORQ R12, R12
-
-packrow:
-	MOVQ SI, AX
-	LEAQ (DI)(R12*4), BX
-	MOVQ R10, CX
-
-packcol:
-	CMPQ CX, $16
-	JL   packtail
-	VMOVUPS (AX), Z0
-	KXNORW K1, K1, K1
-	VSCATTERDPS Z0, K1, (BX)(Z1*4)
-	ADDQ $64, AX
-	ADDQ R11, BX
-	SUBQ $16, CX
-	JMP  packcol
-
-packtail:
-	TESTQ CX, CX
-	JZ    packnext
-	MOVQ  $1, DX
-	SHLQ  CX, DX
-	DECQ  DX
-	KMOVW DX, K1
-	VMOVUPS.Z (AX), K1, Z0
-	KMOVW DX, K1
-	VSCATTERDPS Z0, K1, (BX)(Z1*4)
-
-packnext:
-	ADDQ R8, SI
-	INCQ R12
-	CMPQ R12, R9
-	JL   packrow
-	VZEROUPPER
-	RET
-`
+// packKernel writes f32pPackAVX512, packXCols in AVX-512: 16 columns of
+// the tile's mr rows at a time, loaded as (up to) 16 row vectors,
+// transposed in registers (unpack, shuffle, two 128-bit lane shuffles) and
+// stored as 16 column vectors of mr floats (masked), mr floats apart.
+// Registers: DI dst, SI x, R8 ldx (bytes), R9 mr, R10 columns left, R11
+// mr·4, K1 the mr-lane store mask, K2 the tail's column mask.
+func packKernel(b *bytes.Buffer) {
+	p := func(format string, a ...any) { fmt.Fprintf(b, "\t"+format+"\n", a...) }
+	z := func(i int) string { return fmt.Sprintf("Z%d", i) }
+	fmt.Fprintf(b, "\n// func f32pPackAVX512(dst, x *float32, ldx, mr, kb int)\n")
+	fmt.Fprintf(b, "TEXT ·f32pPackAVX512(SB), NOSPLIT, $0-40\n")
+	p("MOVQ dst+0(FP), DI")
+	p("MOVQ x+8(FP), SI")
+	p("MOVQ ldx+16(FP), R8")
+	p("SHLQ $2, R8")
+	p("MOVQ mr+24(FP), R9")
+	p("MOVQ kb+32(FP), R10")
+	p("MOVQ R9, R11")
+	p("SHLQ $2, R11")
+	p("MOVQ $1, DX")
+	p("MOVQ R9, CX")
+	p("SHLQ CX, DX")
+	p("DECQ DX")
+	p("KMOVW DX, K1")
+	for i := 0; i < 16; i++ {
+		p("VPXORD %s, %s, %s", z(i), z(i), z(i))
+	}
+	// load emits the loads of the mr rows at SI (masked by K2 if tail).
+	load := func(tail bool, lbl string) {
+		p("MOVQ SI, AX")
+		for i := 0; i < 16; i++ {
+			p("CMPQ R9, $%d", i)
+			p("JLE %s", lbl)
+			if tail {
+				p("VMOVUPS.Z (AX), K2, %s", z(i))
+			} else {
+				p("VMOVUPS (AX), %s", z(i))
+			}
+			if i < 15 {
+				p("ADDQ R8, AX")
+			}
+		}
+		fmt.Fprintf(b, "%s:\n", lbl)
+	}
+	// transpose turns rows Z0..Z15 into columns; it returns the register
+	// of each column.
+	transpose := func() [16]int {
+		// Stage 1: t[2k] = unpacklo(r[2k], r[2k+1]), t[2k+1] = unpackhi.
+		for k := 0; k < 8; k++ {
+			p("VUNPCKLPS %s, %s, %s", z(2*k+1), z(2*k), z(16+2*k))
+			p("VUNPCKHPS %s, %s, %s", z(2*k+1), z(2*k), z(16+2*k+1))
+		}
+		// Stage 2: per group of four rows g (t at 16+4g..): r[4g+0..3] =
+		// columns 4m+0..3 of rows 4g..4g+3, per 128-bit lane m.
+		for g := 0; g < 4; g++ {
+			t := 16 + 4*g
+			p("VSHUFPS $0x44, %s, %s, %s", z(t+2), z(t), z(4*g))
+			p("VSHUFPS $0xEE, %s, %s, %s", z(t+2), z(t), z(4*g+1))
+			p("VSHUFPS $0x44, %s, %s, %s", z(t+3), z(t+1), z(4*g+2))
+			p("VSHUFPS $0xEE, %s, %s, %s", z(t+3), z(t+1), z(4*g+3))
+		}
+		// Stage 3: for column residue j (0..3): pair row groups (0,1) and
+		// (2,3): lanes 0,2 and lanes 1,3.
+		for j := 0; j < 4; j++ {
+			p("VSHUFF32X4 $0x88, %s, %s, %s", z(4+j), z(j), z(16+j))    // cols j, j+8 of groups 0,1
+			p("VSHUFF32X4 $0xDD, %s, %s, %s", z(4+j), z(j), z(20+j))    // cols j+4, j+12
+			p("VSHUFF32X4 $0x88, %s, %s, %s", z(12+j), z(8+j), z(24+j)) // groups 2,3
+			p("VSHUFF32X4 $0xDD, %s, %s, %s", z(12+j), z(8+j), z(28+j))
+		}
+		// Stage 4: columns.
+		var col [16]int
+		for j := 0; j < 4; j++ {
+			p("VSHUFF32X4 $0x88, %s, %s, %s", z(24+j), z(16+j), z(j))
+			p("VSHUFF32X4 $0xDD, %s, %s, %s", z(24+j), z(16+j), z(4+j))
+			p("VSHUFF32X4 $0x88, %s, %s, %s", z(28+j), z(20+j), z(8+j))
+			p("VSHUFF32X4 $0xDD, %s, %s, %s", z(28+j), z(20+j), z(12+j))
+			col[j], col[j+8], col[j+4], col[j+12] = j, 4+j, 8+j, 12+j
+		}
+		return col
+	}
+	fmt.Fprintf(b, "packloop:\n")
+	p("CMPQ R10, $16")
+	p("JL packtail")
+	load(false, "packloaded")
+	col := transpose()
+	p("MOVQ DI, BX")
+	for j := 0; j < 16; j++ {
+		p("VMOVUPS %s, K1, (BX)", z(col[j]))
+		p("ADDQ R11, BX")
+	}
+	p("MOVQ BX, DI")
+	p("ADDQ $64, SI")
+	p("SUBQ $16, R10")
+	p("JMP packloop")
+	fmt.Fprintf(b, "packtail:\n")
+	p("TESTQ R10, R10")
+	p("JZ packdone")
+	p("MOVQ $1, DX")
+	p("MOVQ R10, CX")
+	p("SHLQ CX, DX")
+	p("DECQ DX")
+	p("KMOVW DX, K2")
+	load(true, "packtailloaded")
+	col = transpose()
+	for j := 0; j < 15; j++ {
+		p("VMOVUPS %s, K1, (DI)", z(col[j]))
+		p("CMPQ R10, $%d", j+1)
+		p("JLE packdone")
+		p("ADDQ R11, DI")
+	}
+	fmt.Fprintf(b, "packdone:\n")
+	p("VZEROUPPER")
+	p("RET")
+}
