@@ -173,3 +173,40 @@ func TestF32pPackX(t *testing.T) {
 		}
 	}
 }
+
+// TestF32pBadArgs: the wrapper refuses what its bounds checks could not
+// cover rather than letting the kernel run outside the slices.
+func TestF32pBadArgs(t *testing.T) {
+	haveAVX512F32p(t)
+	out, xp, w, pf := make([]float32, 4096), make([]float32, 4096), make([]float32, 4096), make([]float32, 1)
+	for _, c := range []struct {
+		name string
+		f    func()
+	}{
+		{"odd nz", func() { f32pAVX512(out, 32, xp, 1, w, 32, 3, 4, 0, 48, pf, 0) }},
+		{"nz=6", func() { f32pAVX512(out, 96, xp, 1, w, 32, 6, 4, 0, 96, pf, 0) }},
+		{"wide, part valid", func() { f32pAVX512(out, 64, xp, 4, w, 128, 4, 4, 0, 60, pf, 0) }},
+		{"mr=15", func() { f32pAVX512(out, 32, xp, 15, w, 128, 2, 4, 0, 32, pf, 0) }},
+		{"k=0", func() { f32pAVX512(out, 32, xp, 2, w, 128, 2, 0, 0, 32, pf, 0) }},
+		{"valid=33", func() { f32pAVX512(out, 64, xp, 2, w, 128, 2, 4, 0, 33, pf, 0) }},
+		// Negative strides that the bounds checks alone would let through
+		// (the kernel would then run before the slice).
+		{"ldo<0", func() { f32pAVX512(out[64:], -1, xp, 2, w, 128, 2, 4, 0, 32, pf, 0) }},
+		{"ps<0", func() { f32pAVX512(out, 64, xp, 3, w[1024:], -1, 4, 4, 0, 64, pf, 0) }},
+		{"short out", func() { f32pAVX512(out[:63], 32, xp, 2, w, 128, 2, 4, 0, 32, pf, 0) }},
+		{"short xp", func() { f32pAVX512(out, 32, xp[:7], 2, w, 128, 2, 4, 0, 32, pf, 0) }},
+		{"short w", func() { f32pAVX512(out, 64, xp, 3, w[:32*4+127], 128, 4, 4, 0, 64, pf, 0) }},
+		{"pack ldx<0", func() { f32pPackX(out, xp[64:], -1, 2, 16) }},
+		{"pack short dst", func() { f32pPackX(out[:31], xp, 16, 2, 16) }},
+		{"pack short x", func() { f32pPackX(out, xp[:31], 16, 2, 16) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("no panic")
+				}
+			}()
+			c.f()
+		})
+	}
+}
