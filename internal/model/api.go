@@ -90,7 +90,7 @@ type Model struct {
 	Embed  tensor.Mat // VocabSize × Dim token embeddings (F32 or Q8_0)
 	Layers []Layer
 	Norm   []float32  // final RMSNorm weight
-	Output tensor.Mat // VocabSize × Dim classifier (shares Embed's data when tied)
+	Output tensor.Mat // VocabSize × Dim classifier (when tied, Embed's weights: shared in rows, else its own quantized or packed copy)
 
 	ropeFactors []float32 // per-frequency divisors (GGUF rope_freqs.weight); nil means none
 	rope        ropeTable

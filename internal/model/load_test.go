@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -524,6 +525,16 @@ func TestDummy(t *testing.T) {
 		if math.IsNaN(float64(v)) || math.Abs(float64(v)) > 100 {
 			t.Fatalf("logit %g not sane", v)
 		}
+	}
+	// The tied head is packed (or not) on its own: Embed keeps the rows
+	// its lookups read, and the head holds the same weights.
+	if !c.TiedEmbeddings || len(a.Embed.F32) != c.VocabSize*c.Dim || a.Embed.P32 != nil {
+		t.Fatalf("tied %v: Embed holds %d rows' floats, packed %v", c.TiedEmbeddings, len(a.Embed.F32)/c.Dim, a.Embed.P32 != nil)
+	}
+	head := a.Output
+	tensor.UnpackF32(&head)
+	if !slices.Equal(head.F32, a.Embed.F32) {
+		t.Fatal("tied head and Embed hold different weights")
 	}
 	q := NewDummy(c, tensor.Q8_0, 42)
 	if q.Layers[0].Wqkv.Type != tensor.Q8_0 {

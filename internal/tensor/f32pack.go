@@ -26,9 +26,10 @@ import (
 //
 //	acc = 0; for c ascending: acc += x[c]·w[c]
 //
-// the avx512 level fusing each multiply-add (one rounding), the go level
-// (and avx2, which runs packed matrices in Go) rounding the product first:
-// at the go level, packed and row-major results are the same bits. Column
+// the avx512 level fusing each multiply-add (one rounding), the levels
+// without packed kernels (go and avx2, which run packed matrices in Go:
+// f32pGo) rounding the product first: at the go level, packed and
+// row-major results are the same bits. Column
 // blocks park the running sums in out and resume them (exact), so an
 // output's bits depend only on its x row and W row, never on n, the tile,
 // the blocking or the thread. The avx512 packed sums differ from the
@@ -69,8 +70,9 @@ func f32PackedLen(rows, cols int) int {
 // outer-product kernels: w.P32 gets it and w.F32 is released (keep
 // another Mat sharing F32 for row lookups such as token embeddings). It
 // does nothing to other or already packed matrices, or at a kernel level
-// without packed F32 kernels (avx2). Results stay within float32 rounding
-// of the row-major MatMul but are not bit-identical to it at avx512.
+// without packed F32 kernels (avx2, go). Results stay within float32
+// rounding of the row-major MatMul but are not bit-identical to it at
+// avx512.
 func PackF32(w *Mat) {
 	if w.Type != F32 || w.P32 != nil || impl.f32p == nil {
 		return
@@ -275,7 +277,7 @@ func (a *f32pArgs) panels(p0, p1 int) {
 	}
 }
 
-// f32pGo is the portable packed kernel (the go level's, and avx2's): the
+// f32pGo is the portable packed kernel (of the levels without one): the
 // outputs of an mr-row tile against nz/2 panels over k columns, only the
 // first valid outputs of the row, in the go level's canonical order (the
 // running sum of products rounded to float32).

@@ -45,6 +45,11 @@ func TestPackF32Skips(t *testing.T) {
 		if packed := w.P32 != nil; packed != (impl.f32p != nil) || packed == (w.F32 != nil) {
 			t.Fatalf("level %s: PackF32 left P32 %v, F32 %v", impl.name, w.P32 != nil, w.F32 != nil)
 		}
+		// Only avx512 has packed kernels; elsewhere packed matrices would
+		// run f32pGo, slower than the level's row-major kernels.
+		if packed := w.P32 != nil; packed != (impl.name == "avx512") {
+			t.Fatalf("level %s: PackF32 packed: %v", impl.name, packed)
+		}
 		PackF32(w) // already packed (or unpackable): no change
 	})
 }

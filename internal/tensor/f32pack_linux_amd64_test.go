@@ -1,0 +1,102 @@
+//go:build !purego
+
+package tensor
+
+import (
+	"math/rand/v2"
+	"syscall"
+	"testing"
+	"unsafe"
+)
+
+// guardedFloats returns n floats that end flush against an inaccessible
+// page (and start after one), so that a kernel touching a float past
+// either end faults instead of reading or writing neighbouring memory
+// unnoticed. free unmaps them.
+func guardedFloats(t *testing.T, n int) (f []float32, free func()) {
+	t.Helper()
+	pg := syscall.Getpagesize()
+	data := (4*n + pg - 1) / pg * pg
+	mem, err := syscall.Mmap(-1, 0, pg+data+pg, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Skip("mmap:", err)
+	}
+	for _, g := range [][]byte{mem[:pg], mem[pg+data:]} {
+		if err := syscall.Mprotect(g, syscall.PROT_NONE); err != nil {
+			t.Fatal("mprotect:", err)
+		}
+	}
+	end := pg + data
+	f = unsafe.Slice((*float32)(unsafe.Pointer(&mem[end-4*n])), n)
+	return f, func() { syscall.Munmap(mem) }
+}
+
+// TestF32pKernelsGuardPages runs every kernel with out, xp, W and pf each
+// ending at an inaccessible page, for partial masks (whose masked-off
+// outputs are the floats past out's end) and resumed sums (masked loads),
+// and the pack kernel with x and dst so placed (its masked tail): any
+// access past a slice the wrapper checked crashes the test. The prefetch
+// runs past its page on purpose (prefetches do not fault). The results
+// must equal the same calls on ordinary memory.
+func TestF32pKernelsGuardPages(t *testing.T) {
+	haveAVX512F32p(t)
+	rng := rand.New(rand.NewPCG(65, 66))
+	fill := func(dst []float32) {
+		for i := range dst {
+			dst[i] = rng.Float32()*2 - 1
+		}
+	}
+	for zi := range f32pAsm {
+		for mr, f := range f32pAsm[zi] {
+			if f == nil {
+				continue
+			}
+			nz := 2 * (zi + 1)
+			for _, k := range []int{1, 3, 6} {
+				valids := []int{16 * nz}
+				if nz == 2 {
+					valids = []int{32, 1, 9, 16, 17, 31}
+				}
+				for _, valid := range valids {
+					for _, flags := range []int{0, 1} {
+						ldo, ps := 16*nz+3, f32pNR*k+32
+						outLen, xLen, wLen := (mr-1)*ldo+valid, mr*k, (nz/2-1)*ps+f32pNR*k
+						out, freeOut := guardedFloats(t, outLen)
+						xp, freeX := guardedFloats(t, xLen)
+						w, freeW := guardedFloats(t, wLen)
+						pf, freePF := guardedFloats(t, 1)
+						fill(out)
+						fill(xp)
+						fill(w)
+						want := append([]float32(nil), out...)
+						f32pAVX512(want, ldo, append([]float32(nil), xp...), mr, append([]float32(nil), w...), ps, nz, k, flags, valid, make([]float32, 1), 0)
+						f32pAVX512(out, ldo, xp, mr, w, ps, nz, k, flags, valid, pf, 4096)
+						if !bitsEqual(out, want) {
+							t.Errorf("%dx%d k=%d valid=%d flags=%d: results differ on guarded memory", mr, nz, k, valid, flags)
+						}
+						freeOut()
+						freeX()
+						freeW()
+						freePF()
+					}
+				}
+			}
+		}
+	}
+	for mr := 1; mr <= f32pMR; mr++ {
+		for _, kb := range []int{1, 15, 16, 17, 33} {
+			ldx := kb + 3
+			x, freeX := guardedFloats(t, (mr-1)*ldx+kb)
+			dst, freeDst := guardedFloats(t, mr*kb)
+			fill(x)
+			want := make([]float32, mr*kb)
+			packXCols(want, x, ldx, mr, kb)
+			f32pPackX(dst, x, ldx, mr, kb)
+			if !bitsEqual(dst, want) {
+				t.Errorf("pack mr=%d kb=%d: results differ on guarded memory", mr, kb)
+			}
+			freeX()
+			freeDst()
+		}
+	}
+}
