@@ -232,36 +232,3 @@ func BenchmarkF32pCeiling(b *testing.B) {
 		})
 	}
 }
-
-// TestF32pPack: each level's x packing equals packXCols for every tile
-// height and column count, and writes nothing beyond mr·kb floats.
-func TestF32pPack(t *testing.T) {
-	rng := rand.New(rand.NewPCG(39, 40))
-	eachImpl(t, func(t *testing.T) {
-		pack := impl.f32pPack
-		if pack == nil {
-			t.Skip("packXCols itself")
-		}
-		for mr := 1; mr <= f32pMR; mr++ {
-			for _, kb := range []int{1, 5, 15, 16, 17, 31, 32, 33, 100} {
-				ldx := kb + 3
-				x := randVec(rng, mr*ldx)
-				want := make([]float32, mr*kb)
-				packXCols(want, x, ldx, mr, kb)
-				got := make([]float32, mr*kb+16)
-				for i := range got {
-					got[i] = -1
-				}
-				pack(got, x, ldx, mr, kb)
-				if !bitsEqual(got[:mr*kb], want) {
-					t.Fatalf("mr=%d kb=%d: packed x differs", mr, kb)
-				}
-				for _, v := range got[mr*kb:] {
-					if v != -1 {
-						t.Fatalf("mr=%d kb=%d: wrote past mr·kb", mr, kb)
-					}
-				}
-			}
-		}
-	})
-}
