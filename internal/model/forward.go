@@ -304,10 +304,11 @@ const mmBlockBytes = 1 << 20
 // (once per block) would cost more than the L2 hits save.
 const mmMinRows = 64
 
-// mmMinRowsF32 is the smallest block of an F32 MatMul: the F32 GEMM
-// blocks the columns itself (tensor/gemm.go) and, from 128 rows, keeps
-// only one column block of x in L2; smaller blocks would only read W
-// again (TinyLlama's 2048×5632 W2 took two calls of 64 rows).
+// mmMinRowsF32 is the smallest block of an F32 MatMul: the F32 GEMMs
+// block the columns themselves (tensor/gemm.go for matrices in rows,
+// tensor/f32pack.go for packed ones, the model's) and keep only one column
+// block of x in L2; smaller blocks would only read W again (TinyLlama's
+// 2048×5632 W2 took two calls of 64 rows).
 const mmMinRowsF32 = 128
 
 // matMul is pool.MatMul over blocks of rows that fit mmBlockBytes. Every
