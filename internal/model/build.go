@@ -142,11 +142,15 @@ func packWeights(m *Model) {
 		L := &m.Layers[i]
 		for _, w := range []*tensor.Mat{&L.Wqkv, &L.Wo, &L.W13, &L.W2} {
 			tensor.PackQ8(w)
-			tensor.PackF32(w)
+			tensor.PackF32InPlace(w)
 		}
 	}
 	tensor.PackQ8(&m.Output)
-	tensor.PackF32(&m.Output)
+	if tied := len(m.Output.F32) > 0 && len(m.Embed.F32) > 0 && &m.Output.F32[0] == &m.Embed.F32[0]; tied {
+		tensor.PackF32(&m.Output) // into new memory: Embed keeps its rows
+	} else {
+		tensor.PackF32InPlace(&m.Output)
+	}
 }
 
 // quantizeMat converts an F32 matrix whose rows are whole Q8_0 blocks to

@@ -2,6 +2,8 @@ package tensor
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 	"unsafe"
 )
 
@@ -66,22 +68,45 @@ func f32PackedLen(rows, cols int) int {
 	return (rows + f32pNR - 1) / f32pNR * f32pPanelFloats(cols)
 }
 
-// PackF32 repacks an F32 matrix in place into the panel layout of the
-// outer-product kernels: w.P32 gets it and w.F32 is released (keep
-// another Mat sharing F32 for row lookups such as token embeddings). It
-// does nothing to other or already packed matrices, or at a kernel level
-// without packed F32 kernels (avx2, go). Results stay within float32
-// rounding of the row-major MatMul but are not bit-identical to it at
-// avx512.
+// PackF32 repacks an F32 matrix into the panel layout of the
+// outer-product kernels, in new memory: w.P32 gets it and w.F32 is
+// released (another Mat sharing F32, such as the token embeddings of a
+// tied head, keeps its rows). It does nothing to other or already packed
+// matrices, or at a kernel level without packed F32 kernels (avx2, go).
+// Results stay within float32 rounding of the row-major MatMul but are not
+// bit-identical to it at avx512.
 func PackF32(w *Mat) {
-	if w.Type != F32 || w.P32 != nil || impl.f32p == nil {
+	if !packableF32(w) {
 		return
+	}
+	w.P32 = packF32(w.F32, w.Rows, w.Cols)
+	w.F32 = nil
+}
+
+// PackF32InPlace is PackF32 reusing w.F32's memory (when Rows is a
+// multiple of 32, else it packs into new memory): no other Mat may share
+// it. Loading a model so needs no second copy of its weights.
+func PackF32InPlace(w *Mat) {
+	if !packableF32(w) {
+		return
+	}
+	if w.Rows%f32pNR != 0 {
+		PackF32(w)
+		return
+	}
+	n := w.Rows * w.Cols
+	packF32Into(w.F32[:n:n], w.F32[:n], w.Rows, w.Cols)
+	w.P32, w.F32 = w.F32[:n:n], nil
+}
+
+func packableF32(w *Mat) bool {
+	if w.Type != F32 || w.P32 != nil || impl.f32p == nil {
+		return false
 	}
 	if len(w.F32) < w.Rows*w.Cols {
 		panic("tensor: PackF32: F32 weights shorter than Rows×Cols")
 	}
-	w.P32 = packF32(w.F32, w.Rows, w.Cols)
-	w.F32 = nil
+	return true
 }
 
 // UnpackF32 converts a packed F32 matrix back to rows in place (w.F32
@@ -104,13 +129,47 @@ func UnpackF32(w *Mat) {
 // packF32 returns the packed form of the rows×cols row-major f.
 func packF32(f []float32, rows, cols int) []float32 {
 	p := alignedFloats(f32PackedLen(rows, cols))
-	for r := 0; r < rows; r++ {
-		d := p[r/f32pNR*f32pPanelFloats(cols)+r%f32pNR:]
-		for c, v := range f[r*cols : (r+1)*cols] {
-			d[c*f32pNR] = v
+	packF32Into(p, f, rows, cols)
+	return p
+}
+
+// packF32Into writes the packed form of the rows×cols row-major f into p
+// (f32PackedLen floats), which may be f itself: a panel's packed floats
+// take the place of its 32 rows. The panels are shared out among
+// GOMAXPROCS goroutines, each transposing through a panel-sized buffer.
+func packF32Into(p, f []float32, rows, cols int) {
+	panels := (rows + f32pNR - 1) / f32pNR
+	pf := f32pPanelFloats(cols)
+	workers := max(1, min(runtime.GOMAXPROCS(0), panels, rows*cols>>18))
+	var wg sync.WaitGroup
+	for wk := range workers {
+		wg.Go(func() {
+			tmp := make([]float32, pf)
+			for q := wk * panels / workers; q < (wk+1)*panels/workers; q++ {
+				n := min(f32pNR, rows-q*f32pNR) * cols
+				copy(tmp[:n], f[q*pf:q*pf+n])
+				clear(tmp[n:])
+				transposePanel(p[q*pf:(q+1)*pf], tmp, cols)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// transposePanel writes dst[c·32+l] = src[l·cols+c] for l < 32, c < cols,
+// 16 columns at a time (a 2 KB block of dst, filled from one cache line of
+// each of the 32 rows).
+func transposePanel(dst, src []float32, cols int) {
+	dst, src = dst[:f32pNR*cols], src[:f32pNR*cols]
+	for c0 := 0; c0 < cols; c0 += 16 {
+		c1 := min(c0+16, cols)
+		blk := dst[c0*f32pNR : c1*f32pNR]
+		for l := 0; l < f32pNR; l++ {
+			for j, v := range src[l*cols+c0 : l*cols+c1] {
+				blk[j*f32pNR+l] = v
+			}
 		}
 	}
-	return p
 }
 
 // alignedFloats returns n zeroed floats starting on a 64-byte boundary.

@@ -232,3 +232,34 @@ func BenchmarkF32pCeiling(b *testing.B) {
 		})
 	}
 }
+
+// TestPackF32InPlace: packing in place gives the layout packing into new
+// memory gives, in the matrix's own memory when its rows fill whole
+// panels, and PackF32 leaves the rows it packed from untouched.
+func TestPackF32InPlace(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	eachImpl(t, func(t *testing.T) {
+		if impl.f32p == nil {
+			t.Skip("PackF32 does nothing at this level")
+		}
+		for _, s := range []struct{ rows, cols int }{{32, 1}, {32, 17}, {64, 100}, {96, 33}, {33, 40}, {5, 16}} {
+			f := randVec(rng, s.rows*s.cols)
+			want := packF32(f, s.rows, s.cols)
+			w := &Mat{Rows: s.rows, Cols: s.cols, Type: F32, F32: slices.Clone(f)}
+			own := &w.F32[0]
+			PackF32InPlace(w)
+			if w.F32 != nil || !bitsEqual(w.P32, want) {
+				t.Fatalf("%d×%d: in-place packing differs", s.rows, s.cols)
+			}
+			if inPlace := &w.P32[0] == own; inPlace != (s.rows%f32pNR == 0) {
+				t.Fatalf("%d×%d: packed in place %v", s.rows, s.cols, inPlace)
+			}
+			shared := slices.Clone(f)
+			w = &Mat{Rows: s.rows, Cols: s.cols, Type: F32, F32: shared}
+			PackF32(w)
+			if !bitsEqual(w.P32, want) || !slices.Equal(shared, f) {
+				t.Fatalf("%d×%d: PackF32 changed the rows it packed from", s.rows, s.cols)
+			}
+		}
+	})
+}
