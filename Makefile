@@ -6,13 +6,18 @@ GO ?= go
 build:
 	$(GO) build -o bin/govllm ./cmd/govllm
 
+# The portable builds are vetted too: arm64 and the purego tag compile
+# none of the amd64 assembly.
 vet:
 	$(GO) vet ./...
+	GOARCH=arm64 $(GO) vet ./...
+	$(GO) vet -tags purego ./...
 	@unformatted=$$(gofmt -l cmd internal); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 
 # -tags invariants compiles in the expensive KV-cache consistency checks.
 # Then the serving packages run once more without the race detector, whose
-# slowdown hides timing faults (tokens that reach a stream a step late).
+# slowdown hides timing faults (tokens that reach a stream a step late), and
+# the kernels and model once more with the portable (purego) kernels only.
 # go test prints a skipped test's reason only with -v: say here, loudly,
 # what a machine without the shared models or the npm references skips.
 test: vet
@@ -20,6 +25,7 @@ test: vet
 	@for d in internal/*/testdata/npm; do test -d $$d/node_modules || echo "*** NOTE: $$d/node_modules missing: reference comparisons will SKIP (.ci/run installs them; or npm ci --prefix $$d)"; done
 	$(GO) test -race -tags invariants -timeout 20m ./...
 	$(GO) test -count 1 -timeout 5m ./cmd/govllm ./internal/llm ./internal/httpapi
+	$(GO) test -count 1 -timeout 5m -tags purego ./internal/tensor ./internal/model
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2x ./...
