@@ -136,11 +136,16 @@ func packF32(f []float32, rows, cols int) []float32 {
 // packF32Into writes the packed form of the rows×cols row-major f into p
 // (f32PackedLen floats), which may be f itself: a panel's packed floats
 // take the place of its 32 rows. The panels are shared out among
-// GOMAXPROCS goroutines, each transposing through a panel-sized buffer.
+// GOMAXPROCS goroutines, each transposing (with the x packing kernel)
+// through a panel-sized buffer.
 func packF32Into(p, f []float32, rows, cols int) {
 	panels := (rows + f32pNR - 1) / f32pNR
 	pf := f32pPanelFloats(cols)
 	workers := max(1, min(runtime.GOMAXPROCS(0), panels, rows*cols>>18))
+	pack := impl.f32pPack
+	if pack == nil {
+		pack = packXCols
+	}
 	var wg sync.WaitGroup
 	for wk := range workers {
 		wg.Go(func() {
@@ -149,27 +154,14 @@ func packF32Into(p, f []float32, rows, cols int) {
 				n := min(f32pNR, rows-q*f32pNR) * cols
 				copy(tmp[:n], f[q*pf:q*pf+n])
 				clear(tmp[n:])
-				transposePanel(p[q*pf:(q+1)*pf], tmp, cols)
+				// Two halves of 16 rows, each column's 16 floats 32 apart.
+				dst := p[q*pf : (q+1)*pf]
+				pack(dst, tmp, cols, 16, cols, f32pNR)
+				pack(dst[16:], tmp[16*cols:], cols, 16, cols, f32pNR)
 			}
 		})
 	}
 	wg.Wait()
-}
-
-// transposePanel writes dst[c·32+l] = src[l·cols+c] for l < 32, c < cols,
-// 16 columns at a time (a 2 KB block of dst, filled from one cache line of
-// each of the 32 rows).
-func transposePanel(dst, src []float32, cols int) {
-	dst, src = dst[:f32pNR*cols], src[:f32pNR*cols]
-	for c0 := 0; c0 < cols; c0 += 16 {
-		c1 := min(c0+16, cols)
-		blk := dst[c0*f32pNR : c1*f32pNR]
-		for l := 0; l < f32pNR; l++ {
-			for j, v := range src[l*cols+c0 : l*cols+c1] {
-				blk[j*f32pNR+l] = v
-			}
-		}
-	}
 }
 
 // alignedFloats returns n zeroed floats starting on a 64-byte boundary.
@@ -212,7 +204,7 @@ type f32pArgs struct {
 	kc   int // columns per block
 	tpb  int // tiles per row block
 	kern func(out []float32, ldo int, xp []float32, mr int, w []float32, ps, nz, k, flags, valid int, pf []float32, pfs int)
-	pack func(dst, x []float32, ldx, mr, kb int)
+	pack func(dst, x []float32, ldx, mr, kb, ldd int)
 }
 
 // plan sets the blocking: column blocks of at most f32pKC (near-equal,
@@ -250,18 +242,21 @@ func (a *f32pArgs) packTiles(t0, t1 int) {
 		for t := t0; t < t1; t++ {
 			i0 := a.tileRow(t)
 			mr := a.tileRow(t+1) - i0
-			a.pack(a.xp[a.xpOff(t, c0, kb):a.xpOff(t, c0, kb)+mr*kb], a.x[i0*cols+c0:], cols, mr, kb)
+			a.pack(a.xp[a.xpOff(t, c0, kb):a.xpOff(t, c0, kb)+mr*kb], a.x[i0*cols+c0:], cols, mr, kb, mr)
 		}
 	}
 }
 
-// packXCols writes dst[c·mr+i] = x[i·ldx+c] for i < mr, c < kb.
-func packXCols(dst, x []float32, ldx, mr, kb int) {
-	dst = dst[:mr*kb]
+// packXCols writes dst[c·ldd+i] = x[i·ldx+c] for i < mr ≤ ldd, c < kb.
+func packXCols(dst, x []float32, ldx, mr, kb, ldd int) {
+	if mr <= 0 || kb <= 0 {
+		return
+	}
+	dst = dst[:(kb-1)*ldd+mr]
 	for i := 0; i < mr; i++ {
 		row := x[i*ldx : i*ldx+kb]
 		for c, v := range row {
-			dst[c*mr+i] = v
+			dst[c*ldd+i] = v
 		}
 	}
 }

@@ -31,13 +31,13 @@ func f32pAVX512(out []float32, ldo int, xp []float32, mr int, w []float32, ps, n
 }
 
 // f32pPackX is the avx512 level's f32pPack.
-func f32pPackX(dst, x []float32, ldx, mr, kb int) {
+func f32pPackX(dst, x []float32, ldx, mr, kb, ldd int) {
 	if mr <= 0 || kb <= 0 {
 		return
 	}
-	if ldx < 0 {
-		panic("tensor: f32pPack: negative stride") // the check below bounds the last row only
+	if ldx < 0 || mr > 16 || ldd < mr {
+		panic("tensor: f32pPack: negative stride, more than 16 rows or ldd < mr") // the checks below bound the last row and column only
 	}
-	_, _ = dst[mr*kb-1], x[(mr-1)*ldx+kb-1]
-	f32pPackAVX512(&dst[0], &x[0], ldx, mr, kb)
+	_, _ = dst[(kb-1)*ldd+mr-1], x[(mr-1)*ldx+kb-1]
+	f32pPackAVX512(&dst[0], &x[0], ldx, mr, kb, ldd)
 }

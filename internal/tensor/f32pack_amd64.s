@@ -3309,15 +3309,15 @@ store_1x16:
 	VZEROUPPER
 	RET
 
-// func f32pPackAVX512(dst, x *float32, ldx, mr, kb int)
-TEXT ·f32pPackAVX512(SB), NOSPLIT, $0-40
+// func f32pPackAVX512(dst, x *float32, ldx, mr, kb, ldd int)
+TEXT ·f32pPackAVX512(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ ldx+16(FP), R8
 	SHLQ $2, R8
 	MOVQ mr+24(FP), R9
 	MOVQ kb+32(FP), R10
-	MOVQ R9, R11
+	MOVQ ldd+40(FP), R11
 	SHLQ $2, R11
 	MOVQ $1, DX
 	MOVQ R9, CX

@@ -161,8 +161,8 @@ func TestF32pPackX(t *testing.T) {
 				got[i] = float32(-1 - i)
 				want[i] = got[i]
 			}
-			packXCols(want[:mr*kb], x[:xlen], ldx, mr, kb)
-			f32pPackX(got[:mr*kb], x[:xlen], ldx, mr, kb)
+			packXCols(want[:mr*kb], x[:xlen], ldx, mr, kb, mr)
+			f32pPackX(got[:mr*kb], x[:xlen], ldx, mr, kb, mr)
 			if !bitsEqual(got, want) {
 				for i := range got {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
@@ -196,9 +196,9 @@ func TestF32pBadArgs(t *testing.T) {
 		{"short out", func() { f32pAVX512(out[:63], 32, xp, 2, w, 128, 2, 4, 0, 32, pf, 0) }},
 		{"short xp", func() { f32pAVX512(out, 32, xp[:7], 2, w, 128, 2, 4, 0, 32, pf, 0) }},
 		{"short w", func() { f32pAVX512(out, 64, xp, 3, w[:32*4+127], 128, 4, 4, 0, 64, pf, 0) }},
-		{"pack ldx<0", func() { f32pPackX(out, xp[64:], -1, 2, 16) }},
-		{"pack short dst", func() { f32pPackX(out[:31], xp, 16, 2, 16) }},
-		{"pack short x", func() { f32pPackX(out, xp[:31], 16, 2, 16) }},
+		{"pack ldx<0", func() { f32pPackX(out, xp[64:], -1, 2, 16, 2) }},
+		{"pack short dst", func() { f32pPackX(out[:31], xp, 16, 2, 16, 2) }},
+		{"pack short x", func() { f32pPackX(out, xp[:31], 16, 2, 16, 2) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			defer func() {
@@ -208,5 +208,26 @@ func TestF32pBadArgs(t *testing.T) {
 			}()
 			c.f()
 		})
+	}
+}
+
+// TestF32pPackXStride: with ldd > mr (the weight packing: 16 rows into
+// columns 32 floats apart), the kernel writes each column's mr floats
+// where packXCols does and leaves the gaps between them alone.
+func TestF32pPackXStride(t *testing.T) {
+	haveAVX512F32p(t)
+	rng := rand.New(rand.NewPCG(65, 66))
+	for _, c := range []struct{ mr, kb, ldd int }{{16, 40, 32}, {16, 16, 32}, {5, 33, 7}, {1, 17, 16}, {16, 1, 32}} {
+		x := randVec(rng, c.mr*c.kb)
+		n := (c.kb-1)*c.ldd + c.mr
+		got, want := make([]float32, n+8), make([]float32, n+8)
+		for i := range got {
+			got[i], want[i] = float32(-1-i), float32(-1-i)
+		}
+		packXCols(want, x, c.kb, c.mr, c.kb, c.ldd)
+		f32pPackX(got[:n], x, c.kb, c.mr, c.kb, c.ldd)
+		if !bitsEqual(got, want) {
+			t.Fatalf("mr=%d kb=%d ldd=%d: packed floats differ", c.mr, c.kb, c.ldd)
+		}
 	}
 }

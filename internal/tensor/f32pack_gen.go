@@ -46,7 +46,7 @@ func main() {
 	for _, s := range shapes {
 		fmt.Fprintf(&g, "//go:noescape\nfunc %s(out *float32, ldo int, xp, w *float32, ps, k, flags, mask int, pf *float32, pfs int)\n\n", name(s[0], s[1]))
 	}
-	fmt.Fprintf(&g, "//go:noescape\nfunc f32pPackAVX512(dst, x *float32, ldx, mr, kb int)\n\n")
+	fmt.Fprintf(&g, "//go:noescape\nfunc f32pPackAVX512(dst, x *float32, ldx, mr, kb, ldd int)\n\n")
 	fmt.Fprintf(&g, "// f32pAsm holds the kernels by [nz/2-1][mr] (nil: no such shape).\n")
 	fmt.Fprintf(&g, "var f32pAsm = [8][f32pMR + 1]f32pFunc{\n")
 	for _, nz := range []int{2, 4, 8, 16} {
@@ -220,21 +220,21 @@ func kernel(b *bytes.Buffer, mr, nz int) {
 // packKernel writes f32pPackAVX512, packXCols in AVX-512: 16 columns of
 // the tile's mr rows at a time, loaded as (up to) 16 row vectors,
 // transposed in registers (unpack, shuffle, two 128-bit lane shuffles) and
-// stored as 16 column vectors of mr floats (masked), mr floats apart.
+// stored as 16 column vectors of mr floats (masked), ldd floats apart.
 // Registers: DI dst, SI x, R8 ldx (bytes), R9 mr, R10 columns left, R11
-// mr·4, K1 the mr-lane store mask, K2 the tail's column mask.
+// ldd·4, K1 the mr-lane store mask, K2 the tail's column mask.
 func packKernel(b *bytes.Buffer) {
 	p := func(format string, a ...any) { fmt.Fprintf(b, "\t"+format+"\n", a...) }
 	z := func(i int) string { return fmt.Sprintf("Z%d", i) }
-	fmt.Fprintf(b, "\n// func f32pPackAVX512(dst, x *float32, ldx, mr, kb int)\n")
-	fmt.Fprintf(b, "TEXT ·f32pPackAVX512(SB), NOSPLIT, $0-40\n")
+	fmt.Fprintf(b, "\n// func f32pPackAVX512(dst, x *float32, ldx, mr, kb, ldd int)\n")
+	fmt.Fprintf(b, "TEXT ·f32pPackAVX512(SB), NOSPLIT, $0-48\n")
 	p("MOVQ dst+0(FP), DI")
 	p("MOVQ x+8(FP), SI")
 	p("MOVQ ldx+16(FP), R8")
 	p("SHLQ $2, R8")
 	p("MOVQ mr+24(FP), R9")
 	p("MOVQ kb+32(FP), R10")
-	p("MOVQ R9, R11")
+	p("MOVQ ldd+40(FP), R11")
 	p("SHLQ $2, R11")
 	p("MOVQ $1, DX")
 	p("MOVQ R9, CX")

@@ -65,7 +65,7 @@ func f32p2x8AVX512(out *float32, ldo int, xp, w *float32, ps, k, flags, mask int
 func f32p1x16AVX512(out *float32, ldo int, xp, w *float32, ps, k, flags, mask int, pf *float32, pfs int)
 
 //go:noescape
-func f32pPackAVX512(dst, x *float32, ldx, mr, kb int)
+func f32pPackAVX512(dst, x *float32, ldx, mr, kb, ldd int)
 
 // f32pAsm holds the kernels by [nz/2-1][mr] (nil: no such shape).
 var f32pAsm = [8][f32pMR + 1]f32pFunc{

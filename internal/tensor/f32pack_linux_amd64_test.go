@@ -90,8 +90,8 @@ func TestF32pKernelsGuardPages(t *testing.T) {
 			dst, freeDst := guardedFloats(t, mr*kb)
 			fill(x)
 			want := make([]float32, mr*kb)
-			packXCols(want, x, ldx, mr, kb)
-			f32pPackX(dst, x, ldx, mr, kb)
+			packXCols(want, x, ldx, mr, kb, mr)
+			f32pPackX(dst, x, ldx, mr, kb, mr)
 			if !bitsEqual(dst, want) {
 				t.Errorf("pack mr=%d kb=%d: results differ on guarded memory", mr, kb)
 			}
