@@ -200,6 +200,9 @@ func TestF32pBadArgs(t *testing.T) {
 		{"pack ldx<0", func() { f32pPackX(out, xp[64:], -1, 2, 16, 2) }},
 		{"pack short dst", func() { f32pPackX(out[:31], xp, 16, 2, 16, 2) }},
 		{"pack short x", func() { f32pPackX(out, xp[:31], 16, 2, 16, 2) }},
+		// The kernel holds 16 rows, and columns closer than mr overlap.
+		{"pack mr=17", func() { f32pPackX(out, xp, 16, 17, 16, 32) }},
+		{"pack ldd<mr", func() { f32pPackX(out, xp, 16, 4, 16, 3) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			defer func() {
