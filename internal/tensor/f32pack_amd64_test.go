@@ -135,14 +135,15 @@ func TestF32pKernels(t *testing.T) {
 }
 
 // TestF32pPackX: the scatter kernel writes exactly packXCols' floats, for
-// every tile height and column counts around its 16-float steps (the
-// masked tail), reading nothing between or past the rows.
+// every height it takes (the x tiles' 1–14, 15, the weight panels' 16)
+// and column counts around its 16-float steps (the masked tail), reading
+// nothing between or past the rows.
 func TestF32pPackX(t *testing.T) {
 	haveAVX512F32p(t)
 	rng := rand.New(rand.NewPCG(63, 64))
 	nan := float32(math.NaN())
 	const guard = 40
-	for mr := 1; mr <= f32pMR; mr++ {
+	for mr := 1; mr <= 16; mr++ {
 		for _, kb := range []int{1, 2, 15, 16, 17, 31, 32, 33, 47, 100} {
 			ldx := kb + rng.IntN(3)*5
 			xlen := (mr-1)*ldx + kb
@@ -199,6 +200,9 @@ func TestF32pBadArgs(t *testing.T) {
 		{"pack ldx<0", func() { f32pPackX(out, xp[64:], -1, 2, 16, 2) }},
 		{"pack short dst", func() { f32pPackX(out[:31], xp, 16, 2, 16, 2) }},
 		{"pack short x", func() { f32pPackX(out, xp[:31], 16, 2, 16, 2) }},
+		// The kernel holds 16 rows, and columns closer than mr overlap.
+		{"pack mr=17", func() { f32pPackX(out, xp, 16, 17, 16, 32) }},
+		{"pack ldd<mr", func() { f32pPackX(out, xp, 16, 4, 16, 3) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			defer func() {

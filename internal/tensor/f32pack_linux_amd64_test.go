@@ -34,7 +34,8 @@ func guardedFloats(t *testing.T, n int) (f []float32, free func()) {
 // TestF32pKernelsGuardPages runs every kernel with out, xp, W and pf each
 // ending at an inaccessible page, for partial masks (whose masked-off
 // outputs are the floats past out's end) and resumed sums (masked loads),
-// and the pack kernel with x and dst so placed (its masked tail): any
+// and the pack kernel with x and dst so placed (its masked tail, column
+// strides beyond the height): any
 // access past a slice the wrapper checked crashes the test. The prefetch
 // runs past its page on purpose (prefetches do not fault). The results
 // must equal the same calls on ordinary memory.
@@ -52,7 +53,9 @@ func TestF32pKernelsGuardPages(t *testing.T) {
 				continue
 			}
 			nz := 2 * (zi + 1)
-			for _, k := range []int{1, 3, 6} {
+			// k below, at and past the unroll (2 or 4 columns): the tail
+			// alone, the loop alone (its last column the end of W), both.
+			for _, k := range []int{1, 2, 3, 4, 5, 6} {
 				valids := []int{16 * nz}
 				if nz == 2 {
 					valids = []int{32, 1, 9, 16, 17, 31}
@@ -83,20 +86,28 @@ func TestF32pKernelsGuardPages(t *testing.T) {
 			}
 		}
 	}
-	for mr := 1; mr <= f32pMR; mr++ {
-		for _, kb := range []int{1, 15, 16, 17, 33} {
-			ldx := kb + 3
-			x, freeX := guardedFloats(t, (mr-1)*ldx+kb)
-			dst, freeDst := guardedFloats(t, mr*kb)
-			fill(x)
-			want := make([]float32, mr*kb)
-			packXCols(want, x, ldx, mr, kb, mr)
-			f32pPackX(dst, x, ldx, mr, kb, mr)
-			if !bitsEqual(dst, want) {
-				t.Errorf("pack mr=%d kb=%d: results differ on guarded memory", mr, kb)
+	// Every height the pack kernel takes (the x tiles' 1–14, the weight
+	// panels' 16) with ldd = mr (x tiles) and ldd > mr (weight panels:
+	// dst's last float is the last column's row mr-1, flush against the
+	// page).
+	for mr := 1; mr <= 16; mr++ {
+		for _, ldd := range []int{mr, mr + 3, 32} {
+			for _, kb := range []int{1, 2, 15, 16, 17, 33} {
+				ldx := kb + 3
+				n := (kb-1)*ldd + mr
+				x, freeX := guardedFloats(t, (mr-1)*ldx+kb)
+				dst, freeDst := guardedFloats(t, n)
+				fill(x)
+				fill(dst)
+				want := append([]float32(nil), dst...)
+				packXCols(want, x, ldx, mr, kb, ldd)
+				f32pPackX(dst, x, ldx, mr, kb, ldd)
+				if !bitsEqual(dst, want) {
+					t.Errorf("pack mr=%d ldd=%d kb=%d: results differ on guarded memory", mr, ldd, kb)
+				}
+				freeX()
+				freeDst()
 			}
-			freeX()
-			freeDst()
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -259,6 +260,41 @@ func TestPackF32InPlace(t *testing.T) {
 			PackF32(w)
 			if !bitsEqual(w.P32, want) || !slices.Equal(shared, f) {
 				t.Fatalf("%d×%d: PackF32 changed the rows it packed from", s.rows, s.cols)
+			}
+		}
+	})
+}
+
+// TestPackF32Parallel: matrices big enough that packF32Into shares their
+// panels out among several goroutines (unevenly: 5 panels, 4 workers),
+// in place and into new memory (a last panel of 22 rows), give the panel
+// layout by its definition: P[q·32·cols + c·32 + r%32] = W[r][c] for the
+// rows r of panel q, zeros below the last row.
+func TestPackF32Parallel(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	rng := rand.New(rand.NewPCG(43, 44))
+	eachImpl(t, func(t *testing.T) {
+		for _, s := range []struct{ rows, cols int }{{160, 6656}, {150, 8192}} {
+			if w := s.rows * s.cols >> 18; w < 4 {
+				t.Fatalf("%d×%d: %d workers, the test wants 4", s.rows, s.cols, w)
+			}
+			f := randVec(rng, s.rows*s.cols)
+			want := make([]float32, f32PackedLen(s.rows, s.cols))
+			for r := range s.rows {
+				for c := range s.cols {
+					want[r/f32pNR*f32pPanelFloats(s.cols)+c*f32pNR+r%f32pNR] = f[r*s.cols+c]
+				}
+			}
+			if got := packF32(f, s.rows, s.cols); !bitsEqual(got, want) {
+				t.Fatalf("%d×%d: packF32 differs from the panel layout", s.rows, s.cols)
+			}
+			if impl.f32p == nil {
+				continue // PackF32InPlace does nothing at this level
+			}
+			w := &Mat{Rows: s.rows, Cols: s.cols, Type: F32, F32: slices.Clone(f)}
+			PackF32InPlace(w)
+			if !bitsEqual(w.P32, want) {
+				t.Fatalf("%d×%d: PackF32InPlace differs from the panel layout", s.rows, s.cols)
 			}
 		}
 	})
