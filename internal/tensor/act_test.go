@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -85,4 +86,22 @@ func TestExpf(t *testing.T) {
 			t.Fatalf("expf(%v) = %v, want %v", x, got, want)
 		}
 	}
+}
+
+// TestScale: Scale gives the plain loop's bits at every level and length.
+func TestScale(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	eachImpl(t, func(t *testing.T) {
+		for _, n := range []int{0, 1, 15, 16, 17, 31, 64, 100} {
+			x := randVec(rng, n+1)
+			want := slices.Clone(x)
+			for i := range want[:n] {
+				want[i] *= 0.125 + float32(n)/7
+			}
+			Scale(x[:n], 0.125+float32(n)/7)
+			if !bitsEqual(x, want) {
+				t.Fatalf("n=%d: Scale differs from the loop (or wrote past n)", n)
+			}
+		}
+	})
 }

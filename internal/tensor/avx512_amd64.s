@@ -1411,3 +1411,31 @@ astp:
 asdone:
 	VZEROUPPER
 	RET
+
+// func scaleAVX512(x *float32, s float32, k int)
+// x[c] *= s for c < k (one rounding each, as the Go loop).
+TEXT ·scaleAVX512(SB), NOSPLIT, $0-24
+	MOVQ         x+0(FP), DI
+	VBROADCASTSS s+8(FP), Z0
+	MOVQ         k+16(FP), CX
+	TAILMASK(BX)
+	XORQ         AX, AX
+
+scale16:
+	CMPQ    AX, CX
+	JGE     scaletail
+	VMULPS  (DI)(AX*4), Z0, Z1
+	VMOVUPS Z1, (DI)(AX*4)
+	ADDQ    $16, AX
+	JMP     scale16
+
+scaletail:
+	KORTESTW K1, K1
+	JZ       scaledone
+	VMOVUPS.Z (DI)(AX*4), K1, Z1
+	VMULPS    Z1, Z0, Z1
+	VMOVUPS   Z1, K1, (DI)(AX*4)
+
+scaledone:
+	VZEROUPPER
+	RET

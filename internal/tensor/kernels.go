@@ -79,6 +79,9 @@ type kernels struct {
 	// column step prefetches into L2 the line at pf (non-empty), which
 	// advances pfs bytes per step.
 	f32p func(out []float32, ldo int, xp []float32, mr int, w []float32, ps, nz, k, flags, valid int, pf []float32, pfs int)
+	// scale (optional) implements Scale (len(x) ≥ shortVec).
+	scale func(x []float32, s float32)
+
 	// f32pPack (optional) is packXCols (mr ≤ 16), faster.
 	f32pPack func(dst, x []float32, ldx, mr, kb, ldd int)
 }

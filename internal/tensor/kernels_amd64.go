@@ -32,6 +32,9 @@ func dotAVX512(a, b *float32, k int) float32
 func axpyAVX512(y *float32, alpha float32, x *float32, k int)
 
 //go:noescape
+func scaleAVX512(x *float32, s float32, k int)
+
+//go:noescape
 func dot1AVX512(x, w *float32, k int) float32
 
 //go:noescape
@@ -164,6 +167,7 @@ var avx512Kernels = &kernels{
 		swigluAVX512(&gate[0], &up[0], len(gate))
 	},
 	f32p: f32pAVX512, f32pPack: f32pPackX,
+	scale: func(x []float32, s float32) { scaleAVX512(&x[0], s, len(x)) },
 }
 
 var avx2Kernels = &kernels{

@@ -416,6 +416,18 @@ func Dot(a, b []float32) float32 {
 	return dotK(impl, a, b)
 }
 
+// Scale multiplies x by s in place, each element rounded once (the same
+// bits as the plain loop).
+func Scale(x []float32, s float32) {
+	if impl.scale == nil || len(x) < shortVec {
+		for i := range x {
+			x[i] *= s
+		}
+		return
+	}
+	impl.scale(x, s)
+}
+
 // Axpy computes y += alpha·x over len(y) elements.
 func Axpy(y []float32, alpha float32, x []float32) {
 	n := len(y)
