@@ -188,18 +188,32 @@ func (m *Model) attendTile(ws *Workspace, b *Batch, kv *KVCache, l, g, r0, r1 in
 	}
 	for t := range rows {
 		i := r0 + t
-		n := ws.pos[i] + 1
-		s := sc[t*np : t*np+n]
+		s := sc[t*np : t*np+ws.pos[i]+1]
 		tensor.Scale(s, scale)
 		tensor.Softmax(s)
-		out := ws.att[i*qd+g*hd : i*qd+(g+1)*hd]
-		clear(out)
-		for blk, p := 0, 0; p < n; blk++ {
-			cnt := min(bs, n-p)
-			v := vc[int(bt[blk])*bs*kvd+kvOff:]
-			tensor.AxpyStrided(out, s[p:p+cnt], v, kvd)
-			p += cnt
+		clear(ws.att[i*qd+g*hd : i*qd+(g+1)*hd])
+	}
+	// The weighted values, block by block in each row's order: a block
+	// that every row sees whole goes four rows to a call (its value rows
+	// loaded once), the rest row by row.
+	n0 := ws.pos[r0] + 1 // the first row's count, the smallest
+	for blk, p := 0, 0; p < np; blk++ {
+		cnt := min(bs, np-p)
+		v := vc[int(bt[blk])*bs*kvd+kvOff:]
+		t := 0
+		if p+cnt <= n0 {
+			for ; t+4 <= rows; t += 4 {
+				i := r0 + t
+				tensor.AxpyStrided4(ws.att[i*qd+g*hd:], qd, sc[t*np+p:], np, v, kvd, cnt, hd)
+			}
 		}
+		for ; t < rows; t++ {
+			i := r0 + t
+			if c := min(cnt, ws.pos[i]+1-p); c > 0 {
+				tensor.AxpyStrided(ws.att[i*qd+g*hd:i*qd+(g+1)*hd], sc[t*np+p:t*np+p+c], v, kvd)
+			}
+		}
+		p += cnt
 	}
 }
 

@@ -105,3 +105,25 @@ func TestScale(t *testing.T) {
 		}
 	})
 }
+
+// TestAxpyStrided4: four rows at once give the bits of four AxpyStrided
+// calls, at every level, for head sizes with and without a kernel.
+func TestAxpyStrided4(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 46))
+	eachImpl(t, func(t *testing.T) {
+		for _, c := range []struct{ hd, np, stride int }{{64, 16, 96}, {64, 13, 64}, {64, 3, 80}, {128, 7, 256}, {48, 9, 48}, {32, 1, 40}, {20, 5, 24}} {
+			ldy, lda := c.hd+5, c.np+3
+			y := randVec(rng, 3*ldy+c.hd+1)
+			a := randVec(rng, 3*lda+c.np)
+			v := randVec(rng, (c.np-1)*c.stride+c.hd)
+			want := slices.Clone(y)
+			for r := range 4 {
+				AxpyStrided(want[r*ldy:r*ldy+c.hd], a[r*lda:r*lda+c.np], v, c.stride)
+			}
+			AxpyStrided4(y, ldy, a, lda, v, c.stride, c.np, c.hd)
+			if !bitsEqual(y, want) {
+				t.Fatalf("hd=%d np=%d: differs from four AxpyStrided calls", c.hd, c.np)
+			}
+		}
+	})
+}

@@ -1439,3 +1439,125 @@ scaletail:
 scaledone:
 	VZEROUPPER
 	RET
+
+// func axpyStrided4AVX512(y *float32, ldy int, a *float32, lda int, v *float32, stride, np, hd int)
+// AxpyStrided for four rows at once, rows r < 4 of y (ldy apart) with
+// weights a (lda apart) against the same np value rows (stride apart),
+// hd a multiple of 16: each row summed exactly as axpyStridedAVX512 sums
+// it (per 16 columns: four chains by p mod 4 from y, 0, 0, 0, the last
+// np%4 rows into the first, then (c0+c1) + (c2+c3)), the value rows
+// loaded once for the four. Row r's chains are Z(4r)..Z(4r+3), the value
+// rows Z16..Z19.
+TEXT ·axpyStrided4AVX512(SB), NOSPLIT, $0-64
+	MOVQ y+0(FP), DI
+	MOVQ ldy+8(FP), DX
+	SHLQ $2, DX
+	MOVQ a+16(FP), SI
+	MOVQ lda+24(FP), AX
+	SHLQ $2, AX
+	LEAQ (AX)(AX*2), R14
+	MOVQ v+32(FP), R8
+	MOVQ stride+40(FP), BX
+	SHLQ $2, BX
+	MOVQ np+48(FP), R9
+	MOVQ hd+56(FP), CX
+	XORQ R10, R10
+
+a4col:
+	CMPQ    R10, CX
+	JGE     a4done
+	LEAQ    (DI)(R10*4), R12
+	VMOVUPS (R12), Z0
+	ADDQ    DX, R12
+	VMOVUPS (R12), Z4
+	ADDQ    DX, R12
+	VMOVUPS (R12), Z8
+	ADDQ    DX, R12
+	VMOVUPS (R12), Z12
+	VPXORD  Z1, Z1, Z1
+	VPXORD  Z2, Z2, Z2
+	VPXORD  Z3, Z3, Z3
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	VPXORD  Z7, Z7, Z7
+	VPXORD  Z9, Z9, Z9
+	VPXORD  Z10, Z10, Z10
+	VPXORD  Z11, Z11, Z11
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	VPXORD  Z15, Z15, Z15
+	LEAQ    (R8)(R10*4), R11
+	MOVQ    R9, R12
+	MOVQ    SI, R13
+
+a4p4:
+	CMPQ             R12, $4
+	JL               a4p1
+	VMOVUPS          (R11), Z16
+	ADDQ             BX, R11
+	VMOVUPS          (R11), Z17
+	ADDQ             BX, R11
+	VMOVUPS          (R11), Z18
+	ADDQ             BX, R11
+	VMOVUPS          (R11), Z19
+	ADDQ             BX, R11
+	VFMADD231PS.BCST (R13), Z16, Z0
+	VFMADD231PS.BCST 4(R13), Z17, Z1
+	VFMADD231PS.BCST 8(R13), Z18, Z2
+	VFMADD231PS.BCST 12(R13), Z19, Z3
+	VFMADD231PS.BCST (R13)(AX*1), Z16, Z4
+	VFMADD231PS.BCST 4(R13)(AX*1), Z17, Z5
+	VFMADD231PS.BCST 8(R13)(AX*1), Z18, Z6
+	VFMADD231PS.BCST 12(R13)(AX*1), Z19, Z7
+	VFMADD231PS.BCST (R13)(AX*2), Z16, Z8
+	VFMADD231PS.BCST 4(R13)(AX*2), Z17, Z9
+	VFMADD231PS.BCST 8(R13)(AX*2), Z18, Z10
+	VFMADD231PS.BCST 12(R13)(AX*2), Z19, Z11
+	VFMADD231PS.BCST (R13)(R14*1), Z16, Z12
+	VFMADD231PS.BCST 4(R13)(R14*1), Z17, Z13
+	VFMADD231PS.BCST 8(R13)(R14*1), Z18, Z14
+	VFMADD231PS.BCST 12(R13)(R14*1), Z19, Z15
+	ADDQ             $16, R13
+	SUBQ             $4, R12
+	JMP              a4p4
+
+a4p1:
+	TESTQ            R12, R12
+	JZ               a4store
+	VMOVUPS          (R11), Z16
+	ADDQ             BX, R11
+	VFMADD231PS.BCST (R13), Z16, Z0
+	VFMADD231PS.BCST (R13)(AX*1), Z16, Z4
+	VFMADD231PS.BCST (R13)(AX*2), Z16, Z8
+	VFMADD231PS.BCST (R13)(R14*1), Z16, Z12
+	ADDQ             $4, R13
+	DECQ             R12
+	JMP              a4p1
+
+a4store:
+	VADDPS  Z1, Z0, Z0
+	VADDPS  Z3, Z2, Z2
+	VADDPS  Z2, Z0, Z0
+	VADDPS  Z5, Z4, Z4
+	VADDPS  Z7, Z6, Z6
+	VADDPS  Z6, Z4, Z4
+	VADDPS  Z9, Z8, Z8
+	VADDPS  Z11, Z10, Z10
+	VADDPS  Z10, Z8, Z8
+	VADDPS  Z13, Z12, Z12
+	VADDPS  Z15, Z14, Z14
+	VADDPS  Z14, Z12, Z12
+	LEAQ    (DI)(R10*4), R12
+	VMOVUPS Z0, (R12)
+	ADDQ    DX, R12
+	VMOVUPS Z4, (R12)
+	ADDQ    DX, R12
+	VMOVUPS Z8, (R12)
+	ADDQ    DX, R12
+	VMOVUPS Z12, (R12)
+	ADDQ    $16, R10
+	JMP     a4col
+
+a4done:
+	VZEROUPPER
+	RET

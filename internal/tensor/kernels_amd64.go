@@ -35,6 +35,9 @@ func axpyAVX512(y *float32, alpha float32, x *float32, k int)
 func scaleAVX512(x *float32, s float32, k int)
 
 //go:noescape
+func axpyStrided4AVX512(y *float32, ldy int, a *float32, lda int, v *float32, stride, np, hd int)
+
+//go:noescape
 func dot1AVX512(x, w *float32, k int) float32
 
 //go:noescape
@@ -167,7 +170,8 @@ var avx512Kernels = &kernels{
 		swigluAVX512(&gate[0], &up[0], len(gate))
 	},
 	f32p: f32pAVX512, f32pPack: f32pPackX,
-	scale: func(x []float32, s float32) { scaleAVX512(&x[0], s, len(x)) },
+	scale:        func(x []float32, s float32) { scaleAVX512(&x[0], s, len(x)) },
+	axpyStrided4: axpyStrided4AVX512,
 }
 
 var avx2Kernels = &kernels{

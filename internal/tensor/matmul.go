@@ -366,6 +366,24 @@ func AxpyStrided(y, a, v []float32, stride int) {
 	}
 }
 
+// AxpyStrided4 is AxpyStrided for four rows: y[r·ldy : r·ldy+hd] gets
+// Σ_p a[r·lda+p]·v[p·stride : p·stride+hd] (p < np) added, for r < 4,
+// with the bits four AxpyStrided calls give (each row's own order), the
+// value rows loaded once for the four where the level has a kernel.
+func AxpyStrided4(y []float32, ldy int, a []float32, lda int, v []float32, stride, np, hd int) {
+	if np <= 0 || hd <= 0 {
+		return
+	}
+	if impl.axpyStrided4 == nil || hd%16 != 0 || ldy < hd || lda < np {
+		for r := range 4 {
+			AxpyStrided(y[r*ldy:r*ldy+hd], a[r*lda:r*lda+np], v, stride)
+		}
+		return
+	}
+	_, _, _ = y[3*ldy+hd-1], a[3*lda+np-1], v[(np-1)*stride+hd-1]
+	impl.axpyStrided4(&y[0], ldy, &a[0], lda, &v[0], stride, np, hd)
+}
+
 // addTail adds the products of columns [c0,c1) to an m×nn block of dots:
 // their running sum in column order (each product rounded to float32, so
 // never fused), added to the kernel's sum — part of the canonical order of
