@@ -152,7 +152,11 @@ func (m *Model) attendGroup(ws *Workspace, b *Batch, kv *KVCache, l, g, i int, s
 	for blk, p := 0, 0; p < np; blk++ {
 		cnt := min(bs, np-p)
 		v := vc[int(bt[blk])*bs*kvd+kvOff:]
-		for h := 0; h < grp; h++ {
+		h := 0
+		for ; h+4 <= grp; h += 4 { // the group's heads share the value rows
+			tensor.AxpyStrided4(out[h*hd:], hd, sc[h*np+p:], np, v, kvd, cnt, hd)
+		}
+		for ; h < grp; h++ {
 			tensor.AxpyStrided(out[h*hd:(h+1)*hd], sc[h*np+p:h*np+p+cnt], v, kvd)
 		}
 		p += cnt
