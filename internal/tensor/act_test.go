@@ -127,3 +127,34 @@ func TestAxpyStrided4(t *testing.T) {
 		}
 	})
 }
+
+// TestRMSNorm: at every level, RMSNorm is within float32 rounding of the
+// float64 formula, the same bits on a second call, and writes len(x)
+// outputs only.
+func TestRMSNorm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(47, 48))
+	eachImpl(t, func(t *testing.T) {
+		for _, n := range []int{1, 7, 8, 15, 16, 31, 32, 33, 64, 100, 768, 2050} {
+			x, w := randVec(rng, n), randVec(rng, n)
+			out := make([]float32, n+1)
+			out[n] = 42
+			RMSNorm(out[:n], x, w, 1e-5)
+			var ss float64
+			for _, v := range x {
+				ss += float64(v) * float64(v)
+			}
+			s := 1 / math.Sqrt(ss/float64(n)+1e-5)
+			for i, v := range x {
+				want := float64(v) * s * float64(w[i])
+				if math.Abs(float64(out[i])-want) > 1e-6*(1+math.Abs(want)) {
+					t.Fatalf("n=%d: out[%d] = %v, want %v", n, i, out[i], want)
+				}
+			}
+			again := make([]float32, n)
+			RMSNorm(again, x, w, 1e-5)
+			if out[n] != 42 || !bitsEqual(out[:n], again) {
+				t.Fatalf("n=%d: wrote past len(x) or not deterministic", n)
+			}
+		}
+	})
+}

@@ -75,12 +75,24 @@ func dotQ8Ref(x []float32, q []byte) float32 {
 }
 
 // RMSNorm writes x normalised by its root mean square, times weight, to out.
+// The mean square is summed in float64 (at avx512 eight lanes at a time).
 func RMSNorm(out, x, weight []float32, eps float32) {
+	if len(x) == 0 {
+		return
+	}
 	var ss float64
-	for _, v := range x {
-		ss += float64(v) * float64(v)
+	if impl.sumSq != nil && len(x) >= shortVec {
+		ss = impl.sumSq(x)
+	} else {
+		for _, v := range x {
+			ss += float64(v) * float64(v)
+		}
 	}
 	scale := float32(1 / math.Sqrt(ss/float64(len(x))+float64(eps)))
+	if impl.scaleMul != nil && len(x) >= shortVec {
+		impl.scaleMul(out[:len(x)], x, weight, scale)
+		return
+	}
 	for i, v := range x {
 		out[i] = v * scale * weight[i]
 	}

@@ -1561,3 +1561,95 @@ a4store:
 a4done:
 	VZEROUPPER
 	RET
+
+// func sumSqAVX512(x *float32, n int) float64
+// Σ x[i]² in float64 (four 8-lane accumulators, 32 floats a step, then
+// 8 at a time, the last n%8 masked; the lanes summed at the end).
+TEXT ·sumSqAVX512(SB), NOSPLIT, $0-24
+	MOVQ   x+0(FP), SI
+	MOVQ   n+8(FP), CX
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+
+ss32:
+	CMPQ        CX, $32
+	JL          ss8
+	VCVTPS2PD   (SI), Z0
+	VCVTPS2PD   32(SI), Z1
+	VCVTPS2PD   64(SI), Z2
+	VCVTPS2PD   96(SI), Z3
+	VFMADD231PD Z0, Z0, Z8
+	VFMADD231PD Z1, Z1, Z9
+	VFMADD231PD Z2, Z2, Z10
+	VFMADD231PD Z3, Z3, Z11
+	ADDQ        $128, SI
+	SUBQ        $32, CX
+	JMP         ss32
+
+ss8:
+	CMPQ        CX, $8
+	JL          sstail
+	VCVTPS2PD   (SI), Z0
+	VFMADD231PD Z0, Z0, Z8
+	ADDQ        $32, SI
+	SUBQ        $8, CX
+	JMP         ss8
+
+sstail:
+	TESTQ       CX, CX
+	JZ          sssum
+	MOVL        $1, AX
+	SHLL        CX, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VCVTPS2PD.Z (SI), K1, Z0
+	VFMADD231PD Z0, Z0, Z9
+
+sssum:
+	VADDPD        Z9, Z8, Z8
+	VADDPD        Z11, Z10, Z10
+	VADDPD        Z10, Z8, Z8
+	VEXTRACTF64X4 $1, Z8, Y1
+	VADDPD        Y1, Y8, Y8
+	VEXTRACTF128  $1, Y8, X1
+	VADDPD        X1, X8, X8
+	VPERMILPD     $1, X8, X1
+	VADDSD        X1, X8, X8
+	MOVSD         X8, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func scaleMulAVX512(out, x, w *float32, s float32, n int)
+// out[i] = (x[i]·s)·w[i], each product rounded (as the Go expression).
+TEXT ·scaleMulAVX512(SB), NOSPLIT, $0-40
+	MOVQ         out+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         w+16(FP), DX
+	VBROADCASTSS s+24(FP), Z0
+	MOVQ         n+32(FP), CX
+	TAILMASK(BX)
+	XORQ         AX, AX
+
+sm16:
+	CMPQ    AX, CX
+	JGE     smtail
+	VMULPS  (SI)(AX*4), Z0, Z1
+	VMULPS  (DX)(AX*4), Z1, Z1
+	VMOVUPS Z1, (DI)(AX*4)
+	ADDQ    $16, AX
+	JMP     sm16
+
+smtail:
+	KORTESTW  K1, K1
+	JZ        smdone
+	VMOVUPS.Z (SI)(AX*4), K1, Z1
+	VMOVUPS.Z (DX)(AX*4), K1, Z2
+	VMULPS    Z1, Z0, Z1
+	VMULPS    Z2, Z1, Z1
+	VMOVUPS   Z1, K1, (DI)(AX*4)
+
+smdone:
+	VZEROUPPER
+	RET

@@ -81,6 +81,10 @@ type kernels struct {
 	f32p func(out []float32, ldo int, xp []float32, mr int, w []float32, ps, nz, k, flags, valid int, pf []float32, pfs int)
 	// scale (optional) implements Scale (len(x) ≥ shortVec).
 	scale func(x []float32, s float32)
+	// sumSq (optional) is RMSNorm's Σ x² in float64, in any order;
+	// scaleMul its out[i] = (x[i]·s)·w[i] (len(out) ≥ 1).
+	sumSq    func(x []float32) float64
+	scaleMul func(out, x, w []float32, s float32)
 	// axpyStrided4 (optional, with axpyStrided) implements AxpyStrided4
 	// for hd a positive multiple of 16 and np ≥ 1, the arguments checked.
 	axpyStrided4 func(y *float32, ldy int, a *float32, lda int, v *float32, stride, np, hd int)

@@ -35,6 +35,12 @@ func axpyAVX512(y *float32, alpha float32, x *float32, k int)
 func scaleAVX512(x *float32, s float32, k int)
 
 //go:noescape
+func sumSqAVX512(x *float32, n int) float64
+
+//go:noescape
+func scaleMulAVX512(out, x, w *float32, s float32, n int)
+
+//go:noescape
 func axpyStrided4AVX512(y *float32, ldy int, a *float32, lda int, v *float32, stride, np, hd int)
 
 //go:noescape
@@ -172,6 +178,11 @@ var avx512Kernels = &kernels{
 	f32p: f32pAVX512, f32pPack: f32pPackX,
 	scale:        func(x []float32, s float32) { scaleAVX512(&x[0], s, len(x)) },
 	axpyStrided4: axpyStrided4AVX512,
+	sumSq:        func(x []float32) float64 { return sumSqAVX512(&x[0], len(x)) },
+	scaleMul: func(out, x, w []float32, s float32) {
+		_, _ = x[len(out)-1], w[len(out)-1]
+		scaleMulAVX512(&out[0], &x[0], &w[0], s, len(out))
+	},
 }
 
 var avx2Kernels = &kernels{
