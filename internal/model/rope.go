@@ -1,6 +1,10 @@
 package model
 
-import "math"
+import (
+	"math"
+
+	"govllm/internal/tensor"
+)
 
 // ropeTable holds cos/sin of pos·freq[i] for positions below len/half.
 type ropeTable struct {
@@ -67,12 +71,5 @@ func (t *ropeTable) apply(x []float32, pos int, scratch []float32) {
 			cs[i], sn[i] = float32(c), float32(s)
 		}
 	}
-	for off := 0; off+2*h <= len(x); off += 2 * h {
-		v := x[off : off+2*h]
-		for i := 0; i < h; i++ {
-			a, b := v[2*i], v[2*i+1]
-			v[2*i] = a*cs[i] - b*sn[i]
-			v[2*i+1] = a*sn[i] + b*cs[i]
-		}
-	}
+	tensor.Rope(x, cs, sn)
 }

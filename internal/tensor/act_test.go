@@ -158,3 +158,28 @@ func TestRMSNorm(t *testing.T) {
 		}
 	})
 }
+
+// TestRope: at every level, Rope gives the scalar loop's bits and leaves
+// a trailing partial segment alone.
+func TestRope(t *testing.T) {
+	rng := rand.New(rand.NewPCG(49, 50))
+	eachImpl(t, func(t *testing.T) {
+		for _, c := range []struct{ h, n int }{{32, 64}, {32, 64*12 + 5}, {8, 16}, {16, 96}, {4, 40}, {64, 128 * 3}} {
+			x := randVec(rng, c.n)
+			cs, sn := randVec(rng, c.h), randVec(rng, c.h)
+			want := slices.Clone(x)
+			for off := 0; off+2*c.h <= c.n; off += 2 * c.h {
+				v := want[off : off+2*c.h]
+				for i := 0; i < c.h; i++ {
+					a, b := v[2*i], v[2*i+1]
+					v[2*i] = a*cs[i] - b*sn[i]
+					v[2*i+1] = a*sn[i] + b*cs[i]
+				}
+			}
+			Rope(x, cs, sn)
+			if !bitsEqual(x, want) {
+				t.Fatalf("h=%d n=%d: Rope differs from the loop", c.h, c.n)
+			}
+		}
+	})
+}

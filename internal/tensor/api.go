@@ -98,6 +98,34 @@ func RMSNorm(out, x, weight []float32, eps float32) {
 	}
 }
 
+// Rope rotates the pairs (x[2i], x[2i+1]) of each 2h-float segment of x
+// (h = len(cs); whole segments only) by the angle whose cosine and sine
+// are cs[i] and sn[i]: (a·c − b·s, a·s + b·c), each product and sum
+// rounded on its own (the same bits at every level).
+func Rope(x, cs, sn []float32) {
+	h := len(cs)
+	if h == 0 {
+		return
+	}
+	n := len(x) / (2 * h) * (2 * h)
+	if n == 0 {
+		return
+	}
+	if impl.rope != nil && h%8 == 0 {
+		impl.rope(x[:n], cs, sn[:h])
+		return
+	}
+	sn = sn[:h]
+	for off := 0; off < n; off += 2 * h {
+		v := x[off : off+2*h]
+		for i := 0; i < h; i++ {
+			a, b := v[2*i], v[2*i+1]
+			v[2*i] = a*cs[i] - b*sn[i]
+			v[2*i+1] = a*sn[i] + b*cs[i]
+		}
+	}
+}
+
 // Softmax normalises x in place: x[i] = e^(x[i]-max) / Σ e^(x[j]-max).
 // The exponential is Cephes' float32 expf (relative error ≈ 1e-7);
 // inputs more than 87 below the maximum give ≈1e-38 rather than 0.

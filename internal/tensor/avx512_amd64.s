@@ -1653,3 +1653,64 @@ smtail:
 smdone:
 	VZEROUPPER
 	RET
+
+DATA ropeDup<>+0(SB)/8, $0x0000000000000000
+DATA ropeDup<>+8(SB)/8, $0x0000000100000001
+DATA ropeDup<>+16(SB)/8, $0x0000000200000002
+DATA ropeDup<>+24(SB)/8, $0x0000000300000003
+DATA ropeDup<>+32(SB)/8, $0x0000000400000004
+DATA ropeDup<>+40(SB)/8, $0x0000000500000005
+DATA ropeDup<>+48(SB)/8, $0x0000000600000006
+DATA ropeDup<>+56(SB)/8, $0x0000000700000007
+GLOBL ropeDup<>(SB), RODATA|NOPTR, $64
+
+// func ropeAVX512(x, cs, sn *float32, h, n int)
+// Rotates the pairs (x[2i], x[2i+1]) of every 2h-float segment of x's n
+// floats by (cs[i], sn[i]), i < h (h a multiple of 8): a·c − b·s and
+// a·s + b·c, each product and the sum rounded on their own (no FMA), as
+// the Go loop computes them. 8 pairs (one zmm) a step.
+TEXT ·ropeAVX512(SB), NOSPLIT, $0-40
+	MOVQ      x+0(FP), DI
+	MOVQ      cs+8(FP), SI
+	MOVQ      sn+16(FP), DX
+	MOVQ      h+24(FP), R8
+	MOVQ      n+32(FP), CX
+	VMOVDQU32 ropeDup<>(SB), Z7
+	MOVL      $0xAAAA, AX
+	KMOVW     AX, K2
+	SHLQ      $3, R8             // bytes of one segment = 2h·4
+
+ropeseg:
+	CMPQ CX, $0
+	JLE  ropedone
+	XORQ R9, R9                   // byte offset in the segment
+	XORQ R10, R10                 // byte offset in cs, sn
+
+ropestep:
+	CMPQ      R9, R8
+	JGE       ropenext
+	VMOVUPS   (DI)(R9*1), Z0
+	VPERMILPS $0xB1, Z0, Z1       // b0 a0 b1 a1 …
+	VMOVUPS   (SI)(R10*1), Y2
+	VMOVUPS   (DX)(R10*1), Y3
+	VPERMPS   Z2, Z7, Z2          // c0 c0 c1 c1 …
+	VPERMPS   Z3, Z7, Z3          // s0 s0 s1 s1 …
+	VMULPS    Z2, Z0, Z4          // a·c, b·c
+	VMULPS    Z3, Z1, Z5          // b·s, a·s
+	VSUBPS    Z5, Z4, Z6          // a·c − b·s (even lanes)
+	VADDPS    Z5, Z4, K2, Z6      // b·c + a·s (odd lanes)
+	VMOVUPS   Z6, (DI)(R9*1)
+	ADDQ      $64, R9
+	ADDQ      $32, R10
+	JMP       ropestep
+
+ropenext:
+	ADDQ R8, DI
+	MOVQ R8, AX
+	SHRQ $2, AX
+	SUBQ AX, CX
+	JMP  ropeseg
+
+ropedone:
+	VZEROUPPER
+	RET

@@ -85,6 +85,9 @@ type kernels struct {
 	// scaleMul its out[i] = (x[i]·s)·w[i] (len(out) ≥ 1).
 	sumSq    func(x []float32) float64
 	scaleMul func(out, x, w []float32, s float32)
+	// rope (optional) implements Rope for len(cs) a multiple of 8 and
+	// len(x) a positive multiple of 2·len(cs).
+	rope func(x, cs, sn []float32)
 	// axpyStrided4 (optional, with axpyStrided) implements AxpyStrided4
 	// for hd a positive multiple of 16 and np ≥ 1, the arguments checked.
 	axpyStrided4 func(y *float32, ldy int, a *float32, lda int, v *float32, stride, np, hd int)

@@ -38,6 +38,9 @@ func scaleAVX512(x *float32, s float32, k int)
 func sumSqAVX512(x *float32, n int) float64
 
 //go:noescape
+func ropeAVX512(x, cs, sn *float32, h, n int)
+
+//go:noescape
 func scaleMulAVX512(out, x, w *float32, s float32, n int)
 
 //go:noescape
@@ -179,6 +182,11 @@ var avx512Kernels = &kernels{
 	scale:        func(x []float32, s float32) { scaleAVX512(&x[0], s, len(x)) },
 	axpyStrided4: axpyStrided4AVX512,
 	sumSq:        func(x []float32) float64 { return sumSqAVX512(&x[0], len(x)) },
+	rope: func(x, cs, sn []float32) {
+		h := len(cs)
+		_ = sn[h-1]
+		ropeAVX512(&x[0], &cs[0], &sn[0], h, len(x))
+	},
 	scaleMul: func(out, x, w []float32, s float32) {
 		_, _ = x[len(out)-1], w[len(out)-1]
 		scaleMulAVX512(&out[0], &x[0], &w[0], s, len(out))
