@@ -43,32 +43,28 @@ var benchModels = []struct {
 // blocks (tensor.UnpackQ8): the kernels before the packed layout, as a
 // baseline for the packed ones.
 func ggmlMaker(shape string) func(b *testing.B) *Model {
-	return func(b *testing.B) *Model {
-		m := dummyMaker(shape, tensor.Q8_0)(b)
-		for i := range m.Layers {
-			L := &m.Layers[i]
-			for _, w := range []*tensor.Mat{&L.Wqkv, &L.Wo, &L.W13, &L.W2} {
-				tensor.UnpackQ8(w)
-			}
-		}
-		tensor.UnpackQ8(&m.Output)
-		return m
-	}
+	return unpackedMaker(shape, tensor.Q8_0, tensor.UnpackQ8)
 }
 
 // rowsMaker makes the F32 dummy model with its matrices left in rows
 // (tensor.UnpackF32): the row-major kernels, as a baseline for the packed
 // outer-product ones.
 func rowsMaker(shape string) func(b *testing.B) *Model {
+	return unpackedMaker(shape, tensor.F32, tensor.UnpackF32)
+}
+
+// unpackedMaker makes the dummy model with unpack applied to every matmul
+// weight.
+func unpackedMaker(shape string, dt tensor.DType, unpack func(*tensor.Mat)) func(b *testing.B) *Model {
 	return func(b *testing.B) *Model {
-		m := dummyMaker(shape, tensor.F32)(b)
+		m := dummyMaker(shape, dt)(b)
 		for i := range m.Layers {
 			L := &m.Layers[i]
 			for _, w := range []*tensor.Mat{&L.Wqkv, &L.Wo, &L.W13, &L.W2} {
-				tensor.UnpackF32(w)
+				unpack(w)
 			}
 		}
-		tensor.UnpackF32(&m.Output)
+		unpack(&m.Output)
 		return m
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"slices"
 	"testing"
-	"time"
 	"unsafe"
 )
 
@@ -209,27 +208,9 @@ func BenchmarkF32pCeiling(b *testing.B) {
 			wk := alignedFloats(f32pNR * kc)
 			copy(wk, randVec(rng, len(wk)))
 			ko := make([]float32, f32pMR*f32pNR)
-			flops := 2 * float64(n*s.rows*s.cols)
-			kflops := 2 * float64(f32pMR*f32pNR*kc)
-			reps := max(1, int(flops/kflops/2))
-			p.MatMul(out, x, n, pw)
-			var mm, kt time.Duration
-			for b.Loop() {
-				c0 := cpuTime()
-				p.MatMul(out, x, n, pw)
-				c1 := cpuTime()
-				for range reps {
-					kern(ko, f32pNR, xp, f32pMR, wk, len(wk), 2, kc, 0, f32pNR, wk, 0)
-				}
-				mm, kt = mm+c1-c0, kt+cpuTime()-c1
-			}
-			if mm > 0 && kt > 0 {
-				g := flops * float64(b.N) / mm.Seconds() / 1e9
-				kg := kflops * float64(reps*b.N) / kt.Seconds() / 1e9
-				b.ReportMetric(g, "GFLOP/cpu-s")
-				b.ReportMetric(kg, "kernel-GFLOP/cpu-s")
-				b.ReportMetric(100*g/kg, "%kernel")
-			}
+			benchCeiling(b, 2*float64(n*s.rows*s.cols), 2*float64(f32pMR*f32pNR*kc),
+				func() { p.MatMul(out, x, n, pw) },
+				func() { kern(ko, f32pNR, xp, f32pMR, wk, len(wk), 2, kc, 0, f32pNR, wk, 0) })
 		})
 	}
 }
