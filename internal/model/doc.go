@@ -43,13 +43,18 @@
 // read from L2 for every panel of W rows instead of from L3); the
 // per-row phases (norms, RoPE and the KV write, SwiGLU) and attention are
 // split over the pool with ParallelFor once a batch is big enough to pay
-// for the hand-off. Attention work units are (KV head, row), KV-head-major,
+// for the hand-off. Attention work units are (KV head, rows), KV-head-major,
 // split into chunks of equal cost: the query heads that share a KV head
 // (GQA) are computed together so each K/V row is read once per group, and
-// every thread gets an equal share of a prefill's causal triangle. Scores
-// run one kernel call per KV block: the group's queries against the
-// block's keys as one tensor.MatMulStrided (DotStrided for one head), the
-// weighted sum of V one AxpyStrided per head.
+// every thread gets an equal share of a prefill's causal triangle. With
+// one query head per KV head a unit holds up to 8 consecutive rows of a
+// prefill, whose scores against a block's keys are one
+// tensor.MatMulStrided. Scores run one kernel call per KV block: the
+// group's queries (or the unit's rows) against the block's keys as one
+// MatMulStrided (DotStrided for a lone row and head); the weighted sum of V
+// is AxpyStrided4 for four heads or rows that see the whole block, else
+// AxpyStrided per head and row. Each score and sum is computed in the
+// order a lone row's kernel call gives it.
 //
 // Workspace.Phases, when set, accumulates Forward's wall time by phase
 // (matrix products, attention, per-row phases, logits) for benchmarks and

@@ -71,10 +71,14 @@
 // helpers are not bound to a canonical order.
 //
 // The avx512 level also has Softmax and SwiGLU (a Cephes expf polynomial,
-// 16 lanes), the Q8_0 activation quantizer, and AxpyStrided; Dot and Axpy
-// use a plain loop below 16 floats, where a kernel call costs more.
-// DotStrided and AxpyStrided serve attention: a query against many KV-cache
-// slots, and the weighted sum of value rows, in one call.
+// 16 lanes), RMSNorm (its float64 sum of squares eight lanes at a time),
+// Rope and Scale (the scalar loops' bits), the Q8_0 activation quantizer,
+// and AxpyStrided and AxpyStrided4; Dot and Axpy use a plain loop below 16
+// floats, where a kernel call costs more. DotStrided, MatMulStrided and
+// AxpyStrided serve attention: queries against many KV-cache slots, and
+// the weighted sum of value rows, in one call; AxpyStrided4 does four
+// rows' sums (a prefill tile's, or a GQA group's heads) with the bits of
+// four AxpyStrided calls, loading the value rows once.
 //
 // Tests run every level the machine supports against a float64 reference.
 //
