@@ -169,8 +169,9 @@ func (m *Model) attendGroup(ws *Workspace, b *Batch, kv *KVCache, l, g, i int, s
 // pos the last row's. The rows' scores against each block of keys are one
 // MatMulStrided (the same kernels and order as DotStrided per row); the
 // keys past a row's own position that the block's product also covers are
-// computed and ignored. Softmax and the weighted sum of values are per
-// row, as in attendGroup.
+// computed and ignored. Softmax is per row; the weighted sum of values
+// goes four rows to an AxpyStrided4 call for the blocks every row sees
+// whole, row by row for the rest, each row in attendGroup's order.
 func (m *Model) attendTile(ws *Workspace, b *Batch, kv *KVCache, l, g, r0, r1 int, sc []float32) {
 	c := &m.Config
 	hd, qd, kvd := c.HeadDim, c.QDim(), c.KVDim()
