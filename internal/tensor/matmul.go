@@ -537,6 +537,11 @@ func (j *mmJob) quantRows(lo, hi int) {
 			f = q8pScales
 		}
 		f(j.xs[2*lo*nb:2*hi*nb], j.xq[lo*cols:hi*cols], j.xd[lo*nb:hi*nb])
+		if j.w.Type == Q4_0 { // −8·Σx for the nibbles (q4pack.go)
+			for k := 2*lo*nb + 1; k < 2*hi*nb; k += 2 {
+				j.xs[k] = uint32(int32(j.xs[k]) >> 4)
+			}
+		}
 	}
 }
 

@@ -18,8 +18,9 @@ import "fmt"
 // of 16.
 //
 // Canonical order: that of packed Q8_0, with the exact int32
-// I_b = Σ_t x_t·(q_t−8) computed as Σ_t x_t·q_t − 8·Σ_t x_t (the xs pair's
-// −128·Σx shifted right by 4). The weight q_t−8 and the scale are those of
+// I_b = Σ_t x_t·(q_t−8) computed as Σ_t x_t·q_t − 8·Σ_t x_t (the xs
+// pair's second word holds −8·Σx for Q4_0: quantRows shifts q8pScales'
+// −128·Σx right by 4, exactly). The weight q_t−8 and the scale are those of
 // the exact Q8_0 expansion (ExpandQ4), so a packed Q4_0 matrix gives the
 // bits of its expansion packed by PackQ8, at every level, while the
 // kernels read half the bytes.
@@ -140,10 +141,10 @@ func unpackQ4(p []byte, rows, cols int) []byte {
 }
 
 // q4pBlockGo returns the 16 exact sums I_b of a packed Q4_0 group block wb
-// against the activation block xb, given the xs pair's −128·Σx.
+// against the activation block xb, given −8·Σx (corr).
 func q4pBlockGo(is *[q8Group]int32, wb []byte, xb []int8, corr int32) {
 	for r := range is {
-		is[r] = corr >> 4 // −8·Σx, exactly
+		is[r] = corr
 	}
 	for k4 := 0; k4 < 4; k4++ {
 		lo, hi := xb[4*k4:4*k4+4:4*k4+4], xb[16+4*k4:20+4*k4:20+4*k4]

@@ -6,16 +6,23 @@
 // q4pack.go. They are the packed Q8_0 kernels of q8pack_amd64.s (same
 // arguments, same tiles, same float steps) with the weights as nibbles:
 // each zmm of weights holds the four-column steps k4 (low nibbles: AND
-// 0x0F) and k4+4 (high nibbles: shift right 4, AND 0x0F), unsigned 0..15,
+// 0x0F) and k4+4 (high nibbles: shifted down, AND 0x0F), unsigned 0..15,
 // for VPDPBUSD against the activation bytes at 4·k4 and 16+4·k4. Each
-// block's int32 sums start at −8·Σx (the xs pair's −128·Σx shifted right
-// arithmetically by 4: exact), which makes them Σ x·(q−8): the sums of the
-// exact Q8_0 expansion, then scaled as there. Z31 holds the nibble mask.
+// block's int32 sums start at −8·Σx (the second word of the xs pair, which
+// holds −8·Σx for Q4_0 rather than −128·Σx), which makes them Σ x·(q−8):
+// the sums of the exact Q8_0 expansion, then scaled as there. Z31 holds
+// the nibble mask. The high nibbles are moved down with VPMULTISHIFTQB, not
+// VPSRLW: shifts would compete with VPDPBUSD for port 0, which the tile
+// kernel keeps busy.
 
-// Q4MASK loads the nibble mask 0x0F bytes into Z31 (clobbers r).
+// Q4MASK loads the nibble mask (0x0F bytes) into Z31 and the
+// VPMULTISHIFTQB control that moves each byte's high nibble down (bits
+// 8j+4.. of each qword for its byte j) into Z30; clobbers r.
 #define Q4MASK(r) \
 	MOVL         $0x0f0f0f0f, r \
-	VPBROADCASTD r, Z31
+	VPBROADCASTD r, Z31 \
+	MOVQ         $0x3c342c241c140c04, r \
+	VPBROADCASTQ r, Z30
 
 // Q41K4 is the four-column steps k4 and k4+4 of q4pGemv4x1PF: four groups'
 // weights at wo(R8..R11), the activation's bytes at xo(SI) and xo+16(SI);
@@ -32,10 +39,10 @@
 	VPDPBUSD     Z20, Z17, Z9 \
 	VPDPBUSD     Z20, Z18, Z10 \
 	VPDPBUSD     Z20, Z19, Z11 \
-	VPSRLW       $4, wo(R8), Z16 \
-	VPSRLW       $4, wo(R9), Z17 \
-	VPSRLW       $4, wo(R10), Z18 \
-	VPSRLW       $4, wo(R11), Z19 \
+	VPMULTISHIFTQB wo(R8), Z30, Z16 \
+	VPMULTISHIFTQB wo(R9), Z30, Z17 \
+	VPMULTISHIFTQB wo(R10), Z30, Z18 \
+	VPMULTISHIFTQB wo(R11), Z30, Z19 \
 	VPANDD       Z31, Z16, Z16 \
 	VPANDD       Z31, Z17, Z17 \
 	VPANDD       Z31, Z18, Z18 \
@@ -95,10 +102,10 @@ q41loop:
 	ADDQ DI, AX
 
 q41body:
-	VPSRAD.BCST $4, 4(DX), Z8
-	VPSRAD.BCST $4, 4(DX), Z9
-	VPSRAD.BCST $4, 4(DX), Z10
-	VPSRAD.BCST $4, 4(DX), Z11
+	VPBROADCASTD 4(DX), Z8
+	VPBROADCASTD 4(DX), Z9
+	VPBROADCASTD 4(DX), Z10
+	VPBROADCASTD 4(DX), Z11
 	VPXORD      Z12, Z12, Z12
 	VPXORD      Z13, Z13, Z13
 	VPXORD      Z14, Z14, Z14
@@ -182,10 +189,8 @@ q41body:
 	VPDPBUSD     Z28, Z26, Z23
 
 // Q34K4 is the steps k4 (low nibbles) and k4+4 (high nibbles) of
-// q4pGemm3x4VNNI: three groups' weights at wo(R8), wo(R9), wo(R10). The
-// high nibbles are moved down with VPMULTISHIFTQB (control Z29: bits
-// 8j+4.. for byte j), not VPSRLW: the shifts would compete with VPDPBUSD
-// for port 0, which this kernel keeps busy.
+// q4pGemm3x4VNNI: three groups' weights at wo(R8), wo(R9), wo(R10); the
+// VPMULTISHIFTQB control in Z29 (Z30 takes broadcasts here).
 #define Q34K4(wo, xo) \
 	VPANDD wo(R8), Z31, Z24 \
 	VPANDD wo(R9), Z31, Z25 \
@@ -219,8 +224,7 @@ q41body:
 // i < 4 and groups g < 3 over nb ≥ 1 blocks, the outputs of mask only.
 TEXT ·q4pGemm3x4VNNI(SB), NOSPLIT, $24-136
 	Q4MASK(AX)
-	MOVQ $0x3c342c241c140c04, AX
-	VPBROADCASTQ AX, Z29
+	VMOVDQA64 Z30, Z29
 	MOVQ x+16(FP), SI
 	MOVQ ldx+24(FP), AX
 	LEAQ (SI)(AX*2), R12
@@ -271,18 +275,18 @@ q34pf:
 	MOVQ       lds-24(SP), BX
 
 q34nopf:
-	VPSRAD.BCST $4, 4(DX), Z12
-	VPSRAD.BCST $4, 4(DX), Z16
-	VPSRAD.BCST $4, 4(DX), Z20
-	VPSRAD.BCST $4, 4(DX)(BX*1), Z13
-	VPSRAD.BCST $4, 4(DX)(BX*1), Z17
-	VPSRAD.BCST $4, 4(DX)(BX*1), Z21
-	VPSRAD.BCST $4, 4(DX)(BX*2), Z14
-	VPSRAD.BCST $4, 4(DX)(BX*2), Z18
-	VPSRAD.BCST $4, 4(DX)(BX*2), Z22
-	VPSRAD.BCST $4, 4(R13), Z15
-	VPSRAD.BCST $4, 4(R13), Z19
-	VPSRAD.BCST $4, 4(R13), Z23
+	VPBROADCASTD 4(DX), Z12
+	VPBROADCASTD 4(DX), Z16
+	VPBROADCASTD 4(DX), Z20
+	VPBROADCASTD 4(DX)(BX*1), Z13
+	VPBROADCASTD 4(DX)(BX*1), Z17
+	VPBROADCASTD 4(DX)(BX*1), Z21
+	VPBROADCASTD 4(DX)(BX*2), Z14
+	VPBROADCASTD 4(DX)(BX*2), Z18
+	VPBROADCASTD 4(DX)(BX*2), Z22
+	VPBROADCASTD 4(R13), Z15
+	VPBROADCASTD 4(R13), Z19
+	VPBROADCASTD 4(R13), Z23
 	Q34K4(0, 0)
 	Q34K4(64, 4)
 	Q34K4(128, 8)
@@ -346,14 +350,14 @@ q34nopf:
 	VPANDD wo(R10)(BX*1), Z31, Z23
 
 #define Q81HI(wo) \
-	VPSRLW $4, wo(R8), Z16 \
-	VPSRLW $4, wo(R8)(BX*1), Z17 \
-	VPSRLW $4, wo(R8)(BX*2), Z18 \
-	VPSRLW $4, wo(R9), Z19 \
-	VPSRLW $4, wo(R9)(BX*1), Z20 \
-	VPSRLW $4, wo(R9)(BX*2), Z21 \
-	VPSRLW $4, wo(R10), Z22 \
-	VPSRLW $4, wo(R10)(BX*1), Z23 \
+	VPMULTISHIFTQB wo(R8), Z30, Z16 \
+	VPMULTISHIFTQB wo(R8)(BX*1), Z30, Z17 \
+	VPMULTISHIFTQB wo(R8)(BX*2), Z30, Z18 \
+	VPMULTISHIFTQB wo(R9), Z30, Z19 \
+	VPMULTISHIFTQB wo(R9)(BX*1), Z30, Z20 \
+	VPMULTISHIFTQB wo(R9)(BX*2), Z30, Z21 \
+	VPMULTISHIFTQB wo(R10), Z30, Z22 \
+	VPMULTISHIFTQB wo(R10)(BX*1), Z30, Z23 \
 	VPANDD Z31, Z16, Z16 \
 	VPANDD Z31, Z17, Z17 \
 	VPANDD Z31, Z18, Z18 \
@@ -456,14 +460,14 @@ q81wrap:
 	SUBQ BX, R15
 
 q81body:
-	VPSRAD.BCST $4, 4(DX), Z8
-	VPSRAD.BCST $4, 4(DX), Z9
-	VPSRAD.BCST $4, 4(DX), Z10
-	VPSRAD.BCST $4, 4(DX), Z11
-	VPSRAD.BCST $4, 4(DX), Z12
-	VPSRAD.BCST $4, 4(DX), Z13
-	VPSRAD.BCST $4, 4(DX), Z14
-	VPSRAD.BCST $4, 4(DX), Z15
+	VPBROADCASTD 4(DX), Z8
+	VPBROADCASTD 4(DX), Z9
+	VPBROADCASTD 4(DX), Z10
+	VPBROADCASTD 4(DX), Z11
+	VPBROADCASTD 4(DX), Z12
+	VPBROADCASTD 4(DX), Z13
+	VPBROADCASTD 4(DX), Z14
+	VPBROADCASTD 4(DX), Z15
 	Q81PF0(DI)
 	Q81PF(DI, 1)
 	Q81K4(0, 0)

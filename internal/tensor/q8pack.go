@@ -138,7 +138,7 @@ func alignedBytes(n, align int) []byte {
 // q8pArgs is a packed Q8_0 (or, with q4, packed Q4_0) product: the
 // quantized activations (xq: n rows of cols int8; xs: per row and block
 // the pair (float32 bits of the scale, −128·Σ of the block's values as
-// int32)) against w.P.
+// int32; −8·Σ for Q4_0)) against w.P.
 type q8pArgs struct {
 	q4     bool // w holds the packed Q4_0 layout (q4pack.go)
 	out    []float32
