@@ -545,3 +545,46 @@ q81body:
 	VMOVUPS Z7, 448(DI)
 	VZEROUPPER
 	RET
+
+// func q4pUnpack(dst, src *byte, nblk int)
+// Rewrites nblk ≥ 1 consecutive packed Q4_0 group blocks at src (256 bytes
+// each) in the packed Q8_0 layout at dst (512 bytes each) with the nibbles
+// as unsigned bytes 0..15: the weights of the Q8_0 tile kernel, which run
+// with the Q4_0 scale pairs (−8·Σx) to the same sums.
+TEXT ·q4pUnpack(SB), NOSPLIT, $0-24
+	Q4MASK(AX)
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ nblk+16(FP), CX
+
+q4uloop:
+	VMOVDQU64      (SI), Z0
+	VMOVDQU64      64(SI), Z1
+	VMOVDQU64      128(SI), Z2
+	VMOVDQU64      192(SI), Z3
+	VPANDD         Z0, Z31, Z4
+	VPANDD         Z1, Z31, Z5
+	VPANDD         Z2, Z31, Z6
+	VPANDD         Z3, Z31, Z7
+	VPMULTISHIFTQB Z0, Z30, Z8
+	VPMULTISHIFTQB Z1, Z30, Z9
+	VPMULTISHIFTQB Z2, Z30, Z10
+	VPMULTISHIFTQB Z3, Z30, Z11
+	VPANDD         Z8, Z31, Z8
+	VPANDD         Z9, Z31, Z9
+	VPANDD         Z10, Z31, Z10
+	VPANDD         Z11, Z31, Z11
+	VMOVDQU64      Z4, (DI)
+	VMOVDQU64      Z5, 64(DI)
+	VMOVDQU64      Z6, 128(DI)
+	VMOVDQU64      Z7, 192(DI)
+	VMOVDQU64      Z8, 256(DI)
+	VMOVDQU64      Z9, 320(DI)
+	VMOVDQU64      Z10, 384(DI)
+	VMOVDQU64      Z11, 448(DI)
+	ADDQ           $256, SI
+	ADDQ           $512, DI
+	DECQ           CX
+	JNZ            q4uloop
+	VZEROUPPER
+	RET

@@ -73,6 +73,20 @@ func TestQuantizeQ4_0(t *testing.T) {
 			}
 		})
 	}
+	t.Run("random blocks as quantize_row_q4_0_ref", func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(63, 64))
+		x := randVec(rng, 200*32)
+		for i := 0; i < len(x); i += 7 {
+			x[i] = float32(math.Round(float64(x[i]) * 4)) // ties and equal magnitudes
+		}
+		got := make([]byte, 200*Q4BlockBytes)
+		QuantizeQ4_0(got, x)
+		for b := 0; b < 200; b++ {
+			if want := quantizeQ4Ref(x[b*32 : (b+1)*32]); !bytes.Equal(got[b*18:(b+1)*18], want) {
+				t.Fatalf("block %d: % x, want % x", b, got[b*18:(b+1)*18], want)
+			}
+		}
+	})
 	t.Run("round trip error", func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(51, 52))
 		x := randVec(rng, 64*32)
@@ -90,6 +104,30 @@ func TestQuantizeQ4_0(t *testing.T) {
 			}
 		}
 	})
+}
+
+// quantizeQ4Ref is GGML's quantize_row_q4_0_ref for one block, written
+// plainly.
+func quantizeQ4Ref(x []float32) []byte {
+	var amax, m float32
+	for _, v := range x {
+		if a := float32(math.Abs(float64(v))); amax < a {
+			amax, m = a, v
+		}
+	}
+	d := m / -8
+	var id float32
+	if d != 0 {
+		id = 1 / d
+	}
+	h := F32ToF16(d)
+	out := []byte{byte(h), byte(h >> 8)}
+	for j := 0; j < 16; j++ {
+		x0, x1 := float32(x[j]*id), float32(x[16+j]*id)
+		q0, q1 := min(15, int8(x0+8.5)), min(15, int8(x1+8.5))
+		out = append(out, byte(q0)|byte(q1)<<4)
+	}
+	return out
 }
 
 func TestExpandQ4Exact(t *testing.T) {
@@ -161,27 +199,31 @@ func TestMatMulQ4PackedBitIdentical(t *testing.T) {
 			if api.Type != wantType || api.P == nil && impl.q8p != nil {
 				t.Fatalf("%dx%d: PackQ4 made a %v matrix (packed %v), want %v", s.rows, s.cols, api.Type, api.P != nil, wantType)
 			}
-			for _, n := range []int{1, 2, 3, 4, 5, 8, 9, 16, 17, 33} {
+			for _, n := range []int{1, 2, 3, 4, 5, 8, 9, 16, 17, 33, 36} {
 				x := randVec(rng, n*s.cols)
-				for name, p := range pools {
-					want, wantAPI := make([]float32, n*s.rows), make([]float32, n*s.rows)
-					p.MatMul(want, x, n, w8)
-					p.MatMul(wantAPI, x, n, w8api)
-					for _, l := range []struct {
-						name string
-						w    *Mat
-						want []float32
-					}{{"packed", wp, want}, {"PackQ4", api, wantAPI}} {
-						got := make([]float32, n*s.rows+3)
-						got[n*s.rows] = 12345
-						p.MatMul(got, x, n, l.w)
-						if got[n*s.rows] != 12345 {
-							t.Fatalf("%dx%d n=%d pool=%s %s: wrote past the outputs", s.rows, s.cols, n, name, l.name)
-						}
-						for i, v := range l.want {
-							if math.Float32bits(got[i]) != math.Float32bits(v) {
-								t.Fatalf("%dx%d n=%d pool=%s %s: out[%d][%d] = %v, Q8_0 expansion %v",
-									s.rows, s.cols, n, name, l.name, i/s.rows, i%s.rows, got[i], v)
+				for _, um := range []int{8, math.MaxInt} { // tiles on unpacked weights from 8 rows, or never
+					defer func(v int) { q4pUnpackMin = v }(q4pUnpackMin)
+					q4pUnpackMin = um
+					for name, p := range pools {
+						want, wantAPI := make([]float32, n*s.rows), make([]float32, n*s.rows)
+						p.MatMul(want, x, n, w8)
+						p.MatMul(wantAPI, x, n, w8api)
+						for _, l := range []struct {
+							name string
+							w    *Mat
+							want []float32
+						}{{"packed", wp, want}, {"PackQ4", api, wantAPI}} {
+							got := make([]float32, n*s.rows+3)
+							got[n*s.rows] = 12345
+							p.MatMul(got, x, n, l.w)
+							if got[n*s.rows] != 12345 {
+								t.Fatalf("%dx%d n=%d pool=%s %s: wrote past the outputs", s.rows, s.cols, n, name, l.name)
+							}
+							for i, v := range l.want {
+								if math.Float32bits(got[i]) != math.Float32bits(v) {
+									t.Fatalf("%dx%d n=%d pool=%s %s unpackMin=%d: out[%d][%d] = %v, Q8_0 expansion %v",
+										s.rows, s.cols, n, name, l.name, um, i/s.rows, i%s.rows, got[i], v)
+								}
 							}
 						}
 					}
@@ -282,7 +324,7 @@ func TestMatMulQ4PackedAllocs(t *testing.T) {
 	w := &Mat{Rows: rows, Cols: cols, Type: Q4_0, P: packQ4(w4.Q, rows, cols)}
 	for _, threads := range []int{1, 2} {
 		p := NewPool(threads)
-		for _, n := range []int{1, 5} {
+		for _, n := range []int{1, 5, 9, 33} {
 			x := randVec(rng, n*cols)
 			out := make([]float32, n*rows)
 			p.MatMul(out, x, n, w)
@@ -296,7 +338,8 @@ func TestMatMulQ4PackedAllocs(t *testing.T) {
 
 // BenchmarkMatMulQ4Packed compares, one thread, interleaved, MatMul on a
 // packed Q4_0 matrix (layout=q4_0) with its exact Q8_0 expansion packed
-// (layout=q8_0; the same bits), each call taking the next of several
+// (layout=q8_0; the same bits) and, from q4pUnpackMin rows, with the tiles unpacking
+// the nibbles in registers (q4_0-nounpack), each call taking the next of several
 // copies of the matrix so that the weights come from DRAM as in a model's
 // forward pass (5632×2048: 64 copies, 740 MB of Q8_0 and 415 MB of Q4_0,
 // more than the L3). Reports GFLOP/cpu-s and the weight bytes read per
@@ -311,19 +354,26 @@ func BenchmarkMatMulQ4Packed(b *testing.B) {
 	w4 := quantizeQ4Mat(rows, cols, randVec(rng, rows*cols))
 	w8 := packedMat(expandedMat(w4))
 	layouts := []struct {
-		name string
-		ws   []*Mat
-	}{{"q8_0", nil}, {"q4_0", nil}}
+		name      string
+		ws        []*Mat
+		unpackMin int
+	}{{"q8_0", nil, q4pUnpackMin}, {"q4_0", nil, q4pUnpackMin}, {"q4_0-nounpack", nil, math.MaxInt}}
 	for c := 0; c < copies; c++ {
 		layouts[0].ws = append(layouts[0].ws, &Mat{Rows: rows, Cols: cols, Type: Q8_0, P: append(alignedBytes(0, 64), w8.P...)})
 		layouts[1].ws = append(layouts[1].ws, &Mat{Rows: rows, Cols: cols, Type: Q4_0, P: packQ4(w4.Q, rows, cols)})
 	}
-	for _, n := range []int{1, 16, 64} {
+	layouts[2].ws = layouts[1].ws
+	defer func(v int) { q4pUnpackMin = v }(q4pUnpackMin)
+	for _, n := range []int{1, 4, 16, 32, 64} {
 		x := randVec(rng, n*cols)
 		out := make([]float32, n*rows)
 		flops := 2 * float64(n) * float64(rows) * float64(cols)
 		for _, l := range layouts {
+			if n < q4pUnpackMin && l.unpackMin != q4pUnpackMin {
+				continue
+			}
 			b.Run(fmt.Sprintf("n=%d/%s", n, l.name), func(b *testing.B) {
+				q4pUnpackMin = l.unpackMin
 				p := NewPool(1)
 				defer p.Close()
 				cpu0 := cpuTime()

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -151,6 +152,11 @@ type q8pArgs struct {
 	nb, ng int
 	w      []byte // group weights
 	s      []byte // group scales
+
+	// q4 tiles (q4pUnpackMin): one scratch buffer per thread for three
+	// groups' weights unpacked, handed out by unpNext.
+	unp     [][]byte
+	unpNext atomic.Int32
 }
 
 // q8pScales computes the xs pairs of activation blocks from their
@@ -257,6 +263,9 @@ func (p *Pool) matMulQ8P(out, x []float32, n int, w *Mat) {
 		p.doneJob()
 		return
 	}
+	if q4 && j.k.q4p && n >= q4pUnpackMin {
+		j.pk.unp = p.q4Scratch(3 * j.nb * q8GroupBlock)
+	}
 	// The threads split the groups (Pool.ParallelFor: contiguous ranges);
 	// each range is worked through in panels of q8pPanel groups.
 	p.run(n*j.rows*j.cols, ng, p.q8Func(), j.q8Panels)
@@ -270,6 +279,23 @@ func (j *mmJob) q8pPanels(lo, hi int) {
 		f = q8pRowsGo
 	}
 	f(&j.pk, lo, hi)
+}
+
+// q4Scratch returns one 64-byte aligned buffer of n bytes per thread for
+// unpacked Q4_0 weights, reused across calls.
+func (p *Pool) q4Scratch(n int) [][]byte {
+	if p == nil {
+		return [][]byte{alignedBytes(n, 64)}
+	}
+	if len(p.q4w) < p.Threads() {
+		p.q4w = make([][]byte, p.Threads())
+	}
+	for i, b := range p.q4w {
+		if len(b) < n {
+			p.q4w[i] = alignedBytes(n, 64)
+		}
+	}
+	return p.q4w
 }
 
 // q8pScratch returns the buffer for the activations' scale pairs.

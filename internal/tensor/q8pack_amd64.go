@@ -24,6 +24,9 @@ func q4pGemm3x4VNNI(out *float32, ldo int, x *int8, ldx int, xs *uint32, lds int
 func q4pGemv4x1PF(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64)
 
 //go:noescape
+func q4pUnpack(dst, src *byte, nblk int)
+
+//go:noescape
 func q4pGemv8x1PF(out *float32, x *int8, xs *uint32, w, s *byte, nb int)
 
 // q8pGemv8 selects q8pGemv8x1PF for eight full groups (a variable for
@@ -87,7 +90,10 @@ func q8pStreams(r []byte, t, T, nb int) (pf *byte, pfs, pfk int) {
 // tile lacks (at the end of the range) are computed from a duplicate of
 // its first group and not written. Packed Q4_0 (a.q4) takes the same
 // path with the Q4_0 forms of the kernels (q4pack_amd64.s; the one-row
-// kernel after the tiles prefetches too).
+// kernel after the tiles prefetches too), except that from q4pUnpackMin
+// activation rows the tiles run the Q8_0 kernel on the three groups'
+// weights unpacked once into a.unp (the same sums: see q4pUnpack), rather
+// than unpack the nibbles again in every tile.
 func q8pRowsAVX512(a *q8pArgs, g0, g1 int) {
 	nb := a.nb
 	if nb == 0 || g0 >= g1 || a.n == 0 {
@@ -95,9 +101,15 @@ func q8pRowsAVX512(a *q8pArgs, g0, g1 int) {
 	}
 	wb, sb := nb*q8GroupBlock, nb*q8GroupScale
 	gemm, gemvPF, gemvL2, wide, gemv8 := q8pGemm3x4VNNI, q8pGemv, q8pGemv4x1VNNI, q8pGemv8, q8pGemv8x1PF
+	var unp []byte // q4: the three groups' weights unpacked for the tiles
 	if a.q4 {
 		wb = nb * q4GroupBlock
 		gemm, gemvPF, gemvL2, wide, gemv8 = q4pGemm3x4VNNI, q4pGemv4x1PF, q4pGemv4x1PF, true, q4pGemv8x1PF
+		if a.unp != nil {
+			unp = a.unp[a.unpNext.Add(1)-1]
+			_ = unp[3*nb*q8GroupBlock-1]
+			gemm = q8pGemm3x4VNNI
+		}
 	}
 	cols, ldo := a.cols, a.ldo
 	n4 := a.n &^ 3
@@ -129,6 +141,12 @@ func q8pRowsAVX512(a *q8pArgs, g0, g1 int) {
 		if n4 > 0 {
 			for q := g; q < ge; q += 3 {
 				mask := tile(q, ge, 3)
+				if unp != nil {
+					for t := range 3 {
+						q4pUnpack(&unp[t*nb*q8GroupBlock], w[t], nb)
+						w[t] = &unp[t*nb*q8GroupBlock]
+					}
+				}
 				var nw, ns []byte // the next three groups (q8pPrefetch)
 				if q+3 < g1 {
 					e := min(q+6, g1)

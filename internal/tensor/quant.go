@@ -145,9 +145,10 @@ func QuantizeQ4_0(dst []byte, src []float32) {
 	for b := 0; b < nb; b++ {
 		x := src[b*Q8BlockSize : (b+1)*Q8BlockSize]
 		blk := dst[b*Q4BlockBytes : (b+1)*Q4BlockBytes]
-		var amax, m float32
+		var amax uint32 // |x| as bits: for non-negative floats, order is bit order
+		var m float32
 		for _, v := range x {
-			if a := float32(math.Abs(float64(v))); amax < a {
+			if a := math.Float32bits(v) &^ (1 << 31); amax < a {
 				amax, m = a, v
 			}
 		}
@@ -158,9 +159,11 @@ func QuantizeQ4_0(dst []byte, src []float32) {
 		}
 		h := F32ToF16(d)
 		blk[0], blk[1] = byte(h), byte(h>>8)
-		nib := func(v float32) byte { return byte(min(15, int8(float32(v*id)+8.5))) } // never fused
 		for j := 0; j < 16; j++ {
-			blk[2+j] = nib(x[j]) | nib(x[16+j])<<4
+			// float32(·) before the + keeps the product rounded (never fused).
+			lo := min(15, int8(float32(x[j]*id)+8.5))
+			hi := min(15, int8(float32(x[16+j]*id)+8.5))
+			blk[2+j] = byte(lo) | byte(hi)<<4
 		}
 	}
 }
