@@ -30,11 +30,12 @@ const (
 
 // q4pUnpackMin is the activation row count from which the avx512 tiles
 // run on weights unpacked once per three groups (q8pRowsAVX512), rather
-// than unpacking the nibbles in every tile of four rows. Measured on
-// 768×2048 in L2, one thread: from 8 to 32 rows the unpacking pass costs
-// as much as it saves (at 8 rows 25% more), at 64 rows it gains ~5%. A
-// variable for the tests and benchmarks.
-var q4pUnpackMin = 32
+// than unpacking the nibbles in every tile of four rows. Measured, one
+// thread (BenchmarkMatMulQ4Packed, 5632×2048 from DRAM; and 768×2048 in
+// L2): at 8 rows unpacking costs 25%, at 16–32 rows it costs about what it
+// saves (0.97×), at 64 rows it gains 5–8%. A variable for the tests and
+// benchmarks.
+var q4pUnpackMin = 48
 
 // q4PackedBytes is the size of the packed form of a rows×cols Q4_0 matrix.
 func q4PackedBytes(rows, cols int) int {

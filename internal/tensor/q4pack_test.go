@@ -324,7 +324,7 @@ func TestMatMulQ4PackedAllocs(t *testing.T) {
 	w := &Mat{Rows: rows, Cols: cols, Type: Q4_0, P: packQ4(w4.Q, rows, cols)}
 	for _, threads := range []int{1, 2} {
 		p := NewPool(threads)
-		for _, n := range []int{1, 5, 9, 33} {
+		for _, n := range []int{1, 5, 9, 49} {
 			x := randVec(rng, n*cols)
 			out := make([]float32, n*rows)
 			p.MatMul(out, x, n, w)
@@ -363,13 +363,14 @@ func BenchmarkMatMulQ4Packed(b *testing.B) {
 		layouts[1].ws = append(layouts[1].ws, &Mat{Rows: rows, Cols: cols, Type: Q4_0, P: packQ4(w4.Q, rows, cols)})
 	}
 	layouts[2].ws = layouts[1].ws
-	defer func(v int) { q4pUnpackMin = v }(q4pUnpackMin)
+	def := q4pUnpackMin
+	defer func() { q4pUnpackMin = def }()
 	for _, n := range []int{1, 4, 16, 32, 64} {
 		x := randVec(rng, n*cols)
 		out := make([]float32, n*rows)
 		flops := 2 * float64(n) * float64(rows) * float64(cols)
 		for _, l := range layouts {
-			if n < q4pUnpackMin && l.unpackMin != q4pUnpackMin {
+			if n < def && l.unpackMin != def {
 				continue
 			}
 			b.Run(fmt.Sprintf("n=%d/%s", n, l.name), func(b *testing.B) {
