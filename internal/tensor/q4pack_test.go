@@ -393,3 +393,19 @@ func BenchmarkMatMulQ4Packed(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkQuantizeQ4_0 measures the load-time quantizer (GB of F32 input
+// per CPU-second), which makes the Q4_0 dummy models and --quantization
+// q4_0.
+func BenchmarkQuantizeQ4_0(b *testing.B) {
+	rng := rand.New(rand.NewPCG(65, 66))
+	x := randVec(rng, 1<<20)
+	q := make([]byte, len(x)/32*Q4BlockBytes)
+	cpu0 := cpuTime()
+	for b.Loop() {
+		QuantizeQ4_0(q, x)
+	}
+	if cpu := cpuTime() - cpu0; cpu > 0 {
+		b.ReportMetric(4*float64(len(x))*float64(b.N)/cpu.Seconds()/1e9, "GB/cpu-s")
+	}
+}

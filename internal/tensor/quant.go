@@ -143,13 +143,20 @@ func QuantizeQ4_0(dst []byte, src []float32) {
 	}
 	_ = dst[nb*Q4BlockBytes-1]
 	for b := 0; b < nb; b++ {
-		x := src[b*Q8BlockSize : (b+1)*Q8BlockSize]
-		blk := dst[b*Q4BlockBytes : (b+1)*Q4BlockBytes]
-		var amax uint32 // |x| as bits: for non-negative floats, order is bit order
+		x := (*[Q8BlockSize]float32)(src[b*Q8BlockSize:])
+		blk := (*[Q4BlockBytes]byte)(dst[b*Q4BlockBytes:])
+		// The largest magnitude (as bits: for non-negative floats, order
+		// is bit order), then the first value that has it; two passes
+		// without data-dependent branches in the first.
+		var amax uint32
+		for _, v := range x {
+			amax = max(amax, math.Float32bits(v)&^(1<<31))
+		}
 		var m float32
 		for _, v := range x {
-			if a := math.Float32bits(v) &^ (1 << 31); amax < a {
-				amax, m = a, v
+			if math.Float32bits(v)&^(1<<31) == amax {
+				m = v
+				break
 			}
 		}
 		d := m / -8
