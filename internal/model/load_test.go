@@ -644,3 +644,44 @@ func TestDummy(t *testing.T) {
 		t.Fatalf("Q4_0 dummy differs from F32 by %g", d)
 	}
 }
+
+// TestConcatRowsTypes: fusing Q4_0 with Q4_0 keeps Q4_0, with Q8_0 gives
+// Q8_0 (the Q4_0 rows expanded exactly), with F32 gives F32; the weights
+// are those of the parts in order.
+func TestConcatRowsTypes(t *testing.T) {
+	vals := func(rows int, seed uint64) []float32 {
+		v := make([]float32, rows*64)
+		fillUniform(v, seed, 0, 1)
+		return v
+	}
+	q4 := tensor.Mat{Rows: 2, Cols: 64, Type: tensor.Q4_0, Q: make([]byte, 2*tensor.Q4RowBytes(64))}
+	tensor.QuantizeQ4_0(q4.Q, vals(2, 1))
+	q8 := tensor.Mat{Rows: 3, Cols: 64, Type: tensor.Q8_0, Q: make([]byte, 3*tensor.Q8RowBytes(64))}
+	tensor.QuantizeQ8_0(q8.Q, vals(3, 2))
+	f := f32Mat(1, 64, vals(1, 3))
+	for _, tc := range []struct {
+		name  string
+		parts []tensor.Mat
+		want  tensor.DType
+	}{
+		{"q4+q4", []tensor.Mat{q4, q4}, tensor.Q4_0},
+		{"q4+q8", []tensor.Mat{q4, q8}, tensor.Q8_0},
+		{"q8+q4", []tensor.Mat{q8, q4}, tensor.Q8_0},
+		{"q4+f32", []tensor.Mat{q4, f}, tensor.F32},
+		{"q4+q8+f32", []tensor.Mat{q4, q8, f}, tensor.F32},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := concatRows(tc.parts...)
+			if m.Type != tc.want {
+				t.Fatalf("type %v, want %v", m.Type, tc.want)
+			}
+			var want []float32
+			for _, p := range tc.parts {
+				want = append(want, toF32(p).F32...)
+			}
+			if m.Rows != len(want)/64 || !slices.Equal(toF32(m).F32, want) {
+				t.Fatalf("%d rows, weights differ from the parts'", m.Rows)
+			}
+		})
+	}
+}
