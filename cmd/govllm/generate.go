@@ -22,7 +22,7 @@ type generateConfig struct {
 	Tokenizer    string
 	LoadFormat   string // auto | dummy
 	DummyShape   string
-	Quantization string // "" | q8_0
+	Quantization string // "" | q8_0 | q4_0
 	Prompt       string
 	MaxTokens    int
 	Temperature  float64
@@ -73,7 +73,7 @@ Flags:
 	fs.StringVar(&c.Tokenizer, "tokenizer", "", "tokenizer path (llama2.c tok512.bin, tokenizer.json, HF dir or .gguf; default: from --model)")
 	fs.StringVar(&c.LoadFormat, "load-format", c.LoadFormat, "auto (detect from --model) or dummy (random weights of --dummy-shape)")
 	fs.StringVar(&c.DummyShape, "dummy-shape", c.DummyShape, "shape of the built-in random model: "+strings.Join(model.DummyShapes(), ", "))
-	fs.StringVar(&c.Quantization, "quantization", "", "quantize F32 weights at load: q8_0 (default: keep the file's types)")
+	fs.StringVar(&c.Quantization, "quantization", "", quantizationUsage)
 	fs.StringVar(&c.Prompt, "prompt", c.Prompt, "prompt text")
 	fs.IntVar(&c.MaxTokens, "max-tokens", c.MaxTokens, "maximum tokens to generate")
 	fs.Float64Var(&c.Temperature, "temperature", c.Temperature, "sampling temperature; 0 = greedy")
@@ -101,8 +101,8 @@ Flags:
 		return bad("--threads must be ≥ 1, got %d", c.Threads)
 	case c.MaxModelLen < 0:
 		return bad("--max-model-len must be ≥ 0, got %d", c.MaxModelLen)
-	case c.Quantization != "" && c.Quantization != "q8_0":
-		return bad("--quantization must be q8_0, got %q", c.Quantization)
+	case c.Quantization != "" && c.Quantization != "q8_0" && c.Quantization != "q4_0":
+		return bad("--quantization must be q8_0 or q4_0, got %q", c.Quantization)
 	case c.LoadFormat != "auto" && c.LoadFormat != "dummy":
 		return bad("--load-format must be auto or dummy, got %q", c.LoadFormat)
 	case c.LoadFormat == "dummy" && c.Model != "":
@@ -118,9 +118,9 @@ func loadGenerateModel(c generateConfig, stderr io.Writer) (*model.Model, *token
 		if err != nil {
 			return nil, nil, fmt.Errorf("--dummy-shape: %w", err)
 		}
-		dt := tensor.F32
-		if c.Quantization == "q8_0" {
-			dt = tensor.Q8_0
+		dt, err := quantDType(c.Quantization)
+		if err != nil {
+			return nil, nil, err
 		}
 		fmt.Fprintf(stderr, "no --model: using the built-in %q model with random weights (%.1fM parameters) and a byte-level tokenizer; its text is gibberish\n",
 			c.DummyShape, float64(mc.NumParams())/1e6)

@@ -67,9 +67,11 @@ func TestGenerateDummy(t *testing.T) {
 	if out1 != out2 {
 		t.Fatalf("same seed, different text:\n%q\n%q", out1, out2)
 	}
-	q8, _, err := runGen(t, context.Background(), append(args, "--quantization", "q8_0")...)
-	if err != nil || strings.TrimSpace(q8) == "" {
-		t.Fatalf("q8_0: %q, %v", q8, err)
+	for _, q := range []string{"q8_0", "q4_0"} {
+		out, _, err := runGen(t, context.Background(), append(args, "--quantization", q)...)
+		if err != nil || strings.TrimSpace(out) == "" {
+			t.Fatalf("%s: %q, %v", q, out, err)
+		}
 	}
 }
 

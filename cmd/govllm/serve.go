@@ -67,7 +67,7 @@ type serveConfig struct {
 	SpareProcs       int
 	LoadFormat       string // auto | dummy
 	DummyShape       string
-	Quantization     string // "" (keep the file's types) or q8_0
+	Quantization     string // "" (keep the file's types), q8_0 or q4_0
 	Tokenizer        string // tokenizer path (llama2.c tok512.bin, tokenizer.json, HF dir, .gguf)
 	LogStatsInterval time.Duration
 	Seed             uint64
@@ -145,7 +145,7 @@ func parseServeArgs(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.IntVar(&c.SpareProcs, "spare-procs", c.SpareProcs, "Go processors kept for the HTTP server beyond --threads: GOMAXPROCS = threads + N\n(unless $GOMAXPROCS is set or larger already), so a request never waits for the forward pass\nto yield one")
 	fs.StringVar(&c.LoadFormat, "load-format", c.LoadFormat, "auto (read MODEL) or dummy (random weights of --dummy-shape)")
 	fs.StringVar(&c.DummyShape, "dummy-shape", c.DummyShape, "shape of the built-in random model: "+strings.Join(model.DummyShapes(), ", "))
-	fs.StringVar(&c.Quantization, "quantization", "", "quantize F32 weights at load: q8_0 (default: keep the file's types)")
+	fs.StringVar(&c.Quantization, "quantization", "", quantizationUsage)
 	fs.StringVar(&c.Tokenizer, "tokenizer", "", "tokenizer path (llama2.c tok512.bin, tokenizer.json, HF dir or .gguf; default: from MODEL)")
 	fs.DurationVar(&c.LogStatsInterval, "log-stats-interval", c.LogStatsInterval, "interval of the statistics log line")
 	fs.Uint64Var(&c.Seed, "seed", 0, "seed of unseeded sampling")
@@ -480,6 +480,23 @@ func serveURL(addr net.Addr) string {
 	return "http://" + net.JoinHostPort(host, port)
 }
 
+// quantizationUsage is the --quantization help of serve and generate.
+const quantizationUsage = "quantize F32 weights at load (the dummy model's matrices too): q8_0 or q4_0 (default: keep the file's types; Q4_0 files stay Q4_0)"
+
+// quantDType returns the weight type of a --quantization value (F32 for
+// none).
+func quantDType(q string) (tensor.DType, error) {
+	switch q {
+	case "":
+		return tensor.F32, nil
+	case "q8_0":
+		return tensor.Q8_0, nil
+	case "q4_0":
+		return tensor.Q4_0, nil
+	}
+	return tensor.F32, fmt.Errorf("--quantization must be q8_0 or q4_0, got %q", q)
+}
+
 // loadModel returns the model and tokenizer per --load-format.
 func loadModel(cfg serveConfig) (*model.Model, *tokenizer.Tokenizer, error) {
 	switch cfg.LoadFormat {
@@ -491,13 +508,9 @@ func loadModel(cfg serveConfig) (*model.Model, *tokenizer.Tokenizer, error) {
 	default:
 		return nil, nil, fmt.Errorf("--load-format must be auto or dummy, got %q", cfg.LoadFormat)
 	}
-	dtype := tensor.F32
-	switch cfg.Quantization {
-	case "":
-	case "q8_0":
-		dtype = tensor.Q8_0
-	default:
-		return nil, nil, fmt.Errorf("--quantization must be q8_0, got %q", cfg.Quantization)
+	dtype, err := quantDType(cfg.Quantization)
+	if err != nil {
+		return nil, nil, err
 	}
 	if cfg.Model == "" {
 		mc, err := model.DummyConfig(cfg.DummyShape)

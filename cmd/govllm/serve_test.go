@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,7 @@ func TestParseServeArgs(t *testing.T) {
 				c.GenerationConfig, c.LoadFormat, c.DummyShape, c.Tokenizer = "vllm", "dummy", "stories110m", "tok.bin"
 			}, nil},
 		{"quantization", []string{"--quantization", "q8_0"}, "", func(c *serveConfig) { c.Quantization = "q8_0" }, nil},
+		{"quantization q4_0", []string{"--quantization", "q4_0"}, "", func(c *serveConfig) { c.Quantization = "q4_0" }, nil},
 		{"scheduling of threads", []string{"--engine-nice", "0", "--spare-procs", "2"}, "", func(c *serveConfig) { c.EngineNice, c.SpareProcs = 0, 2 }, nil},
 		{"api key flag", []string{"--api-key", "k1"}, "k2", func(c *serveConfig) { c.APIKey = "k1" }, nil},
 		{"api key env", nil, "k2", func(c *serveConfig) { c.APIKey = "k2" }, nil},
@@ -487,13 +489,23 @@ func TestLoadModelQuantization(t *testing.T) {
 	if _, _, err := loadModel(cfg); err == nil || !strings.Contains(err.Error(), "--quantization") {
 		t.Fatalf("loadModel with --quantization q4_k: err = %v, want a --quantization error", err)
 	}
-	cfg.Quantization = "q8_0"
-	m, _, err := loadModel(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := m.Layers[0].Wqkv.Type; got != tensor.Q8_0 {
-		t.Fatalf("dummy model with --quantization q8_0 has %v attention weights, want Q8_0", got)
+	for _, tc := range []struct {
+		q    string
+		want []tensor.DType
+	}{
+		{"q8_0", []tensor.DType{tensor.Q8_0}},
+		// Q4_0 where the CPU has the kernels, else its exact Q8_0 expansion.
+		{"q4_0", []tensor.DType{tensor.Q4_0, tensor.Q8_0}},
+		{"", []tensor.DType{tensor.F32}},
+	} {
+		cfg.Quantization = tc.q
+		m, _, err := loadModel(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.Layers[0].Wqkv.Type; !slices.Contains(tc.want, got) {
+			t.Fatalf("dummy model with --quantization %q has %v attention weights, want one of %v", tc.q, got, tc.want)
+		}
 	}
 }
 

@@ -33,10 +33,12 @@ var benchModels = []struct {
 	{"stories110m-f32-rows", &benchModel{make: rowsMaker("stories110m")}},
 	{"stories110m-q8_0", &benchModel{make: dummyMaker("stories110m", tensor.Q8_0)}},
 	{"stories110m-q8_0-ggml", &benchModel{make: ggmlMaker("stories110m")}},
+	{"stories110m-q4_0", &benchModel{make: dummyMaker("stories110m", tensor.Q4_0)}},
 	{"tinyllama-1.1b-f32", &benchModel{make: dummyMaker("tinyllama-1.1b", tensor.F32)}},
 	{"tinyllama-1.1b-f32-rows", &benchModel{make: rowsMaker("tinyllama-1.1b")}},
 	{"tinyllama-1.1b-q8_0", &benchModel{make: dummyMaker("tinyllama-1.1b", tensor.Q8_0)}},
 	{"tinyllama-1.1b-q8_0-ggml", &benchModel{make: ggmlMaker("tinyllama-1.1b")}},
+	{"tinyllama-1.1b-q4_0", &benchModel{make: dummyMaker("tinyllama-1.1b", tensor.Q4_0)}},
 }
 
 // ggmlMaker makes the Q8_0 dummy model with its matrices left in GGML

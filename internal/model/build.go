@@ -57,6 +57,9 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 		if m.Type == tensor.Q8_0 && (cols%tensor.Q8BlockSize != 0 || len(m.Q) != rows*tensor.Q8RowBytes(cols)) {
 			return bad("%s: Q8_0 data of %d bytes does not fit %d×%d", name, len(m.Q), rows, cols)
 		}
+		if m.Type == tensor.Q4_0 && (cols%tensor.Q8BlockSize != 0 || len(m.Q) != rows*tensor.Q4RowBytes(cols)) {
+			return bad("%s: Q4_0 data of %d bytes does not fit %d×%d", name, len(m.Q), rows, cols)
+		}
 		return nil
 	}
 	vec := func(name string, v []float32, n int) error {
@@ -116,35 +119,45 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 	} else {
 		m.Output = m.Embed
 	}
+	// Row lookups read Q8_0 or F32: Q4_0 embeddings are expanded (exactly;
+	// a tied head keeps the Q4_0 blocks).
+	tensor.ExpandQ4(&m.Embed)
+	var dt tensor.DType
 	switch quantize {
 	case "", "none":
 	case "q8_0":
-		for i := range m.Layers {
-			L := &m.Layers[i]
-			for _, w := range []*tensor.Mat{&L.Wqkv, &L.Wo, &L.W13, &L.W2} {
-				quantizeMat(w)
-			}
-		}
-		quantizeMat(&m.Output) // a tied head gets its own Q8_0 copy; Embed stays as it is
+		dt = tensor.Q8_0
+	case "q4_0":
+		dt = tensor.Q4_0
 	default:
-		return nil, fmt.Errorf("model: %s: unsupported quantization %q (want q8_0)", source, quantize)
+		return nil, fmt.Errorf("model: %s: unsupported quantization %q (want q8_0 or q4_0)", source, quantize)
 	}
+	for i := range m.Layers {
+		L := &m.Layers[i]
+		for _, w := range []*tensor.Mat{&L.Wqkv, &L.Wo, &L.W13, &L.W2} {
+			quantizeMat(w, dt)
+		}
+	}
+	quantizeMat(&m.Output, dt) // a tied head gets its own copy; Embed stays as it is
 	packWeights(m)
 	m.rope = newRopeTable(&m.Config, m.ropeFactors, ropePositions(&m.Config))
 	return m, nil
 }
 
 // packWeights repacks the matmul weights into the layouts of the fast
-// kernels (tensor.PackQ8, tensor.PackF32). Embed keeps its rows or GGML
-// blocks for row lookups; a tied head gets its own packed copy.
+// kernels (tensor.PackQ4, tensor.PackQ8, tensor.PackF32). Embed keeps its
+// rows or GGML blocks for row lookups; a tied head gets its own packed
+// copy.
 func packWeights(m *Model) {
 	for i := range m.Layers {
 		L := &m.Layers[i]
 		for _, w := range []*tensor.Mat{&L.Wqkv, &L.Wo, &L.W13, &L.W2} {
+			tensor.PackQ4(w)
 			tensor.PackQ8(w)
 			tensor.PackF32InPlace(w)
 		}
 	}
+	tensor.PackQ4(&m.Output)
 	tensor.PackQ8(&m.Output)
 	if tied := len(m.Output.F32) > 0 && len(m.Embed.F32) > 0 && &m.Output.F32[0] == &m.Embed.F32[0]; tied {
 		tensor.PackF32(&m.Output) // into new memory: Embed keeps its rows
@@ -153,10 +166,16 @@ func packWeights(m *Model) {
 	}
 }
 
-// quantizeMat converts an F32 matrix whose rows are whole Q8_0 blocks to
-// Q8_0 (others stay F32).
-func quantizeMat(w *tensor.Mat) {
-	if w.Type != tensor.F32 || w.Cols%tensor.Q8BlockSize != 0 {
+// quantizeMat converts an F32 matrix whose rows are whole blocks to dt,
+// Q8_0 or Q4_0 (others stay F32; dt F32 changes nothing).
+func quantizeMat(w *tensor.Mat, dt tensor.DType) {
+	if w.Type != tensor.F32 || dt == tensor.F32 || w.Cols%tensor.Q8BlockSize != 0 {
+		return
+	}
+	if dt == tensor.Q4_0 {
+		q := make([]byte, w.Rows*tensor.Q4RowBytes(w.Cols))
+		tensor.QuantizeQ4_0(q, w.F32)
+		*w = tensor.Mat{Rows: w.Rows, Cols: w.Cols, Type: tensor.Q4_0, Q: q}
 		return
 	}
 	q := make([]byte, w.Rows*tensor.Q8RowBytes(w.Cols))
@@ -164,36 +183,52 @@ func quantizeMat(w *tensor.Mat) {
 	*w = tensor.Mat{Rows: w.Rows, Cols: w.Cols, Type: tensor.Q8_0, Q: q}
 }
 
-// toF32 returns m as an F32 matrix (dequantizing Q8_0).
+// toF32 returns m as an F32 matrix (dequantizing Q8_0 or Q4_0).
 func toF32(m tensor.Mat) tensor.Mat {
-	if m.Type == tensor.F32 {
-		return m
-	}
 	f := make([]float32, m.Rows*m.Cols)
-	tensor.DequantizeQ8_0(f, m.Q)
+	switch m.Type {
+	case tensor.F32:
+		return m
+	case tensor.Q4_0:
+		tensor.DequantizeQ4_0(f, m.Q)
+	default:
+		tensor.DequantizeQ8_0(f, m.Q)
+	}
 	return tensor.Mat{Rows: m.Rows, Cols: m.Cols, Type: tensor.F32, F32: f}
 }
 
-// concatRows stacks matrices of equal Cols. Mixed types are converted to F32.
+// concatRows stacks matrices of equal Cols. Q8_0 mixed with Q4_0 gives
+// Q8_0 (the Q4_0 parts expanded exactly); other mixes give F32.
 func concatRows(ms ...tensor.Mat) tensor.Mat {
 	typ := ms[0].Type
 	rows := 0
 	for _, m := range ms {
 		rows += m.Rows
 		if m.Type != typ {
-			typ = tensor.F32
+			if quant := func(t tensor.DType) bool { return t == tensor.Q8_0 || t == tensor.Q4_0 }; quant(typ) && quant(m.Type) {
+				typ = tensor.Q8_0
+			} else {
+				typ = tensor.F32
+			}
 		}
 	}
 	out := tensor.Mat{Rows: rows, Cols: ms[0].Cols, Type: typ}
-	if typ == tensor.F32 {
+	switch typ {
+	case tensor.F32:
 		out.F32 = make([]float32, 0, rows*out.Cols)
-	} else {
+	case tensor.Q4_0:
+		out.Q = make([]byte, 0, rows*tensor.Q4RowBytes(out.Cols))
+	default:
 		out.Q = make([]byte, 0, rows*tensor.Q8RowBytes(out.Cols))
 	}
 	for _, m := range ms {
-		if typ == tensor.F32 {
+		switch {
+		case typ == tensor.F32:
 			out.F32 = append(out.F32, toF32(m).F32...)
-		} else {
+		case m.Type != typ: // Q4_0 into Q8_0
+			tensor.ExpandQ4(&m)
+			out.Q = append(out.Q, m.Q...)
+		default:
 			out.Q = append(out.Q, m.Q...)
 		}
 	}

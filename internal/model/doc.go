@@ -11,10 +11,14 @@
 // model.safetensors.index.json); a file starting with the GGUF magic; any
 // other file is read as a llama2.c checkpoint (legacy v0 header, or the
 // "ak42" v1 header). F16/BF16 weights become F32 at load; GGUF Q8_0 weights
-// stay Q8_0; GGUF Q4_0, Q4_K and Q6_K matrices are expanded and held as
-// Q8_0 (there are no kernels for them); LoadOptions.Quantize = "q8_0"
-// quantizes F32 matrices at load. Matrices whose input width is not a
-// multiple of 32 stay F32. Files are read with ordinary reads (no mmap).
+// stay Q8_0; GGUF Q4_0 matrices stay Q4_0 (tensor.PackQ4: packed where the
+// CPU has the Q4_0 kernels, else expanded exactly to Q8_0, the same
+// weights and the same results; Q4_0 token embeddings are expanded for the
+// row lookups); Q4_K and Q6_K matrices are expanded to F32 and requantized
+// to Q8_0 (there are no kernels for them); LoadOptions.Quantize = "q8_0"
+// or "q4_0" quantizes F32 matrices at load. Matrices whose input width is
+// not a multiple of 32 stay F32. Files are read with ordinary reads (no
+// mmap).
 //
 // Q and K weights are kept in the "adjacent pairs" RoPE layout of llama2.c
 // and GGUF (x[2i], x[2i+1] rotate together); HF checkpoints, stored for

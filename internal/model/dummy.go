@@ -49,8 +49,9 @@ const dummyStd = 0.02
 // NewDummy returns a model with deterministic random weights: uniform with
 // standard deviation 0.02 (norm weights 1), from a splitmix64 stream per
 // 64K-value chunk so the result does not depend on the number of CPUs.
-// dtype Q8_0 quantizes the matrices whose width is a multiple of 32. It
-// panics if cfg is invalid (use Config.Validate first).
+// dtype Q8_0 or Q4_0 quantizes the matrices whose width is a multiple of
+// 32 (GGML's reference quantizers; the embeddings stay F32). It panics if
+// cfg is invalid (use Config.Validate first).
 func NewDummy(cfg Config, dtype tensor.DType, seed uint64) *Model {
 	if err := cfg.Validate(); err != nil {
 		panic(err)
@@ -60,23 +61,26 @@ func NewDummy(cfg Config, dtype tensor.DType, seed uint64) *Model {
 	a := float32(dummyStd * math.Sqrt(3))
 	const chunk = 1 << 16
 	// mat makes the id-th random matrix; each 64K-value chunk has its own
-	// stream. With Q8_0 each matrix is quantized as soon as it is filled, so
-	// at most one F32 matrix is alive at a time.
-	mat := func(rows, cols int, id uint64, quantize bool) tensor.Mat {
+	// stream. Quantized, each matrix is converted as soon as it is filled,
+	// so at most one F32 matrix is alive at a time.
+	mat := func(rows, cols int, id uint64, dt tensor.DType) tensor.Mat {
 		f := make([]float32, rows*cols)
 		parallel((len(f)+chunk-1)/chunk, func(k int) {
 			fillUniform(f[k*chunk:min((k+1)*chunk, len(f))], seed, id<<32|uint64(k), a)
 		})
 		m := f32Mat(rows, cols, f)
-		if quantize && cols%tensor.Q8BlockSize == 0 {
-			rb := tensor.Q8RowBytes(cols)
+		if dt != tensor.F32 && cols%tensor.Q8BlockSize == 0 {
+			rb, quant := tensor.Q8RowBytes(cols), tensor.QuantizeQ8_0
+			if dt == tensor.Q4_0 {
+				rb, quant = tensor.Q4RowBytes(cols), tensor.QuantizeQ4_0
+			}
 			q := make([]byte, rows*rb)
 			step := max(1, chunk/cols)
 			parallel((rows+step-1)/step, func(k int) {
 				r0, r1 := k*step, min((k+1)*step, rows)
-				tensor.QuantizeQ8_0(q[r0*rb:r1*rb], f[r0*cols:r1*cols])
+				quant(q[r0*rb:r1*rb], f[r0*cols:r1*cols])
 			})
-			m = tensor.Mat{Rows: rows, Cols: cols, Type: tensor.Q8_0, Q: q}
+			m = tensor.Mat{Rows: rows, Cols: cols, Type: dt, Q: q}
 		}
 		return m
 	}
@@ -87,27 +91,27 @@ func NewDummy(cfg Config, dtype tensor.DType, seed uint64) *Model {
 		}
 		return s
 	}
-	q8 := dtype == tensor.Q8_0
+	if dtype != tensor.Q8_0 && dtype != tensor.Q4_0 {
+		dtype = tensor.F32
+	}
 	m := &Model{Config: c, Layers: make([]Layer, c.NumLayers), Norm: ones(c.Dim)}
-	m.Embed = mat(c.VocabSize, c.Dim, 0, false)
+	m.Embed = mat(c.VocabSize, c.Dim, 0, tensor.F32)
 	id := uint64(1)
 	for i := range m.Layers {
 		m.Layers[i] = Layer{
 			AttnNorm: ones(c.Dim), FFNNorm: ones(c.Dim),
-			Wqkv: mat(qd+2*kvd, c.Dim, id, q8),
-			Wo:   mat(c.Dim, qd, id+1, q8),
-			W13:  mat(2*c.HiddenDim, c.Dim, id+2, q8),
-			W2:   mat(c.Dim, c.HiddenDim, id+3, q8),
+			Wqkv: mat(qd+2*kvd, c.Dim, id, dtype),
+			Wo:   mat(c.Dim, qd, id+1, dtype),
+			W13:  mat(2*c.HiddenDim, c.Dim, id+2, dtype),
+			W2:   mat(c.Dim, c.HiddenDim, id+3, dtype),
 		}
 		id += 4
 	}
 	if c.TiedEmbeddings {
 		m.Output = m.Embed
-		if q8 {
-			quantizeMat(&m.Output) // its own Q8_0 copy; Embed stays F32
-		}
+		quantizeMat(&m.Output, dtype) // quantized, its own copy; Embed stays F32
 	} else {
-		m.Output = mat(c.VocabSize, c.Dim, id, q8)
+		m.Output = mat(c.VocabSize, c.Dim, id, dtype)
 	}
 	packWeights(m)
 	m.rope = newRopeTable(&m.Config, nil, ropePositions(&m.Config))

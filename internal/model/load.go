@@ -16,8 +16,9 @@ import (
 // LoadOptions tune Load.
 type LoadOptions struct {
 	// Quantize converts F32 weight matrices to the named type at load:
-	// "" (none) or "q8_0". Matrices whose input width is not a multiple of
-	// 32, and the token embedding table, stay as they are.
+	// "" (none), "q8_0" or "q4_0" (GGML's reference quantizers). Matrices
+	// whose input width is not a multiple of 32, and the token embedding
+	// table, stay as they are.
 	Quantize string
 }
 
@@ -190,7 +191,14 @@ func readGGUF(path string) (*rawModel, error) {
 		case gguf.GGMLTypeQ8_0:
 			// A copy, so the file's buffer is not kept alive by the model.
 			return tensor.Mat{Rows: rows, Cols: cols, Type: tensor.Q8_0, Q: bytes.Clone(data)}, nil
-		case gguf.GGMLTypeQ4_0, gguf.GGMLTypeQ4_K, gguf.GGMLTypeQ6_K:
+		case gguf.GGMLTypeQ4_0:
+			// Kept as Q4_0 (packed at build; at kernel levels without
+			// Q4_0 kernels, expanded exactly to Q8_0).
+			if cols%tensor.Q8BlockSize != 0 || len(data) != rows*tensor.Q4RowBytes(cols) {
+				return tensor.Mat{}, bad("Q4_0 tensor %s: %d bytes do not fit %d×%d", name, len(data), rows, cols)
+			}
+			return tensor.Mat{Rows: rows, Cols: cols, Type: tensor.Q4_0, Q: bytes.Clone(data)}, nil
+		case gguf.GGMLTypeQ4_K, gguf.GGMLTypeQ6_K:
 			// No kernels for these: expand, then keep as Q8_0 (≈1 byte a
 			// weight) when the rows allow it.
 			v, err := ggmlToF32(t, data)
@@ -198,7 +206,7 @@ func readGGUF(path string) (*rawModel, error) {
 				return tensor.Mat{}, bad("%v", err)
 			}
 			m := f32Mat(rows, cols, v)
-			quantizeMat(&m)
+			quantizeMat(&m, tensor.Q8_0)
 			return m, nil
 		default:
 			v, err := ggmlToF32(t, data)
@@ -230,8 +238,8 @@ func readGGUF(path string) (*rawModel, error) {
 	if r.embed, err = mat("token_embd.weight", c.VocabSize, c.Dim); err != nil {
 		return nil, err
 	}
-	if r.embed.Type == tensor.Q8_0 && c.Dim%tensor.Q8BlockSize != 0 {
-		return nil, bad("Q8_0 token embeddings need dim %% 32 == 0")
+	if r.embed.Type != tensor.F32 && c.Dim%tensor.Q8BlockSize != 0 {
+		return nil, bad("quantized token embeddings need dim %% 32 == 0")
 	}
 	if !c.TiedEmbeddings {
 		o, err := mat("output.weight", c.VocabSize, c.Dim)
@@ -290,28 +298,15 @@ func ggmlToF32(t *gguf.TensorInfo, data []byte) ([]float32, error) {
 		tensor.DequantizeQ8_0(out, data)
 		return out, nil
 	case gguf.GGMLTypeQ4_0:
-		return dequantQ4_0(data, int(t.NumElements())), nil
+		out := make([]float32, t.NumElements())
+		tensor.DequantizeQ4_0(out, data)
+		return out, nil
 	case gguf.GGMLTypeQ4_K:
 		return dequantQ4K(data, int(t.NumElements())), nil
 	case gguf.GGMLTypeQ6_K:
 		return dequantQ6K(data, int(t.NumElements())), nil
 	}
 	return nil, fmt.Errorf("tensor %s: type %v is not supported (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K are)", t.Name, t.Type)
-}
-
-// dequantQ4_0 expands GGML Q4_0 blocks (f16 scale, 16 bytes of nibbles:
-// low nibbles are elements 0..15, high nibbles 16..31, offset by 8).
-func dequantQ4_0(data []byte, n int) []float32 {
-	out := make([]float32, n)
-	for b := 0; b < n/32; b++ {
-		blk := data[b*18 : (b+1)*18]
-		d := tensor.F16ToF32(binary.LittleEndian.Uint16(blk))
-		for j := 0; j < 16; j++ {
-			out[b*32+j] = float32(int(blk[2+j]&0xf)-8) * d
-			out[b*32+j+16] = float32(int(blk[2+j]>>4)-8) * d
-		}
-	}
-	return out
 }
 
 // ---- llama2.c ----

@@ -486,6 +486,87 @@ func TestLoadLlama2C(t *testing.T) {
 	})
 }
 
+// TestLoadGGUFQ4_0: a GGUF file with Q4_0 matrices gives the bits of the
+// same file with each Q4_0 tensor replaced by its exact Q8_0 expansion
+// (the Q4_0 kernels compute the expansion's sums from half the bytes), with
+// the embeddings F32 or Q4_0, the head tied or not; and quantizing the F32
+// file to Q4_0 at load gives the bits of the Q4_0 file.
+func TestLoadGGUFQ4_0(t *testing.T) {
+	dir := testmodels.Dir(t, "stories260K")
+	src := filepath.Join(dir, "stories260K.gguf")
+	f32, err := Load(src, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks := []int32{1, 403, 407, 261, 378}
+	want := logitsOf(t, f32, toks)
+	tmp := t.TempDir()
+	// conv returns a converter to Q4_0 blocks (expand: then to their exact
+	// Q8_0 expansion) of the 2-D tensors whose rows are whole blocks.
+	conv := func(embed, expand bool) func(ti *gguf.TensorInfo, v []float32) (gguf.GGMLType, []byte, bool) {
+		return func(ti *gguf.TensorInfo, v []float32) (gguf.GGMLType, []byte, bool) {
+			if len(ti.Dims) != 2 || ti.Dims[0]%32 != 0 || ti.Name == "token_embd.weight" && !embed {
+				return 0, nil, false
+			}
+			rows, cols := int(ti.Dims[1]), int(ti.Dims[0])
+			m := tensor.Mat{Rows: rows, Cols: cols, Type: tensor.Q4_0, Q: make([]byte, rows*tensor.Q4RowBytes(cols))}
+			tensor.QuantizeQ4_0(m.Q, v)
+			if !expand {
+				return gguf.GGMLTypeQ4_0, m.Q, true
+			}
+			tensor.ExpandQ4(&m)
+			return gguf.GGMLTypeQ8_0, m.Q, true
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		embed bool
+		drop  []string
+	}{
+		{"matrices", false, nil},
+		{"embeddings too", true, nil},
+		{"tied Q4_0 embeddings", true, []string{"output.weight"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p4, p8 := filepath.Join(tmp, "q4.gguf"), filepath.Join(tmp, "q8.gguf")
+			rewriteGGUF(t, src, p4, conv(tc.embed, false), tc.drop...)
+			rewriteGGUF(t, src, p8, conv(tc.embed, true), tc.drop...)
+			m4, err := Load(p4, LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m8, err := Load(p8, LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if typ := m4.Layers[0].Wqkv.Type; typ != tensor.Q4_0 && typ != tensor.Q8_0 || m4.Layers[0].W2.Type != tensor.F32 {
+				t.Fatalf("types: wqkv %v w2 %v", typ, m4.Layers[0].W2.Type)
+			}
+			if tc.embed && m4.Embed.Type != tensor.Q8_0 {
+				t.Fatalf("Q4_0 embeddings held as %v, want their Q8_0 expansion", m4.Embed.Type)
+			}
+			a, b := logitsOf(t, m4, toks), logitsOf(t, m8, toks)
+			if d := maxDiff(a, b); d != 0 {
+				t.Fatalf("Q4_0 file and its Q8_0 expansion differ by %g", d)
+			}
+			if len(tc.drop) == 0 && !tc.embed {
+				ml, err := Load(src, LoadOptions{Quantize: "q4_0"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := maxDiff(logitsOf(t, ml, toks), a); d != 0 {
+					t.Fatalf("Q4_0 file and quantize-at-load differ by %g", d)
+				}
+			}
+			// 4-bit weights of a dim-64 model: logits a few units off F32,
+			// the same greedy choice.
+			if d := maxDiff(a, want); d > 5 || argmax(a) != argmax(want) {
+				t.Fatalf("Q4_0 logits differ from F32 by %g (argmax %d vs %d)", d, argmax(a), argmax(want))
+			}
+		})
+	}
+}
+
 func TestDummy(t *testing.T) {
 	for _, name := range DummyShapes() {
 		c, err := DummyConfig(name)
@@ -542,5 +623,65 @@ func TestDummy(t *testing.T) {
 	}
 	if d := maxDiff(logitsOf(t, q, toks), la); d > 0.05 {
 		t.Fatalf("Q8_0 dummy differs from F32 by %g", d)
+	}
+	// Q4_0: the bits of the same weights expanded to Q8_0.
+	q4, q4x := NewDummy(c, tensor.Q4_0, 42), NewDummy(c, tensor.Q4_0, 42)
+	if typ := q4.Layers[0].W13.Type; typ != tensor.Q4_0 && typ != tensor.Q8_0 {
+		t.Fatalf("Q4_0 dummy holds %v weights", typ)
+	}
+	for i := range q4x.Layers {
+		L := &q4x.Layers[i]
+		for _, w := range []*tensor.Mat{&L.Wqkv, &L.Wo, &L.W13, &L.W2, &q4x.Output} {
+			tensor.ExpandQ4(w)
+			tensor.PackQ8(w)
+		}
+	}
+	l4 := logitsOf(t, q4, toks)
+	if d := maxDiff(l4, logitsOf(t, q4x, toks)); d != 0 {
+		t.Fatalf("Q4_0 dummy differs from its Q8_0 expansion by %g", d)
+	}
+	if d := maxDiff(l4, la); d > 0.5 {
+		t.Fatalf("Q4_0 dummy differs from F32 by %g", d)
+	}
+}
+
+// TestConcatRowsTypes: fusing Q4_0 with Q4_0 keeps Q4_0, with Q8_0 gives
+// Q8_0 (the Q4_0 rows expanded exactly), with F32 gives F32; the weights
+// are those of the parts in order.
+func TestConcatRowsTypes(t *testing.T) {
+	vals := func(rows int, seed uint64) []float32 {
+		v := make([]float32, rows*64)
+		fillUniform(v, seed, 0, 1)
+		return v
+	}
+	q4 := tensor.Mat{Rows: 2, Cols: 64, Type: tensor.Q4_0, Q: make([]byte, 2*tensor.Q4RowBytes(64))}
+	tensor.QuantizeQ4_0(q4.Q, vals(2, 1))
+	q8 := tensor.Mat{Rows: 3, Cols: 64, Type: tensor.Q8_0, Q: make([]byte, 3*tensor.Q8RowBytes(64))}
+	tensor.QuantizeQ8_0(q8.Q, vals(3, 2))
+	f := f32Mat(1, 64, vals(1, 3))
+	for _, tc := range []struct {
+		name  string
+		parts []tensor.Mat
+		want  tensor.DType
+	}{
+		{"q4+q4", []tensor.Mat{q4, q4}, tensor.Q4_0},
+		{"q4+q8", []tensor.Mat{q4, q8}, tensor.Q8_0},
+		{"q8+q4", []tensor.Mat{q8, q4}, tensor.Q8_0},
+		{"q4+f32", []tensor.Mat{q4, f}, tensor.F32},
+		{"q4+q8+f32", []tensor.Mat{q4, q8, f}, tensor.F32},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := concatRows(tc.parts...)
+			if m.Type != tc.want {
+				t.Fatalf("type %v, want %v", m.Type, tc.want)
+			}
+			var want []float32
+			for _, p := range tc.parts {
+				want = append(want, toF32(p).F32...)
+			}
+			if m.Rows != len(want)/64 || !slices.Equal(toF32(m).F32, want) {
+				t.Fatalf("%d rows, weights differ from the parts'", m.Rows)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ type DType uint8
 const (
 	F32  DType = iota
 	Q8_0       // blocks of 32 weights: one float16 scale + 32 int8 (34 bytes)
+	Q4_0       // blocks of 32 weights: one float16 scale + 32 nibbles, stored +8 (18 bytes)
 )
 
 // Q8_0 block layout (as in GGML).
@@ -20,11 +21,23 @@ const (
 // of Q8BlockSize).
 func Q8RowBytes(cols int) int { return cols / Q8BlockSize * Q8BlockBytes }
 
+// Q4BlockBytes is the size of a GGML Q4_0 block of Q8BlockSize weights:
+// the float16 scale d, then 16 bytes whose low nibbles are weights 0..15
+// and high nibbles weights 16..31, each q+8 for the weight q·d (q in
+// −8..7).
+const Q4BlockBytes = 18
+
+// Q4RowBytes is the size of one Q4_0 row of cols weights (cols a multiple
+// of Q8BlockSize).
+func Q4RowBytes(cols int) int { return cols / Q8BlockSize * Q4BlockBytes }
+
 // Mat is a row-major weight matrix of Rows output features × Cols inputs.
 // Exactly one of F32, P32, Q or P holds the data, per Type: an F32 matrix
 // is in rows (F32) or, after PackF32, in the panels of the outer-product
 // kernels (P32); a Q8_0 matrix is in GGML blocks (Q) or, after PackQ8, in
-// the row-interleaved layout of the fast kernels (P).
+// the row-interleaved layout of the fast kernels (P); a Q4_0 matrix is in
+// GGML blocks (Q) or, after PackQ4, in the packed nibble layout (P; at
+// levels without Q4_0 kernels PackQ4 turns it into a Q8_0 matrix instead).
 type Mat struct {
 	Rows, Cols int
 	Type       DType
@@ -46,6 +59,10 @@ func matMulRef(out, x []float32, n int, w *Mat) {
 				oi[r] = dotScalar(xi, w.F32[r*w.Cols:(r+1)*w.Cols])
 			case Q8_0:
 				oi[r] = dotQ8Ref(xi, w.Q[r*Q8RowBytes(w.Cols):(r+1)*Q8RowBytes(w.Cols)])
+			case Q4_0:
+				q := make([]byte, Q8RowBytes(w.Cols))
+				expandQ4(q, w.Q[r*Q4RowBytes(w.Cols):(r+1)*Q4RowBytes(w.Cols)])
+				oi[r] = dotQ8Ref(xi, q)
 			}
 		}
 	}

@@ -1,5 +1,5 @@
-// Package tensor holds the CPU kernels: matrix multiplication over F32 and
-// Q8_0 weights (SIMD where the CPU has it, a portable pure-Go fallback),
+// Package tensor holds the CPU kernels: matrix multiplication over F32,
+// Q8_0 and Q4_0 weights (SIMD where the CPU has it, a portable pure-Go fallback),
 // RMSNorm, softmax, SiLU and the vector helpers attention is built from, and
 // Pool, a set of persistent workers with a cheap barrier.
 //
@@ -32,11 +32,12 @@
 //     Q8_0 (PackQ8) uses VPDPBUSD on 16 interleaved W rows per zmm: tiles of
 //     3 row groups × 4 activation rows, and 4 groups × 1 row for decode;
 //     GGML-layout Q8_0 two blocks per zmm (1×4 kernel for decode, 4×4 for
-//     n ≥ 4).
+//     n ≥ 4). Packed Q4_0 (PackQ4) runs the same tiles on nibbles
+//     unpacked in registers (see Q4_0 below).
 //   - avx2: AVX2 + FMA + F16C. 4×3 F32 GEMM, 1×8 matvec, Q8_0 via
 //     VPMADDUBSW/VPMADDWD with the sign trick (GGML layout only: PackQ8
 //     and PackF32 leave matrices unpacked at this level; packed ones run
-//     in Go).
+//     in Go). PackQ4 expands Q4_0 to Q8_0 here.
 //   - go: portable Go, always built; the only level with the purego build
 //     tag or off amd64. PackQ8 packs at this level, PackF32 does not
 //     (packed F32 matrices run in Go at a quarter of the row-major speed).
@@ -104,10 +105,33 @@
 // as 16 consecutive outputs. The packed results differ from the GGML-layout
 // kernels' in the last bits (another summation order), not in accuracy.
 //
+// # Q4_0
+//
+// A Q4_0 matrix (Mat.Q: GGML blocks of 18 bytes, float16 scale d and 32
+// nibbles q, the weight (q−8)·d) holds exactly the weights of a Q8_0
+// matrix with the same scales and int8 values q−8 (ExpandQ4 makes it).
+// PackQ4 (called at load) rewrites it, at the avx512 level, into the
+// packed Q8_0 layout with nibbles (q4pack.go: 16-row groups, 256 bytes of
+// weights and 32 of scales per group and block, 53% of packed Q8_0): one
+// zmm load holds two four-column steps, masked with 0x0F (low nibbles) and
+// shifted (high), and each block's int32 sum starts at −8·Σx, so it is
+// exactly Σ x·(q−8) and the float steps are those of packed Q8_0: the
+// same bits as the expansion packed by PackQ8, with half the weight bytes
+// read (decode, memory-bound: a 5632×2048 matrix from DRAM ~1.75× faster
+// at one row). The kernels move the high nibbles down with VPMULTISHIFTQB,
+// which leaves port 0 to VPDPBUSD; from 48 activation rows the tiles run
+// the Q8_0 kernel on three groups' weights unpacked once into per-thread
+// scratch, rather than unpack them again in every tile of four rows. Where
+// the tiles are compute-bound (16 rows and more) Q4_0 runs at 0.94–1.03×
+// the speed of Q8_0 (one thread, measured). At the other levels PackQ4 replaces the matrix by
+// its expansion (then PackQ8). MatMul on unpacked Q4_0 blocks runs a slow
+// Go loop.
+//
 // # Invariants
 //
 //   - MatMul writes exactly n×w.Rows outputs and reads n×w.Cols inputs; it
-//     panics on short slices or Cols not a multiple of 32 for Q8_0.
+//     panics on short slices or Cols not a multiple of 32 for Q8_0 and
+//     Q4_0.
 //   - A Pool is driven by one goroutine at a time (see Pool); nil and the
 //     zero Pool run on the caller. Below about 64K multiply-adds a MatMul
 //     runs on the caller alone, because the hand-off costs more.

@@ -57,6 +57,10 @@ type kernels struct {
 	// nil: the level runs packed matrices with q8pRowsGo, and PackQ8
 	// leaves matrices in GGML layout.
 	q8p func(a *q8pArgs, g0, g1 int)
+	// q4p: q8p also runs the packed Q4_0 layout (q8pArgs.q4; q4pack.go).
+	// false: PackQ4 expands Q4_0 matrices to Q8_0, and packed ones (from
+	// another level) run with q8pRowsGo.
+	q4p bool
 	// q8ps (optional) is q8pScales: a decode step's activations need
 	// it for every block of every matrix's input.
 	q8ps func(xs []uint32, xq []int8, xd []float32)

@@ -160,7 +160,7 @@ var avx512Kernels = &kernels{
 		_, _ = q[nb*Q8BlockSize-1], x[nb*Q8BlockSize-1]
 		quantizeAVX512(&q[0], &d[0], &x[0], nb)
 	},
-	q8p: q8pRowsAVX512,
+	q8p: q8pRowsAVX512, q4p: true,
 	q8ps: func(xs []uint32, xq []int8, xd []float32) {
 		nb := len(xd)
 		if nb == 0 {

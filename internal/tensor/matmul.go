@@ -16,7 +16,10 @@ const parMinWork = 1 << 16
 //
 // Q8_0 weights: the rows of x are first quantized to Q8_0 (as llama.cpp
 // does), then each output is a sum of int8·int8 block dot products scaled by
-// both blocks' scales. w.Cols must be a multiple of 32 for Q8_0.
+// both blocks' scales. w.Cols must be a multiple of 32 for Q8_0. Q4_0
+// weights likewise (the weights q−8 of their nibbles q); packed (PackQ4)
+// they give the bits of packed Q8_0, in GGML blocks they run a slow Go
+// loop in the go level's canonical order.
 func (p *Pool) MatMul(out, x []float32, n int, w *Mat) {
 	if n <= 0 || w.Rows == 0 {
 		return
@@ -45,6 +48,14 @@ func (p *Pool) MatMul(out, x []float32, n int, w *Mat) {
 			panic("tensor: MatMul: Q8_0 weights need Cols%32 == 0 and Rows×Cols/32 blocks")
 		}
 		p.matMulQ8(out, x, n, w)
+	case Q4_0:
+		if w.P != nil {
+			checkPacked(w)
+			p.matMulQ8P(out, x, n, w)
+			return
+		}
+		checkQ4(w, "MatMul")
+		p.matMulQ4(out, x, n, w)
 	default:
 		panic(fmt.Sprintf("tensor: MatMul: unknown DType %d", w.Type))
 	}
@@ -478,6 +489,15 @@ func (p *Pool) matMulQ8(out, x []float32, n int, w *Mat) {
 	p.doneJob()
 }
 
+// matMulQ4 is MatMul for a Q4_0 matrix in GGML blocks (not packed).
+func (p *Pool) matMulQ4(out, x []float32, n int, w *Mat) {
+	j := p.q8Quantize(out, x, n, w, false)
+	j.panel = 4
+	panels := (j.rows + j.panel - 1) / j.panel
+	p.run(n*j.rows*j.cols, panels, p.q8Func(), j.q8Panels)
+	p.doneJob()
+}
+
 // q8Quantize starts a Q8_0 MatMul job: it quantizes the n activation rows
 // of x (and, for packed weights, their scale pairs) into the pool's
 // scratch, over the pool when the work is big enough.
@@ -517,6 +537,11 @@ func (j *mmJob) quantRows(lo, hi int) {
 			f = q8pScales
 		}
 		f(j.xs[2*lo*nb:2*hi*nb], j.xq[lo*cols:hi*cols], j.xd[lo*nb:hi*nb])
+		if j.w.Type == Q4_0 { // −8·Σx for the nibbles (q4pack.go)
+			for k := 2*lo*nb + 1; k < 2*hi*nb; k += 2 {
+				j.xs[k] = uint32(int32(j.xs[k]) >> 4)
+			}
+		}
 	}
 }
 
@@ -524,6 +549,10 @@ func (j *mmJob) quantRows(lo, hi int) {
 func (j *mmJob) q8Panels(lo, hi int) {
 	if j.w.P != nil {
 		j.q8pPanels(lo, hi)
+		return
+	}
+	if j.w.Type == Q4_0 {
+		j.q4Rows(lo*j.panel, min(hi*j.panel, j.rows))
 		return
 	}
 	k, n, rows, cols, nb, ldw := j.k, j.n, j.rows, j.cols, j.nb, j.ldw

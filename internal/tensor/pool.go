@@ -56,6 +56,8 @@ type Pool struct {
 	// one buffer of parked accumulators per thread.
 	xf   []float32
 	accs [][]float32
+	// Packed Q4_0 tiles: one buffer of unpacked weights per thread.
+	q4w [][]byte
 
 	// MatMul's current job and its methods as func values, bound once.
 	mm                           mmJob

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -135,10 +136,12 @@ func alignedBytes(n, align int) []byte {
 	return b[off : off+n : off+n]
 }
 
-// q8pArgs is a packed Q8_0 product: the quantized activations (xq: n rows
-// of cols int8; xs: per row and block the pair (float32 bits of the scale,
-// −128·Σ of the block's values as int32)) against w.P.
+// q8pArgs is a packed Q8_0 (or, with q4, packed Q4_0) product: the
+// quantized activations (xq: n rows of cols int8; xs: per row and block
+// the pair (float32 bits of the scale, −128·Σ of the block's values as
+// int32; −8·Σ for Q4_0)) against w.P.
 type q8pArgs struct {
+	q4     bool // w holds the packed Q4_0 layout (q4pack.go)
 	out    []float32
 	ldo    int // = rows
 	xq     []int8
@@ -149,6 +152,11 @@ type q8pArgs struct {
 	nb, ng int
 	w      []byte // group weights
 	s      []byte // group scales
+
+	// q4 tiles (q4pUnpackMin): one scratch buffer per thread for three
+	// groups' weights unpacked, handed out by unpNext.
+	unp     [][]byte
+	unpNext atomic.Int32
 }
 
 // q8pScales computes the xs pairs of activation blocks from their
@@ -195,20 +203,17 @@ func q8pRowsGo(a *q8pArgs, g0, g1 int) {
 			xi := a.xq[i*cols : (i+1)*cols]
 			si := a.xs[i*2*nb : (i+1)*2*nb]
 			for b := 0; b < nb; b++ {
-				wb := a.w[(g*nb+b)*q8GroupBlock : (g*nb+b+1)*q8GroupBlock]
 				sb := a.s[(g*nb+b)*q8GroupScale : (g*nb+b+1)*q8GroupScale]
 				xb := xi[b*Q8BlockSize : (b+1)*Q8BlockSize]
-				var is [q8Group]int32
-				for k4 := 0; k4 < 8; k4++ {
-					x0, x1, x2, x3 := int32(xb[4*k4]), int32(xb[4*k4+1]), int32(xb[4*k4+2]), int32(xb[4*k4+3])
-					wk := wb[k4*64 : k4*64+64]
-					for r := 0; r < q8Group; r++ {
-						w4 := wk[4*r : 4*r+4 : 4*r+4]
-						is[r] += int32(w4[0])*x0 + int32(w4[1])*x1 + int32(w4[2])*x2 + int32(w4[3])*x3
-					}
-				}
 				xd := math.Float32frombits(si[2*b])
 				corr := int32(si[2*b+1])
+				var is [q8Group]int32
+				if a.q4 {
+					q4pBlockGo(&is, a.w[(g*nb+b)*q4GroupBlock:(g*nb+b+1)*q4GroupBlock], xb, corr)
+					corr = 0
+				} else {
+					q8pBlockGo(&is, a.w[(g*nb+b)*q8GroupBlock:(g*nb+b+1)*q8GroupBlock], xb)
+				}
 				for r := 0; r < q8Group; r++ {
 					dw[r] = F16ToF32(uint16(sb[2*r]) | uint16(sb[2*r+1])<<8)
 					acc[r] += float32(float32(is[r]+corr) * (dw[r] * xd))
@@ -219,18 +224,37 @@ func q8pRowsGo(a *q8pArgs, g0, g1 int) {
 	}
 }
 
+// q8pBlockGo adds to is the 16 sums Σ_t x_t·(w_t+128) of a packed Q8_0
+// group block wb against the activation block xb.
+func q8pBlockGo(is *[q8Group]int32, wb []byte, xb []int8) {
+	for k4 := 0; k4 < 8; k4++ {
+		x0, x1, x2, x3 := int32(xb[4*k4]), int32(xb[4*k4+1]), int32(xb[4*k4+2]), int32(xb[4*k4+3])
+		wk := wb[k4*64 : k4*64+64]
+		for r := 0; r < q8Group; r++ {
+			w4 := wk[4*r : 4*r+4 : 4*r+4]
+			is[r] += int32(w4[0])*x0 + int32(w4[1])*x1 + int32(w4[2])*x2 + int32(w4[3])*x3
+		}
+	}
+}
+
 // q8pPanel is the number of groups the kernels work through at a time:
 // each tile of activation rows runs over the panel's groups before the next
 // tile (the panel's weights, 12·16 rows, stay in L2 meanwhile).
 const q8pPanel = 12
 
-// matMulQ8P is MatMul for a packed Q8_0 matrix.
+// matMulQ8P is MatMul for a packed Q8_0 or Q4_0 matrix.
 func (p *Pool) matMulQ8P(out, x []float32, n int, w *Mat) {
 	j := p.q8Quantize(out, x, n, w, true)
 	ng := (j.rows + q8Group - 1) / q8Group
+	q4 := w.Type == Q4_0
+	gb := q8GroupBlock
+	if q4 {
+		gb = q4GroupBlock
+	}
 	j.pk = q8pArgs{
+		q4:  q4,
 		out: out, ldo: j.rows, xq: j.xq, xs: j.xs, n: n, rows: j.rows, cols: j.cols,
-		nb: j.nb, ng: ng, w: w.P[:ng*j.nb*q8GroupBlock], s: w.P[ng*j.nb*q8GroupBlock : ng*j.nb*(q8GroupBlock+q8GroupScale)],
+		nb: j.nb, ng: ng, w: w.P[:ng*j.nb*gb], s: w.P[ng*j.nb*gb : ng*j.nb*(gb+q8GroupScale)],
 	}
 	if j.nb == 0 {
 		for i := 0; i < n; i++ {
@@ -238,6 +262,9 @@ func (p *Pool) matMulQ8P(out, x []float32, n int, w *Mat) {
 		}
 		p.doneJob()
 		return
+	}
+	if q4 && j.k.q4p && n >= q4pUnpackMin {
+		j.pk.unp = p.q4Scratch(3 * j.nb * q8GroupBlock)
 	}
 	// The threads split the groups (Pool.ParallelFor: contiguous ranges);
 	// each range is worked through in panels of q8pPanel groups.
@@ -248,10 +275,27 @@ func (p *Pool) matMulQ8P(out, x []float32, n int, w *Mat) {
 // q8pPanels computes the outputs of packed groups [lo,hi).
 func (j *mmJob) q8pPanels(lo, hi int) {
 	f := j.k.q8p
-	if f == nil {
+	if f == nil || j.pk.q4 && !j.k.q4p {
 		f = q8pRowsGo
 	}
 	f(&j.pk, lo, hi)
+}
+
+// q4Scratch returns one 64-byte aligned buffer of n bytes per thread for
+// unpacked Q4_0 weights, reused across calls.
+func (p *Pool) q4Scratch(n int) [][]byte {
+	if p == nil {
+		return [][]byte{alignedBytes(n, 64)}
+	}
+	if len(p.q4w) < p.Threads() {
+		p.q4w = make([][]byte, p.Threads())
+	}
+	for i, b := range p.q4w {
+		if len(b) < n {
+			p.q4w[i] = alignedBytes(n, 64)
+		}
+	}
+	return p.q4w
 }
 
 // q8pScratch returns the buffer for the activations' scale pairs.
@@ -262,9 +306,14 @@ func (p *Pool) q8pScratch(n int) []uint32 {
 	return grow(&p.xs, n)
 }
 
-// checkPacked panics unless w.P holds a packed rows×cols matrix.
+// checkPacked panics unless w.P holds a packed rows×cols matrix of its
+// type (Q8_0 or Q4_0).
 func checkPacked(w *Mat) {
-	if w.Cols%Q8BlockSize != 0 || len(w.P) < q8PackedBytes(w.Rows, w.Cols) {
-		panic(fmt.Sprintf("tensor: MatMul: packed Q8_0 weights of %d bytes do not fit %d×%d", len(w.P), w.Rows, w.Cols))
+	size, name := q8PackedBytes, "Q8_0"
+	if w.Type == Q4_0 {
+		size, name = q4PackedBytes, "Q4_0"
+	}
+	if w.Cols%Q8BlockSize != 0 || len(w.P) < size(w.Rows, w.Cols) {
+		panic(fmt.Sprintf("tensor: MatMul: packed %s weights of %d bytes do not fit %d×%d", name, len(w.P), w.Rows, w.Cols))
 	}
 }

@@ -17,6 +17,18 @@ func q8pGemv4x1PF(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2,
 //go:noescape
 func q8pGemv8x1PF(out *float32, x *int8, xs *uint32, w, s *byte, nb int)
 
+//go:noescape
+func q4pGemm3x4VNNI(out *float32, ldo int, x *int8, ldx int, xs *uint32, lds int, w0, w1, w2, s0, s1, s2 *byte, nb int, mask uint64, pf *byte, pfs, pfk int)
+
+//go:noescape
+func q4pGemv4x1PF(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64)
+
+//go:noescape
+func q4pUnpack(dst, src *byte, nblk int)
+
+//go:noescape
+func q4pGemv8x1PF(out *float32, x *int8, xs *uint32, w, s *byte, nb int)
+
 // q8pGemv8 selects q8pGemv8x1PF for eight full groups (a variable for
 // BenchmarkQ8pGemv).
 var q8pGemv8 = true
@@ -76,13 +88,29 @@ func q8pStreams(r []byte, t, T, nb int) (pf *byte, pfs, pfk int) {
 // groups remain, then four (q8pGemv4x1PF); a single row takes its whole
 // group range as one panel. All these kernels give the same bits. Groups a
 // tile lacks (at the end of the range) are computed from a duplicate of
-// its first group and not written.
+// its first group and not written. Packed Q4_0 (a.q4) takes the same
+// path with the Q4_0 forms of the kernels (q4pack_amd64.s; the one-row
+// kernel after the tiles prefetches too), except that from q4pUnpackMin
+// activation rows the tiles run the Q8_0 kernel on the three groups'
+// weights unpacked once into a.unp (the same sums: see q4pUnpack), rather
+// than unpack the nibbles again in every tile.
 func q8pRowsAVX512(a *q8pArgs, g0, g1 int) {
 	nb := a.nb
 	if nb == 0 || g0 >= g1 || a.n == 0 {
 		return
 	}
 	wb, sb := nb*q8GroupBlock, nb*q8GroupScale
+	gemm, gemvPF, gemvL2, wide, gemv8 := q8pGemm3x4VNNI, q8pGemv, q8pGemv4x1VNNI, q8pGemv8, q8pGemv8x1PF
+	var unp []byte // q4: the three groups' weights unpacked for the tiles
+	if a.q4 {
+		wb = nb * q4GroupBlock
+		gemm, gemvPF, gemvL2, wide, gemv8 = q4pGemm3x4VNNI, q4pGemv4x1PF, q4pGemv4x1PF, true, q4pGemv8x1PF
+		if a.unp != nil {
+			unp = a.unp[a.unpNext.Add(1)-1]
+			_ = unp[3*nb*q8GroupBlock-1]
+			gemm = q8pGemm3x4VNNI
+		}
+	}
 	cols, ldo := a.cols, a.ldo
 	n4 := a.n &^ 3
 	_, _ = a.w[g1*wb-1], a.s[g1*sb-1]
@@ -113,6 +141,12 @@ func q8pRowsAVX512(a *q8pArgs, g0, g1 int) {
 		if n4 > 0 {
 			for q := g; q < ge; q += 3 {
 				mask := tile(q, ge, 3)
+				if unp != nil {
+					for t := range 3 {
+						q4pUnpack(&unp[t*nb*q8GroupBlock], w[t], nb)
+						w[t] = &unp[t*nb*q8GroupBlock]
+					}
+				}
 				var nw, ns []byte // the next three groups (q8pPrefetch)
 				if q+3 < g1 {
 					e := min(q+6, g1)
@@ -120,7 +154,7 @@ func q8pRowsAVX512(a *q8pArgs, g0, g1 int) {
 				}
 				for i := 0; i < n4; i += 4 {
 					pf, pfs, pfk := q8pPrefetch(nw, ns, i/4, n4/4, nb)
-					q8pGemm3x4VNNI(&a.out[i*ldo+q*q8Group], ldo, &a.xq[i*cols], cols, &a.xs[i*2*nb], 8*nb,
+					gemm(&a.out[i*ldo+q*q8Group], ldo, &a.xq[i*cols], cols, &a.xs[i*2*nb], 8*nb,
 						w[0], w[1], w[2], s[0], s[1], s[2], nb, mask, pf, pfs, pfk)
 				}
 			}
@@ -130,14 +164,14 @@ func q8pRowsAVX512(a *q8pArgs, g0, g1 int) {
 		}
 		// Rows left over after the tiles find the panel's weights in L2:
 		// they take the kernel without prefetch.
-		gemv, wide := q8pGemv, q8pGemv8
+		gemv := gemvPF
 		if n4 > 0 {
-			gemv, wide = q8pGemv4x1VNNI, false
+			gemv, wide = gemvL2, false
 		}
 		for q := g; q < ge; {
 			if wide && q+8 <= ge && (q+8)*q8Group <= a.rows {
 				for i := n4; i < a.n; i++ {
-					q8pGemv8x1PF(&a.out[i*ldo+q*q8Group], &a.xq[i*cols], &a.xs[i*2*nb], &a.w[q*wb], &a.s[q*sb], nb)
+					gemv8(&a.out[i*ldo+q*q8Group], &a.xq[i*cols], &a.xs[i*2*nb], &a.w[q*wb], &a.s[q*sb], nb)
 				}
 				q += 8
 				continue

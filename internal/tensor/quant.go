@@ -126,3 +126,86 @@ func F32ToF16(f float32) uint16 {
 	}
 	return sign | uint16(h)
 }
+
+// QuantizeQ4_0 writes src as GGML Q4_0 blocks to dst: per 32 values, the
+// float16 scale d = m/−8 (m the value of largest magnitude, the first of
+// equals) then the nibbles min(15, trunc(x/d + 8.5)), values 0..15 in the
+// low nibbles and 16..31 in the high ones. len(src) must be a multiple of
+// 32 and len(dst) ≥ len(src)/32·18. The result is bit-identical to GGML's
+// quantize_row_q4_0_ref (which divides by the unrounded d).
+func QuantizeQ4_0(dst []byte, src []float32) {
+	if len(src)%Q8BlockSize != 0 {
+		panic("tensor: QuantizeQ4_0: length not a multiple of 32")
+	}
+	nb := len(src) / Q8BlockSize
+	if nb == 0 {
+		return
+	}
+	_ = dst[nb*Q4BlockBytes-1]
+	for b := 0; b < nb; b++ {
+		x := (*[Q8BlockSize]float32)(src[b*Q8BlockSize:])
+		blk := (*[Q4BlockBytes]byte)(dst[b*Q4BlockBytes:])
+		// The largest magnitude (as bits: for non-negative floats, order
+		// is bit order), then the first value that has it; two passes
+		// without data-dependent branches in the first.
+		var amax uint32
+		for _, v := range x {
+			amax = max(amax, math.Float32bits(v)&^(1<<31))
+		}
+		var m float32
+		for _, v := range x {
+			if math.Float32bits(v)&^(1<<31) == amax {
+				m = v
+				break
+			}
+		}
+		d := m / -8
+		var id float32
+		if d != 0 {
+			id = 1 / d
+		}
+		h := F32ToF16(d)
+		blk[0], blk[1] = byte(h), byte(h>>8)
+		for j := 0; j < 16; j++ {
+			// float32(·) before the + keeps the product rounded (never fused).
+			lo := min(15, int8(float32(x[j]*id)+8.5))
+			hi := min(15, int8(float32(x[16+j]*id)+8.5))
+			blk[2+j] = byte(lo) | byte(hi)<<4
+		}
+	}
+}
+
+// DequantizeQ4_0 expands Q4_0 blocks from src into dst; len(dst) must be a
+// multiple of 32 and src must hold len(dst)/32 blocks.
+func DequantizeQ4_0(dst []float32, src []byte) {
+	if len(dst)%Q8BlockSize != 0 {
+		panic("tensor: DequantizeQ4_0: length not a multiple of 32")
+	}
+	nb := len(dst) / Q8BlockSize
+	_ = src[nb*Q4BlockBytes-1]
+	for b := 0; b < nb; b++ {
+		blk := src[b*Q4BlockBytes : (b+1)*Q4BlockBytes]
+		d := F16ToF32(uint16(blk[0]) | uint16(blk[1])<<8)
+		out := dst[b*Q8BlockSize : (b+1)*Q8BlockSize]
+		for j := 0; j < 16; j++ {
+			out[j] = float32(int(blk[2+j]&15)-8) * d
+			out[16+j] = float32(int(blk[2+j]>>4)-8) * d
+		}
+	}
+}
+
+// expandQ4 writes the Q4_0 blocks of src as Q8_0 blocks to dst, exactly:
+// the same float16 scale, the weights q as int8 (−8..7).
+func expandQ4(dst, src []byte) {
+	nb := len(src) / Q4BlockBytes
+	_ = dst[nb*Q8BlockBytes-1]
+	for b := 0; b < nb; b++ {
+		s := src[b*Q4BlockBytes : (b+1)*Q4BlockBytes : (b+1)*Q4BlockBytes]
+		d := dst[b*Q8BlockBytes : (b+1)*Q8BlockBytes : (b+1)*Q8BlockBytes]
+		d[0], d[1] = s[0], s[1]
+		for j := 0; j < 16; j++ {
+			d[2+j] = byte(int8(s[2+j]&15) - 8)
+			d[18+j] = byte(int8(s[2+j]>>4) - 8)
+		}
+	}
+}
