@@ -234,6 +234,46 @@ func BenchmarkAttentionScores(b *testing.B) {
 	})
 }
 
+// BenchmarkScoresTile: an attention tile's scores against one KV-cache
+// block (8 queries × 16 slots, 768 floats apart) as one
+// MatMulStrided (the scores kernel where the level has one), through the
+// GEMM path it replaces, and as one DotStrided per query.
+func BenchmarkScoresTile(b *testing.B) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	const nq, np = 8, 16
+	for _, hd := range []int{16, 32, 48, 64, 128} {
+		stride := 12 * 64
+		kv := randVec(rng, np*stride)
+		q := randVec(rng, nq*stride)
+		sc := make([]float32, nq*np)
+		flops := 2.0 * float64(hd*nq*np)
+		report := func(b *testing.B) {
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		}
+		b.Run(fmt.Sprintf("hd=%d/MatMulStrided", hd), func(b *testing.B) {
+			for b.Loop() {
+				MatMulStrided(sc, np, q, stride, nq, kv, stride, np, hd)
+			}
+			report(b)
+		})
+		b.Run(fmt.Sprintf("hd=%d/gemm", hd), func(b *testing.B) {
+			g := gemmArgs{out: sc, ldo: np, x: q, ldx: stride, n: nq, w: kv, ldw: stride, k: hd}
+			for b.Loop() {
+				f32Rows(impl, &g, 0, np)
+			}
+			report(b)
+		})
+		b.Run(fmt.Sprintf("hd=%d/DotStrided", hd), func(b *testing.B) {
+			for b.Loop() {
+				for i := range nq {
+					DotStrided(sc[i*np:(i+1)*np], q[i*stride:i*stride+hd], kv, stride)
+				}
+			}
+			report(b)
+		})
+	}
+}
+
 // BenchmarkMatMulColdW is BenchmarkMatMul's F32 GEMM (one thread) with W
 // from memory, as in a forward pass, where every layer's weights are read
 // once per step: each call takes the next of enough copies of W to fill

@@ -307,6 +307,11 @@ func dotRows(k *kernels, g *gemmArgs, i0, i1, r0, r1 int) {
 	}
 }
 
+// scoresRows and scoresCols bound the products MatMulStrided gives the
+// level's scores kernel (an attention tile against one KV-cache block);
+// larger ones go through the GEMM.
+const scoresRows, scoresCols = 8, 16
+
 // MatMulStrided writes out[i·ldo+j] = Σ_{t<k} x[i·ldx+t]·w[j·ldw+t] for
 // i < n, j < m, on the calling goroutine: n rows of x against m rows of w,
 // each k long, at any row strides. It runs MatMul's register-blocked F32
@@ -323,6 +328,10 @@ func MatMulStrided(out []float32, ldo int, x []float32, ldx, n int, w []float32,
 		return
 	}
 	_, _, _ = out[(n-1)*ldo+m-1], x[(n-1)*ldx+k-1], w[(m-1)*ldw+k-1]
+	if impl.scores != nil && n <= scoresRows && m <= scoresCols {
+		impl.scores(&out[0], ldo, &x[0], ldx, n, &w[0], ldw, m, k)
+		return
+	}
 	g := gemmArgs{out: out, ldo: ldo, x: x, ldx: ldx, n: n, w: w, ldw: ldw, k: k}
 	f32Rows(impl, &g, 0, m)
 }

@@ -221,6 +221,48 @@ func TestMatMulStrided(t *testing.T) {
 	})
 }
 
+// TestMatMulStridedBits: every score of a small MatMulStrided (an
+// attention tile against a KV-cache block: the scores kernel where the
+// level has one, the GEMM past its bounds) has the bits DotStrided gives
+// its row (for k ≥ shortVec: below, DotStrided runs Dot, and the
+// reference is the one-row matvec), at odd strides and offsets, and the gaps between output rows
+// are left alone.
+func TestMatMulStridedBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	eachImpl(t, func(t *testing.T) {
+		for _, k := range []int{1, 7, 15, 16, 17, 31, 32, 48, 63, 64, 65, 96, 128} {
+			for n := 1; n <= scoresRows+2; n++ {
+				for m := 1; m <= scoresCols+3; m++ {
+					ldx, ldw, ldo := k+3, 3*k+5, m+1
+					x := randVec(rng, 1+(n-1)*ldx+k)[1:]
+					w := randVec(rng, 3+(m-1)*ldw+k)[3:]
+					out := make([]float32, (n-1)*ldo+m+1)
+					for i := range out {
+						out[i] = 7 // the gaps between output rows must keep it
+					}
+					MatMulStrided(out, ldo, x, ldx, n, w, ldw, m, k)
+					want := make([]float32, m)
+					for i := 0; i < n; i++ {
+						if k >= shortVec {
+							DotStrided(want, x[i*ldx:i*ldx+k], w, ldw)
+						} else { // DotStrided runs Dot: the canonical one-row order
+							dotRows(impl, &gemmArgs{out: want, x: x[i*ldx:], n: 1, w: w, ldw: ldw, k: k}, 0, 1, 0, m)
+						}
+						for j, v := range want {
+							if got := out[i*ldo+j]; math.Float32bits(got) != math.Float32bits(v) {
+								t.Fatalf("n=%d m=%d k=%d: out[%d][%d] = %g, DotStrided gives %g", n, m, k, i, j, got, v)
+							}
+						}
+						if out[i*ldo+m] != 7 {
+							t.Fatalf("n=%d m=%d k=%d: wrote out[%d][%d]", n, m, k, i, m)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
 // TestMatMulAllocs: with a Pool, a MatMul allocates nothing once its
 // scratch has grown (a forward pass calls it hundreds of times a token).
 func TestMatMulAllocs(t *testing.T) {
