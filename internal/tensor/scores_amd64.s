@@ -42,85 +42,123 @@
 	VFMADD231PS Z22, x, a2 \
 	VFMADD231PS Z23, x, a3
 
+// SOFF stores in slot min(i, lim)·st (lim, st registers): the byte
+// offset of a tile's row i, the tile's last row repeated past lim.
+#define SOFF(i, lim, st, slot) \
+	MOVQ    $i, AX \
+	CMPQ    lim, AX \
+	CMOVQLT lim, AX \
+	IMULQ   st, AX \
+	MOVQ    AX, slot
+
 // func scoresAVX512(out *float32, ldo int, q *float32, ldq, rows int, k *float32, ldk, keys, hd int)
 // out[i·ldo+j] = Σ_{t<hd} q[i·ldq+t]·k[j·ldk+t] for i < rows, j < keys
 // (all ≥ 1), in tiles of 4 rows × 4 keys: sixteen accumulators, Z(4r+j)
-// for row r and key j, the queries in Z16..Z19, the keys in Z20..Z23. A
-// tile's missing rows and keys repeat its last ones (their sums are not
-// stored). The reduction is gemm4x6AVX512's for its first four columns.
-TEXT ·scoresAVX512(SB), NOSPLIT, $24-72
+// for row r and key j, the queries in Z16..Z19, the keys in Z20..Z23.
+// The tiles start every 4 rows (keys), the last at rows-4 (keys-4): a
+// tile that overlaps the one before computes some sums again, to the
+// same bits. With fewer than 4 rows (keys), a tile's missing rows (keys)
+// repeat the last one: the missing rows are stored again over it, with
+// its bits, the missing keys not at all (K2). The reduction is
+// gemm4x6AVX512's for its first four columns.
+TEXT ·scoresAVX512(SB), NOSPLIT, $104-72
 	MOVQ hd+64(FP), CX
 	STAILMASK(DX)
-	MOVQ CX, kv-24(SP)
-	MOVQ $0, r-8(SP)
+	// The offsets of a tile's rows 1..3 in q and out and of its keys
+	// 1..3 in k (bytes).
+	MOVQ rows+32(FP), R8
+	DECQ R8
+	MOVQ ldq+24(FP), R9
+	SHLQ $2, R9
+	SOFF(1, R8, R9, qo1-8(SP))
+	SOFF(2, R8, R9, qo2-16(SP))
+	SOFF(3, R8, R9, qo3-24(SP))
+	MOVQ ldo+8(FP), R9
+	SHLQ $2, R9
+	SOFF(1, R8, R9, oo1-32(SP))
+	SOFF(2, R8, R9, oo2-40(SP))
+	SOFF(3, R8, R9, oo3-48(SP))
+	MOVQ keys+56(FP), R8
+	DECQ R8
+	MOVQ ldk+48(FP), BX
+	SHLQ $2, BX
+	SOFF(1, R8, BX, ko1-56(SP))
+	SOFF(2, R8, BX, ko2-64(SP))
+	SOFF(3, R8, BX, ko3-72(SP))
+	// The last tile's first row and key.
+	MOVQ    rows+32(FP), AX
+	SUBQ    $4, AX
+	XORQ    DX, DX
+	CMPQ    AX, DX
+	CMOVQLT DX, AX
+	MOVQ    AX, rl-80(SP)
+	MOVQ    keys+56(FP), AX
+	SUBQ    $4, AX
+	CMPQ    AX, DX
+	CMOVQLT DX, AX
+	MOVQ    AX, jl-88(SP)
+	// K2: a tile's valid keys, all four unless keys < 4.
+	MOVQ    CX, R9
+	MOVQ    keys+56(FP), CX
+	MOVQ    $4, AX
+	CMPQ    CX, AX
+	CMOVQGT AX, CX
+	MOVL    $1, AX
+	SHLL    CX, AX
+	DECL    AX
+	KMOVW   AX, K2
+	MOVQ    R9, CX
+	MOVQ    $0, r-96(SP)
 
 scrow:
-	// SI, R8, R9, R10: the tile's query rows.
-	MOVQ    ldq+24(FP), BX
-	SHLQ    $2, BX
-	MOVQ    r-8(SP), AX
-	IMULQ   BX, AX
-	MOVQ    q+16(FP), SI
-	ADDQ    AX, SI
-	MOVQ    rows+32(FP), DX
-	SUBQ    r-8(SP), DX
-	LEAQ    (SI)(BX*1), R8
-	CMPQ    DX, $2
-	CMOVQLT SI, R8
-	LEAQ    (R8)(BX*1), R9
-	CMPQ    DX, $3
-	CMOVQLT R8, R9
-	LEAQ    (R9)(BX*1), R10
-	CMPQ    DX, $4
-	CMOVQLT R9, R10
-	MOVQ    $0, j-16(SP)
+	// SI, R8, R9, R10: the tile's query rows; ob: its output row 0.
+	MOVQ  r-96(SP), AX
+	MOVQ  ldq+24(FP), SI
+	IMULQ AX, SI
+	SHLQ  $2, SI
+	ADDQ  q+16(FP), SI
+	MOVQ  SI, R8
+	ADDQ  qo1-8(SP), R8
+	MOVQ  SI, R9
+	ADDQ  qo2-16(SP), R9
+	MOVQ  SI, R10
+	ADDQ  qo3-24(SP), R10
+	IMULQ ldo+8(FP), AX
+	SHLQ  $2, AX
+	ADDQ  out+0(FP), AX
+	MOVQ  AX, ob-104(SP)
+	XORQ  DX, DX
 
 sckey:
-	// R11..R14: the tile's keys; K2: its valid keys' lanes.
-	MOVQ    ldk+48(FP), BX
-	SHLQ    $2, BX
-	MOVQ    j-16(SP), AX
-	IMULQ   BX, AX
-	MOVQ    k+40(FP), R11
-	ADDQ    AX, R11
-	MOVQ    keys+56(FP), DX
-	SUBQ    j-16(SP), DX
-	LEAQ    (R11)(BX*1), R12
-	CMPQ    DX, $2
-	CMOVQLT R11, R12
-	LEAQ    (R12)(BX*1), R13
-	CMPQ    DX, $3
-	CMOVQLT R12, R13
-	LEAQ    (R13)(BX*1), R14
-	CMPQ    DX, $4
-	CMOVQLT R13, R14
-	MOVQ    $4, CX
-	CMPQ    DX, CX
-	CMOVQLT DX, CX
-	MOVL    $1, R15
-	SHLL    CX, R15
-	DECL    R15
-	KMOVW   R15, K2
-	MOVQ    kv-24(SP), CX
-	VXORPS  Z0, Z0, Z0
-	VXORPS  Z1, Z1, Z1
-	VXORPS  Z2, Z2, Z2
-	VXORPS  Z3, Z3, Z3
-	VXORPS  Z4, Z4, Z4
-	VXORPS  Z5, Z5, Z5
-	VXORPS  Z6, Z6, Z6
-	VXORPS  Z7, Z7, Z7
-	VXORPS  Z8, Z8, Z8
-	VXORPS  Z9, Z9, Z9
-	VXORPS  Z10, Z10, Z10
-	VXORPS  Z11, Z11, Z11
-	VXORPS  Z12, Z12, Z12
-	VXORPS  Z13, Z13, Z13
-	VXORPS  Z14, Z14, Z14
-	VXORPS  Z15, Z15, Z15
-	XORQ    AX, AX
-	CMPQ    AX, CX
-	JGE     sctail
+	// DX: the tile's first key; R11..R14: its keys.
+	MOVQ   DX, R11
+	IMULQ  BX, R11
+	ADDQ   k+40(FP), R11
+	MOVQ   R11, R12
+	ADDQ   ko1-56(SP), R12
+	MOVQ   R11, R13
+	ADDQ   ko2-64(SP), R13
+	MOVQ   R11, R14
+	ADDQ   ko3-72(SP), R14
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	XORQ   AX, AX
+	CMPQ   AX, CX
+	JGE    sctail
 
 scloop:
 	VMOVUPS (R11)(AX*4), Z20
@@ -178,41 +216,40 @@ screduce:
 	VSHUFF64X2 $0xDD, Z8, Z0, Z25
 	VADDPS     Z25, Z24, Z0
 
-	// Store the tile's valid rows, its valid keys (K2).
-	MOVQ          ldo+8(FP), BX
-	SHLQ          $2, BX
-	MOVQ          r-8(SP), AX
-	IMULQ         BX, AX
-	MOVQ          out+0(FP), DI
-	ADDQ          AX, DI
-	MOVQ          j-16(SP), AX
-	LEAQ          (DI)(AX*4), DI
-	MOVQ          rows+32(FP), DX
-	SUBQ          r-8(SP), DX
+	// Store the tile's rows, its valid keys (K2).
+	MOVQ          ob-104(SP), DI
+	LEAQ          (DI)(DX*4), DI
 	VMOVUPS       X0, K2, (DI)
-	CMPQ          DX, $2
-	JLT           scnext
-	ADDQ          BX, DI
-	VEXTRACTF32X4 $1, Z0, K2, (DI)
-	CMPQ          DX, $3
-	JLT           scnext
-	ADDQ          BX, DI
-	VEXTRACTF32X4 $2, Z0, K2, (DI)
-	CMPQ          DX, $4
-	JLT           scnext
-	ADDQ          BX, DI
-	VEXTRACTF32X4 $3, Z0, K2, (DI)
+	MOVQ          DI, AX
+	ADDQ          oo1-32(SP), AX
+	VEXTRACTF32X4 $1, Z0, K2, (AX)
+	MOVQ          DI, AX
+	ADDQ          oo2-40(SP), AX
+	VEXTRACTF32X4 $2, Z0, K2, (AX)
+	MOVQ          DI, AX
+	ADDQ          oo3-48(SP), AX
+	VEXTRACTF32X4 $3, Z0, K2, (AX)
 
-scnext:
-	MOVQ j-16(SP), AX
-	ADDQ $4, AX
-	MOVQ AX, j-16(SP)
-	CMPQ AX, keys+56(FP)
-	JLT  sckey
-	MOVQ r-8(SP), AX
-	ADDQ $4, AX
-	MOVQ AX, r-8(SP)
-	CMPQ AX, rows+32(FP)
-	JLT  scrow
+	// The next tile: 4 keys on, at most at the last.
+	MOVQ    jl-88(SP), AX
+	CMPQ    DX, AX
+	JGE     scnextrow
+	ADDQ    $4, DX
+	CMPQ    DX, AX
+	CMOVQGT AX, DX
+	JMP     sckey
+
+scnextrow:
+	MOVQ    r-96(SP), DX
+	MOVQ    rl-80(SP), AX
+	CMPQ    DX, AX
+	JGE     scdone
+	ADDQ    $4, DX
+	CMPQ    DX, AX
+	CMOVQGT AX, DX
+	MOVQ    DX, r-96(SP)
+	JMP     scrow
+
+scdone:
 	VZEROUPPER
 	RET
