@@ -95,8 +95,13 @@ type kernels struct {
 	// scores (optional) writes out[i·ldo+j] = Σ_{t<k} x[i·ldx+t]·w[j·ldw+t]
 	// for i < n, j < m (all ≥ 1), each in the canonical order, without
 	// planning or packing: MatMulStrided for the few rows and columns of
-	// an attention tile, the arguments checked.
-	scores func(out *float32, ldo int, x *float32, ldx, n int, w *float32, ldw, m, k int)
+	// an attention tile, the arguments checked. Each sum is then
+	// multiplied by scale (as Scale would: 1 changes no bits).
+	scores func(out *float32, ldo int, x *float32, ldx, n int, w *float32, ldw, m, k int, scale float32)
+
+	// axpyBlocks4 (optional, with axpyStrided4) implements AxpyBlocks4
+	// for hd a positive multiple of 16 and bs ≥ 1, the arguments checked.
+	axpyBlocks4 func(y *float32, ldy int, a *float32, lda int, v *float32, bt *int32, nb, blk, stride, bs, hd int)
 
 	// f32pPack (optional) is packXCols (mr ≤ 16), faster.
 	f32pPack func(dst, x []float32, ldx, mr, kb, ldd int)

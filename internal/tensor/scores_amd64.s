@@ -51,7 +51,7 @@
 	IMULQ   st, AX \
 	MOVQ    AX, slot
 
-// func scoresAVX512(out *float32, ldo int, q *float32, ldq, rows int, k *float32, ldk, keys, hd int)
+// func scoresAVX512(out *float32, ldo int, q *float32, ldq, rows int, k *float32, ldk, keys, hd int, scale float32)
 // out[i·ldo+j] = Σ_{t<hd} q[i·ldq+t]·k[j·ldk+t] for i < rows, j < keys
 // (all ≥ 1), in tiles of 4 rows × 4 keys: sixteen accumulators, Z(4r+j)
 // for row r and key j, the queries in Z16..Z19, the keys in Z20..Z23.
@@ -60,8 +60,10 @@
 // same bits. With fewer than 4 rows (keys), a tile's missing rows (keys)
 // repeat the last one: the missing rows are stored again over it, with
 // its bits, the missing keys not at all (K2). The reduction is
-// gemm4x6AVX512's for its first four columns.
-TEXT ·scoresAVX512(SB), NOSPLIT, $104-72
+// gemm4x6AVX512's for its first four columns. Each sum is then
+// multiplied by scale (Z26), as Scale would (1 leaves it as it is).
+TEXT ·scoresAVX512(SB), NOSPLIT, $104-76
+	VBROADCASTSS scale+72(FP), Z26
 	MOVQ hd+64(FP), CX
 	STAILMASK(DX)
 	// The offsets of a tile's rows 1..3 in q and out and of its keys
@@ -215,6 +217,7 @@ screduce:
 	VSHUFF64X2 $0x88, Z8, Z0, Z24
 	VSHUFF64X2 $0xDD, Z8, Z0, Z25
 	VADDPS     Z25, Z24, Z0
+	VMULPS     Z26, Z0, Z0
 
 	// Store the tile's rows, its valid keys (K2).
 	MOVQ          ob-104(SP), DI
@@ -251,5 +254,156 @@ scnextrow:
 	JMP     scrow
 
 scdone:
+	VZEROUPPER
+	RET
+
+// func axpyBlocks4AVX512(y *float32, ldy int, a *float32, lda int, v *float32, bt *int32, nb, blk, stride, bs, hd int)
+// axpyStrided4AVX512 for each of nb blocks of bs value rows in turn:
+// block b's rows start at v[bt[b]·blk] (stride apart) and take the
+// weights a[r·lda + b·bs ..]. Each block's sum is exactly that kernel's
+// (per 16 columns: four chains by key mod 4 from y, 0, 0, 0, the last
+// bs%4 keys into the first, then (c0+c1) + (c2+c3)), without a call per
+// block. Row r's chains are Z(4r)..Z(4r+3), the value rows Z16..Z19.
+TEXT ·axpyBlocks4AVX512(SB), NOSPLIT, $32-88
+	MOVQ ldy+8(FP), DX
+	SHLQ $2, DX
+	MOVQ lda+24(FP), AX
+	SHLQ $2, AX
+	LEAQ (AX)(AX*2), R14
+	MOVQ stride+64(FP), BX
+	SHLQ $2, BX
+	LEAQ (BX)(BX*2), R9
+	MOVQ hd+80(FP), CX
+	MOVQ blk+56(FP), R10
+	SHLQ $2, R10
+	MOVQ R10, bb-16(SP)
+	// R8: block b's first value row; SI: its weights.
+	MOVQ  bt+40(FP), R10
+	MOVLQSX (R10), R8
+	IMULQ bb-16(SP), R8
+	ADDQ  v+32(FP), R8
+	MOVQ  a+16(FP), SI
+	MOVQ  $0, b-8(SP)
+
+abblk:
+	// nx: the next block's first value row (this one's for the last).
+	MOVQ    b-8(SP), R10
+	INCQ    R10
+	MOVQ    R8, R15
+	CMPQ    R10, nb+48(FP)
+	JGE     abnext
+	MOVQ    bt+40(FP), R15
+	MOVLQSX (R15)(R10*4), R15
+	IMULQ   bb-16(SP), R15
+	ADDQ    v+32(FP), R15
+
+abnext:
+	MOVQ R15, nx-24(SP)
+	MOVQ y+0(FP), DI
+	XORQ R10, R10
+
+abcol:
+	LEAQ    (DI)(R10*4), R12
+	VMOVUPS (R12), Z0
+	ADDQ    DX, R12
+	VMOVUPS (R12), Z4
+	ADDQ    DX, R12
+	VMOVUPS (R12), Z8
+	ADDQ    DX, R12
+	VMOVUPS (R12), Z12
+	VPXORD  Z1, Z1, Z1
+	VPXORD  Z2, Z2, Z2
+	VPXORD  Z3, Z3, Z3
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	VPXORD  Z7, Z7, Z7
+	VPXORD  Z9, Z9, Z9
+	VPXORD  Z10, Z10, Z10
+	VPXORD  Z11, Z11, Z11
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	VPXORD  Z15, Z15, Z15
+	LEAQ    (R8)(R10*4), R11
+	MOVQ    bs+72(FP), R12
+	MOVQ    SI, R13
+
+abp4:
+	CMPQ             R12, $4
+	JL               abp1
+
+abp4loop:
+	VMOVUPS          (R11), Z16
+	VMOVUPS          (R11)(BX*1), Z17
+	VMOVUPS          (R11)(BX*2), Z18
+	VMOVUPS          (R11)(R9*1), Z19
+	VFMADD231PS.BCST (R13), Z16, Z0
+	VFMADD231PS.BCST 4(R13), Z17, Z1
+	VFMADD231PS.BCST 8(R13), Z18, Z2
+	VFMADD231PS.BCST 12(R13), Z19, Z3
+	VFMADD231PS.BCST (R13)(AX*1), Z16, Z4
+	VFMADD231PS.BCST 4(R13)(AX*1), Z17, Z5
+	VFMADD231PS.BCST 8(R13)(AX*1), Z18, Z6
+	VFMADD231PS.BCST 12(R13)(AX*1), Z19, Z7
+	VFMADD231PS.BCST (R13)(AX*2), Z16, Z8
+	VFMADD231PS.BCST 4(R13)(AX*2), Z17, Z9
+	VFMADD231PS.BCST 8(R13)(AX*2), Z18, Z10
+	VFMADD231PS.BCST 12(R13)(AX*2), Z19, Z11
+	VFMADD231PS.BCST (R13)(R14*1), Z16, Z12
+	VFMADD231PS.BCST 4(R13)(R14*1), Z17, Z13
+	VFMADD231PS.BCST 8(R13)(R14*1), Z18, Z14
+	VFMADD231PS.BCST 12(R13)(R14*1), Z19, Z15
+	LEAQ             (R11)(BX*4), R11
+	ADDQ             $16, R13
+	SUBQ             $4, R12
+	CMPQ             R12, $4
+	JGE              abp4loop
+
+abp1:
+	TESTQ            R12, R12
+	JZ               abstore
+	VMOVUPS          (R11), Z16
+	ADDQ             BX, R11
+	VFMADD231PS.BCST (R13), Z16, Z0
+	VFMADD231PS.BCST (R13)(AX*1), Z16, Z4
+	VFMADD231PS.BCST (R13)(AX*2), Z16, Z8
+	VFMADD231PS.BCST (R13)(R14*1), Z16, Z12
+	ADDQ             $4, R13
+	DECQ             R12
+	JMP              abp1
+
+abstore:
+	VADDPS  Z1, Z0, Z0
+	VADDPS  Z3, Z2, Z2
+	VADDPS  Z2, Z0, Z0
+	VADDPS  Z5, Z4, Z4
+	VADDPS  Z7, Z6, Z6
+	VADDPS  Z6, Z4, Z4
+	VADDPS  Z9, Z8, Z8
+	VADDPS  Z11, Z10, Z10
+	VADDPS  Z10, Z8, Z8
+	VADDPS  Z13, Z12, Z12
+	VADDPS  Z15, Z14, Z14
+	VADDPS  Z14, Z12, Z12
+	LEAQ    (DI)(R10*4), R12
+	VMOVUPS Z0, (R12)
+	ADDQ    DX, R12
+	VMOVUPS Z4, (R12)
+	ADDQ    DX, R12
+	VMOVUPS Z8, (R12)
+	ADDQ    DX, R12
+	VMOVUPS Z12, (R12)
+	ADDQ    $16, R10
+	CMPQ    R10, CX
+	JLT     abcol
+
+	// The next block.
+	MOVQ nx-24(SP), R8
+	MOVQ bs+72(FP), R10
+	LEAQ (SI)(R10*4), SI
+	MOVQ b-8(SP), R10
+	INCQ R10
+	MOVQ R10, b-8(SP)
+	CMPQ R10, nb+48(FP)
+	JLT  abblk
 	VZEROUPPER
 	RET
