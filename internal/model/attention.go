@@ -148,15 +148,22 @@ func (m *Model) attendGroup(ws *Workspace, b *Batch, kv *KVCache, l, g, i int, s
 		tensor.Softmax(sc[h*np : (h+1)*np])
 	}
 	clear(out)
-	for blk, p := 0, 0; p < np; blk++ {
+	// Four heads at a time share the value rows: the whole blocks in one
+	// AxpyBlocks4 call, then the partial last block (the bits of one
+	// AxpyStrided4 call per block); the other heads block by block.
+	nf := np / bs
+	h := 0
+	for ; h+4 <= grp; h += 4 {
+		tensor.AxpyBlocks4(out[h*hd:], hd, sc[h*np:], np, vc[kvOff:], bt[:nf], bs*kvd, kvd, bs, hd)
+		if p := nf * bs; p < np {
+			tensor.AxpyStrided4(out[h*hd:], hd, sc[h*np+p:], np, vc[int(bt[nf])*bs*kvd+kvOff:], kvd, np-p, hd)
+		}
+	}
+	for blk, p := 0, 0; h < grp && p < np; blk++ {
 		cnt := min(bs, np-p)
 		v := vc[int(bt[blk])*bs*kvd+kvOff:]
-		h := 0
-		for ; h+4 <= grp; h += 4 { // the group's heads share the value rows
-			tensor.AxpyStrided4(out[h*hd:], hd, sc[h*np+p:], np, v, kvd, cnt, hd)
-		}
-		for ; h < grp; h++ {
-			tensor.AxpyStrided(out[h*hd:(h+1)*hd], sc[h*np+p:h*np+p+cnt], v, kvd)
+		for hh := h; hh < grp; hh++ {
+			tensor.AxpyStrided(out[hh*hd:(hh+1)*hd], sc[hh*np+p:hh*np+p+cnt], v, kvd)
 		}
 		p += cnt
 	}
