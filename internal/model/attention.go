@@ -149,14 +149,14 @@ func (m *Model) attendGroup(ws *Workspace, b *Batch, kv *KVCache, l, g, i int, s
 	}
 	clear(out)
 	// Four heads at a time share the value rows: the whole blocks in one
-	// AxpyBlocks4 call, then the partial last block (the bits of one
+	// AxpyBlocks call, then the partial last block (the bits of one
 	// AxpyStrided4 call per block); the other heads block by block.
 	nf := np / bs
-	h := 0
-	for ; h+4 <= grp; h += 4 {
-		tensor.AxpyBlocks4(out[h*hd:], hd, sc[h*np:], np, vc[kvOff:], bt[:nf], bs*kvd, kvd, bs, hd)
-		if p := nf * bs; p < np {
-			tensor.AxpyStrided4(out[h*hd:], hd, sc[h*np+p:], np, vc[int(bt[nf])*bs*kvd+kvOff:], kvd, np-p, hd)
+	h := grp &^ 3
+	tensor.AxpyBlocks(out, hd, sc, np, h, vc[kvOff:], bt[:nf], bs*kvd, kvd, bs, hd)
+	if p := nf * bs; p < np {
+		for hh := 0; hh < h; hh += 4 {
+			tensor.AxpyStrided4(out[hh*hd:], hd, sc[hh*np+p:], np, vc[int(bt[nf])*bs*kvd+kvOff:], kvd, np-p, hd)
 		}
 	}
 	for blk, p := 0, 0; h < grp && p < np; blk++ {
@@ -176,9 +176,9 @@ func (m *Model) attendGroup(ws *Workspace, b *Batch, kv *KVCache, l, g, i int, s
 // kernel call of ScoresBlocks (the order of DotStrided per row, scaled as
 // Scale would); the keys past a row's own position that the block's
 // product also covers are computed and ignored. Softmax is per row; the weighted sum of values
-// goes four rows to an AxpyBlocks4 call for the blocks every row sees
-// whole (AxpyStrided4's bits per block), row by row for the rest, each
-// row in attendGroup's order.
+// goes to one AxpyBlocks call, four rows at a time, for the blocks every
+// row sees whole (AxpyStrided4's bits per block), row by row for the
+// rest, each row in attendGroup's order.
 func (m *Model) attendTile(ws *Workspace, b *Batch, kv *KVCache, l, g, r0, r1 int, sc []float32) {
 	c := &m.Config
 	hd, qd, kvd := c.HeadDim, c.QDim(), c.KVDim()
@@ -200,18 +200,16 @@ func (m *Model) attendTile(ws *Workspace, b *Batch, kv *KVCache, l, g, r0, r1 in
 		clear(ws.att[i*qd+g*hd : i*qd+(g+1)*hd])
 	}
 	// The weighted values in each row's order: the blocks every row sees
-	// whole go four rows to an AxpyBlocks4 call (each block's value rows
-	// loaded once for the four, the sums kept from block to block), the
-	// rest (the rows past a multiple of four, the blocks past the first
-	// row's position) row by row.
+	// whole go four rows at a time to one AxpyBlocks call (each block's
+	// value rows loaded once for four rows, and in L1 for the next four),
+	// the rest (the rows past a multiple of four, the blocks past the
+	// first row's position) row by row.
 	n0 := ws.pos[r0] + 1 // the first row's count, the smallest
 	nf := n0 / bs        // blocks every row sees whole
 	t4 := 0              // rows done four at a time over blocks [0, nf)
 	if nf > 0 {
-		for ; t4+4 <= rows; t4 += 4 {
-			i := r0 + t4
-			tensor.AxpyBlocks4(ws.att[i*qd+g*hd:], qd, sc[t4*np:], np, vc[kvOff:], bt[:nf], bs*kvd, kvd, bs, hd)
-		}
+		t4 = rows &^ 3
+		tensor.AxpyBlocks(ws.att[r0*qd+g*hd:], qd, sc, np, t4, vc[kvOff:], bt[:nf], bs*kvd, kvd, bs, hd)
 	}
 	for blk, p := 0, 0; p < np; blk++ {
 		cnt := min(bs, np-p)

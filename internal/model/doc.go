@@ -51,9 +51,9 @@
 // prefill. Scores run one kernel call per KV block: the group's queries
 // (or the unit's rows) against the block's keys, scaled, through
 // tensor.ScoresBlocks (DotStrided and Scale for a lone row and head); the
-// weighted sum of V is AxpyBlocks4 over the blocks four rows of a unit see
-// whole, AxpyStrided4 per block for four heads of a group, else
-// AxpyStrided per head and row. Each score and sum is computed in the
+// weighted sum of V is AxpyBlocks over the blocks the unit's rows (in
+// fours) or a group's heads (in fours) see whole, AxpyStrided4 for a
+// group's partial last block, else AxpyStrided per head and row. Each score and sum is computed in the
 // order a lone row's kernel call gives it.
 //
 // Workspace.Phases, when set, accumulates Forward's wall time by phase

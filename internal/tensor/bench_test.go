@@ -279,7 +279,7 @@ func BenchmarkScoresTile(b *testing.B) {
 // of 16 slots, 12 heads apart (a stories110m layer's KV cache: the head's
 // 256 KB stay in L2, not in L1), block by block (MatMulStrided,
 // AxpyStrided4) and with the block-table calls (ScoresBlocks,
-// AxpyBlocks4).
+// AxpyBlocks).
 func BenchmarkAttentionTile(b *testing.B) {
 	rng := rand.New(rand.NewPCG(10, 10))
 	const nq, hd, bs, nb, stride = 8, 64, 16, 64, 12 * 64
@@ -317,11 +317,9 @@ func BenchmarkAttentionTile(b *testing.B) {
 			}
 		}
 	})
-	b.Run("values/AxpyBlocks4", func(b *testing.B) {
+	b.Run("values/AxpyBlocks", func(b *testing.B) {
 		for b.Loop() {
-			for t := 0; t < nq; t += 4 {
-				AxpyBlocks4(y[t*hd:], hd, sc[t*np:], np, kv, bt, blk, stride, bs, hd)
-			}
+			AxpyBlocks(y, hd, sc, np, nq, kv, bt, blk, stride, bs, hd)
 		}
 	})
 }

@@ -81,8 +81,9 @@
 // AxpyStrided serve attention: queries against many KV-cache slots, and
 // the weighted sum of value rows, in one call; AxpyStrided4 does four
 // rows' sums (a prefill tile's, or a GQA group's heads) with the bits of
-// four AxpyStrided calls, loading the value rows once, and AxpyBlocks4
-// runs it over a block table's blocks in one call. ScoresBlocks gives a
+// four AxpyStrided calls, loading the value rows once, and AxpyBlocks
+// runs it over a block table's blocks, for several groups of four rows,
+// in one call. ScoresBlocks gives a
 // tile's scaled scores against a block table's keys.
 //
 // Tests run every level the machine supports against a float64 reference.

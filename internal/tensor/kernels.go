@@ -99,9 +99,10 @@ type kernels struct {
 	// multiplied by scale (as Scale would: 1 changes no bits).
 	scores func(out *float32, ldo int, x *float32, ldx, n int, w *float32, ldw, m, k int, scale float32)
 
-	// axpyBlocks4 (optional, with axpyStrided4) implements AxpyBlocks4
-	// for hd a positive multiple of 16 and bs ≥ 1, the arguments checked.
-	axpyBlocks4 func(y *float32, ldy int, a *float32, lda int, v *float32, bt *int32, nb, blk, stride, bs, hd int)
+	// axpyBlocks (optional, with axpyStrided4) implements AxpyBlocks for
+	// groups·4 rows, hd a positive multiple of 16 and bs ≥ 1, the
+	// arguments checked.
+	axpyBlocks func(y *float32, ldy int, a *float32, lda int, v *float32, bt *int32, nb, blk, stride, bs, hd, groups int)
 
 	// f32pPack (optional) is packXCols (mr ≤ 16), faster.
 	f32pPack func(dst, x []float32, ldx, mr, kb, ldd int)

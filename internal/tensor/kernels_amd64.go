@@ -50,7 +50,7 @@ func axpyStrided4AVX512(y *float32, ldy int, a *float32, lda int, v *float32, st
 func scoresAVX512(out *float32, ldo int, q *float32, ldq, rows int, k *float32, ldk, keys, hd int, scale float32)
 
 //go:noescape
-func axpyBlocks4AVX512(y *float32, ldy int, a *float32, lda int, v *float32, bt *int32, nb, blk, stride, bs, hd int)
+func axpyBlocksAVX512(y *float32, ldy int, a *float32, lda int, v *float32, bt *int32, nb, blk, stride, bs, hd, groups int)
 
 //go:noescape
 func dot1AVX512(x, w *float32, k int) float32
@@ -188,7 +188,7 @@ var avx512Kernels = &kernels{
 	scale:        func(x []float32, s float32) { scaleAVX512(&x[0], s, len(x)) },
 	axpyStrided4: axpyStrided4AVX512,
 	scores:       scoresAVX512,
-	axpyBlocks4:  axpyBlocks4AVX512,
+	axpyBlocks:   axpyBlocksAVX512,
 	sumSq:        func(x []float32) float64 { return sumSqAVX512(&x[0], len(x)) },
 	rope: func(x, cs, sn []float32) {
 		h := len(cs)

@@ -424,33 +424,39 @@ func AxpyStrided4(y []float32, ldy int, a []float32, lda int, v []float32, strid
 	impl.axpyStrided4(&y[0], ldy, &a[0], lda, &v[0], stride, np, hd)
 }
 
-// AxpyBlocks4 is AxpyStrided4 over whole blocks of bs value rows, one
-// after the other: block b < len(bt) has its rows at v[bt[b]·blk:]
-// (stride apart) and their weights at a[r·lda + b·bs:] for row r < 4 —
-// the bits of one AxpyStrided4 call per block, in order, for the
-// KV-cache blocks every row of an attention tile sees whole. Where the
-// level has a kernel, the sums stay in registers from block to block and
-// the next block's rows are prefetched.
-func AxpyBlocks4(y []float32, ldy int, a []float32, lda int, v []float32, bt []int32, blk, stride, bs, hd int) {
+// AxpyBlocks is AxpyStrided4 over whole blocks of bs value rows, one
+// after the other, for n rows (a positive multiple of 4) in groups of
+// four: block b < len(bt) has its rows at v[bt[b]·blk:] (stride apart)
+// and their weights at a[r·lda + b·bs:] for row r < n — the bits of one
+// AxpyStrided4 call per block and group, in block order, for the KV-cache
+// blocks every row of an attention tile sees whole. Where the level has a
+// kernel, it is one call, and the groups take each block in turn while
+// its rows are in L1.
+func AxpyBlocks(y []float32, ldy int, a []float32, lda, n int, v []float32, bt []int32, blk, stride, bs, hd int) {
 	nb := len(bt)
-	if nb == 0 || bs <= 0 || hd <= 0 {
+	if nb == 0 || bs <= 0 || hd <= 0 || n <= 0 {
 		return
 	}
-	if impl.axpyBlocks4 == nil || hd%16 != 0 || ldy < hd || lda < nb*bs || blk < 0 || stride < 0 {
+	if n%4 != 0 {
+		panic("tensor: AxpyBlocks: rows not a multiple of 4")
+	}
+	if impl.axpyBlocks == nil || hd%16 != 0 || ldy < hd || lda < nb*bs || blk < 0 || stride < 0 {
 		for b, id := range bt {
-			AxpyStrided4(y, ldy, a[b*bs:], lda, v[int(id)*blk:], stride, bs, hd)
+			for g := 0; g < n; g += 4 {
+				AxpyStrided4(y[g*ldy:], ldy, a[g*lda+b*bs:], lda, v[int(id)*blk:], stride, bs, hd)
+			}
 		}
 		return
 	}
 	hi := int32(0)
 	for _, id := range bt {
 		if id < 0 {
-			panic("tensor: AxpyBlocks4: negative block")
+			panic("tensor: AxpyBlocks: negative block")
 		}
 		hi = max(hi, id)
 	}
-	_, _, _ = y[3*ldy+hd-1], a[3*lda+nb*bs-1], v[int(hi)*blk+(bs-1)*stride+hd-1]
-	impl.axpyBlocks4(&y[0], ldy, &a[0], lda, &v[0], &bt[0], nb, blk, stride, bs, hd)
+	_, _, _ = y[(n-1)*ldy+hd-1], a[(n-1)*lda+nb*bs-1], v[int(hi)*blk+(bs-1)*stride+hd-1]
+	impl.axpyBlocks(&y[0], ldy, &a[0], lda, &v[0], &bt[0], nb, blk, stride, bs, hd, n/4)
 }
 
 // addTail adds the products of columns [c0,c1) to an m×nn block of dots:

@@ -257,14 +257,16 @@ scdone:
 	VZEROUPPER
 	RET
 
-// func axpyBlocks4AVX512(y *float32, ldy int, a *float32, lda int, v *float32, bt *int32, nb, blk, stride, bs, hd int)
-// axpyStrided4AVX512 for each of nb blocks of bs value rows in turn:
-// block b's rows start at v[bt[b]·blk] (stride apart) and take the
-// weights a[r·lda + b·bs ..]. Each block's sum is exactly that kernel's
-// (per 16 columns: four chains by key mod 4 from y, 0, 0, 0, the last
-// bs%4 keys into the first, then (c0+c1) + (c2+c3)), without a call per
-// block. Row r's chains are Z(4r)..Z(4r+3), the value rows Z16..Z19.
-TEXT ·axpyBlocks4AVX512(SB), NOSPLIT, $32-88
+// func axpyBlocksAVX512(y *float32, ldy int, a *float32, lda int, v *float32, bt *int32, nb, blk, stride, bs, hd, groups int)
+// axpyStrided4AVX512 for each of nb blocks of bs value rows in turn, for
+// each of groups groups of four rows (y and a 4·ldy, 4·lda apart): block
+// b's rows start at v[bt[b]·blk] (stride apart) and take the weights
+// a[r·lda + b·bs ..]. Each block's sum is exactly that kernel's (per 16
+// columns: four chains by key mod 4 from y, 0, 0, 0, the last bs%4 keys
+// into the first, then (c0+c1) + (c2+c3)), without a call per block, and
+// the groups take a block in turn, while its rows are in L1. Row r's
+// chains are Z(4r)..Z(4r+3), the value rows Z16..Z19.
+TEXT ·axpyBlocksAVX512(SB), NOSPLIT, $32-96
 	MOVQ ldy+8(FP), DX
 	SHLQ $2, DX
 	MOVQ lda+24(FP), AX
@@ -277,29 +279,22 @@ TEXT ·axpyBlocks4AVX512(SB), NOSPLIT, $32-88
 	MOVQ blk+56(FP), R10
 	SHLQ $2, R10
 	MOVQ R10, bb-16(SP)
-	// R8: block b's first value row; SI: its weights.
-	MOVQ  bt+40(FP), R10
-	MOVLQSX (R10), R8
-	IMULQ bb-16(SP), R8
-	ADDQ  v+32(FP), R8
-	MOVQ  a+16(FP), SI
-	MOVQ  $0, b-8(SP)
+	MOVQ a+16(FP), SI
+	MOVQ $0, b-8(SP)
 
 abblk:
-	// nx: the next block's first value row (this one's for the last).
+	// R8: block b's first value row; SI (wb): row 0's weights for it.
 	MOVQ    b-8(SP), R10
-	INCQ    R10
-	MOVQ    R8, R15
-	CMPQ    R10, nb+48(FP)
-	JGE     abnext
-	MOVQ    bt+40(FP), R15
-	MOVLQSX (R15)(R10*4), R15
-	IMULQ   bb-16(SP), R15
-	ADDQ    v+32(FP), R15
+	MOVQ    bt+40(FP), R8
+	MOVLQSX (R8)(R10*4), R8
+	IMULQ   bb-16(SP), R8
+	ADDQ    v+32(FP), R8
+	MOVQ    SI, wb-24(SP)
+	MOVQ    y+0(FP), DI
+	MOVQ    groups+88(FP), R10
+	MOVQ    R10, grp-32(SP)
 
-abnext:
-	MOVQ R15, nx-24(SP)
-	MOVQ y+0(FP), DI
+abgrp:
 	XORQ R10, R10
 
 abcol:
@@ -396,8 +391,15 @@ abstore:
 	CMPQ    R10, CX
 	JLT     abcol
 
-	// The next block.
-	MOVQ nx-24(SP), R8
+	// The next group of four rows, then the next block.
+	DECQ grp-32(SP)
+	JZ   abnextblk
+	LEAQ (DI)(DX*4), DI
+	LEAQ (SI)(AX*4), SI
+	JMP  abgrp
+
+abnextblk:
+	MOVQ wb-24(SP), SI
 	MOVQ bs+72(FP), R10
 	LEAQ (SI)(R10*4), SI
 	MOVQ b-8(SP), R10
