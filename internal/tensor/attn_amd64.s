@@ -2,12 +2,14 @@
 
 #include "textflag.h"
 
-// The attention-score kernel: a few query rows against a few keys, each
-// score in the canonical order of the AVX-512 F32 kernels (see
-// avx512_amd64.s: one zmm FMA chain per output over the columns in steps
-// of 16, the last k%16 columns as one more FMA of zero-masked loads, then
-// lane i + lane i+8 and ((l0+l1)+(l2+l3)) + ((l4+l5)+(l6+l7))), without
-// the GEMM's planning and packing.
+// The attention kernels of a prefill tile. scoresAVX512: a few query rows
+// against a few keys, each score in the canonical order of the AVX-512
+// F32 kernels (see avx512_amd64.s: one zmm FMA chain per output over the
+// columns in steps of 16, the last k%16 columns as one more FMA of
+// zero-masked loads, then lane i + lane i+8 and ((l0+l1)+(l2+l3)) +
+// ((l4+l5)+(l6+l7))), without the GEMM's planning and packing.
+// axpyBlocksAVX512: the weighted sums of value rows over a block table, in
+// axpyStrided4AVX512's order.
 
 // STAILMASK takes k in CX, sets K1 to the low k%16 bits and leaves k
 // rounded down to a multiple of 16 in CX; it clobbers AX and t.
