@@ -18,7 +18,7 @@ const attnParMin = 1 << 15
 // the unit, so outputs are batch-invariant. A unit of several rows (a
 // prefill's, with one query head per KV head) computes their scores
 // against each block of keys as one small matrix product
-// (tensor.MatMulStrided): each score is the same dot product, in the same
+// (tensor.ScoresBlocks): each score is the same dot product, in the same
 // canonical order, as DotStrided gives one row, so the bits are the same,
 // and each key is loaded once per unit instead of once per row.
 type attnUnit struct {
@@ -131,33 +131,39 @@ func (m *Model) attendGroup(ws *Workspace, b *Batch, kv *KVCache, l, g, i int, s
 	// so one strided kernel call covers up to BlockSize positions. How the
 	// positions are grouped depends only on this row's position, never on
 	// the rest of the batch.
-	for blk, p := 0, 0; p < np; blk++ {
-		cnt := min(bs, np-p)
-		k := kc[int(bt[blk])*bs*kvd+kvOff:]
-		if grp == 1 {
-			tensor.DotStrided(sc[p:p+cnt], q, k, kvd)
-		} else {
-			// The group's queries against the block's keys as one small
-			// GEMM: the same kernels and summation order as DotStrided per
-			// head, so the same bits, with each key loaded once per tile.
-			tensor.MatMulStrided(sc[p:], np, q, hd, grp, k, kvd, cnt, hd)
+	if grp == 1 {
+		for blk, p := 0, 0; p < np; blk++ {
+			cnt := min(bs, np-p)
+			tensor.DotStrided(sc[p:p+cnt], q, kc[int(bt[blk])*bs*kvd+kvOff:], kvd)
+			p += cnt
 		}
-		p += cnt
+		tensor.Scale(sc, scale)
+	} else {
+		// The group's queries against each block's keys as one small
+		// product: the same summation order as DotStrided per head, so
+		// the same bits, with each key loaded once per group.
+		tensor.ScoresBlocks(sc, np, q, hd, grp, kc[kvOff:], bt, bs*kvd, kvd, bs, np, hd, scale)
 	}
-	tensor.Scale(sc, scale)
 	for h := 0; h < grp; h++ {
 		tensor.Softmax(sc[h*np : (h+1)*np])
 	}
 	clear(out)
-	for blk, p := 0, 0; p < np; blk++ {
+	// Four heads at a time share the value rows: the whole blocks in one
+	// AxpyBlocks call, then the partial last block (the bits of one
+	// AxpyStrided4 call per block); the other heads block by block.
+	nf := np / bs
+	h := grp &^ 3
+	tensor.AxpyBlocks(out, hd, sc, np, h, vc[kvOff:], bt[:nf], bs*kvd, kvd, bs, hd)
+	if p := nf * bs; p < np {
+		for hh := 0; hh < h; hh += 4 {
+			tensor.AxpyStrided4(out[hh*hd:], hd, sc[hh*np+p:], np, vc[int(bt[nf])*bs*kvd+kvOff:], kvd, np-p, hd)
+		}
+	}
+	for blk, p := 0, 0; h < grp && p < np; blk++ {
 		cnt := min(bs, np-p)
 		v := vc[int(bt[blk])*bs*kvd+kvOff:]
-		h := 0
-		for ; h+4 <= grp; h += 4 { // the group's heads share the value rows
-			tensor.AxpyStrided4(out[h*hd:], hd, sc[h*np+p:], np, v, kvd, cnt, hd)
-		}
-		for ; h < grp; h++ {
-			tensor.AxpyStrided(out[h*hd:(h+1)*hd], sc[h*np+p:h*np+p+cnt], v, kvd)
+		for hh := h; hh < grp; hh++ {
+			tensor.AxpyStrided(out[hh*hd:(hh+1)*hd], sc[hh*np+p:hh*np+p+cnt], v, kvd)
 		}
 		p += cnt
 	}
@@ -167,11 +173,12 @@ func (m *Model) attendGroup(ws *Workspace, b *Batch, kv *KVCache, l, g, i int, s
 // consecutive positions, one query head per KV head (grp = 1, HeadDim ≥
 // 32), with the same bits. sc holds (r1-r0)·(pos+1) floats of scores,
 // pos the last row's. The rows' scores against each block of keys are one
-// MatMulStrided (the same kernels and order as DotStrided per row); the
-// keys past a row's own position that the block's product also covers are
-// computed and ignored. Softmax is per row; the weighted sum of values
-// goes four rows to an AxpyStrided4 call for the blocks every row sees
-// whole, row by row for the rest, each row in attendGroup's order.
+// kernel call of ScoresBlocks (the order of DotStrided per row, scaled as
+// Scale would); the keys past a row's own position that the block's
+// product also covers are computed and ignored. Softmax is per row; the weighted sum of values
+// goes to one AxpyBlocks call, four rows at a time, for the blocks every
+// row sees whole (AxpyStrided4's bits per block), row by row for the
+// rest, each row in attendGroup's order.
 func (m *Model) attendTile(ws *Workspace, b *Batch, kv *KVCache, l, g, r0, r1 int, sc []float32) {
 	c := &m.Config
 	hd, qd, kvd := c.HeadDim, c.QDim(), c.KVDim()
@@ -185,32 +192,31 @@ func (m *Model) attendTile(ws *Workspace, b *Batch, kv *KVCache, l, g, r0, r1 in
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	sc = sc[:rows*np]
 	q := ws.qkv[r0*qkvW+g*hd:]
-	for blk, p := 0, 0; p < np; blk++ {
-		cnt := min(bs, np-p)
-		k := kc[int(bt[blk])*bs*kvd+kvOff:]
-		tensor.MatMulStrided(sc[p:], np, q, qkvW, rows, k, kvd, cnt, hd)
-		p += cnt
-	}
+	tensor.ScoresBlocks(sc, np, q, qkvW, rows, kc[kvOff:], bt, bs*kvd, kvd, bs, np, hd, scale)
 	for t := range rows {
 		i := r0 + t
 		s := sc[t*np : t*np+ws.pos[i]+1]
-		tensor.Scale(s, scale)
 		tensor.Softmax(s)
 		clear(ws.att[i*qd+g*hd : i*qd+(g+1)*hd])
 	}
-	// The weighted values, block by block in each row's order: a block
-	// that every row sees whole goes four rows to a call (its value rows
-	// loaded once), the rest row by row.
+	// The weighted values in each row's order: the blocks every row sees
+	// whole go four rows at a time to one AxpyBlocks call (each block's
+	// value rows loaded once for four rows, and in L1 for the next four),
+	// the rest (the rows past a multiple of four, the blocks past the
+	// first row's position) row by row.
 	n0 := ws.pos[r0] + 1 // the first row's count, the smallest
+	nf := n0 / bs        // blocks every row sees whole
+	t4 := 0              // rows done four at a time over blocks [0, nf)
+	if nf > 0 {
+		t4 = rows &^ 3
+		tensor.AxpyBlocks(ws.att[r0*qd+g*hd:], qd, sc, np, t4, vc[kvOff:], bt[:nf], bs*kvd, kvd, bs, hd)
+	}
 	for blk, p := 0, 0; p < np; blk++ {
 		cnt := min(bs, np-p)
 		v := vc[int(bt[blk])*bs*kvd+kvOff:]
 		t := 0
-		if p+cnt <= n0 {
-			for ; t+4 <= rows; t += 4 {
-				i := r0 + t
-				tensor.AxpyStrided4(ws.att[i*qd+g*hd:], qd, sc[t*np+p:], np, v, kvd, cnt, hd)
-			}
+		if blk < nf {
+			t = t4
 		}
 		for ; t < rows; t++ {
 			i := r0 + t

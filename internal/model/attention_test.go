@@ -91,71 +91,73 @@ func attendGroupRef(m *Model, ws *Workspace, b *Batch, kv *KVCache, l, g, i int,
 
 // TestAttentionGroupedBits runs the attention of a mixed batch (a prefill
 // chunk and decode rows at several context lengths) for query groups of 1
-// to 8 heads per KV head and checks every output against attendGroupRef,
-// bit for bit, on 1 and 2 threads.
+// to 8 heads per KV head, head sizes 32 to 128, and checks every output
+// against attendGroupRef, bit for bit, on 1 and 2 threads.
 func TestAttentionGroupedBits(t *testing.T) {
-	for _, kvHeads := range []int{8, 4, 2, 1} {
-		for _, threads := range []int{1, 2} {
-			t.Run(fmt.Sprintf("group=%d/threads=%d", 8/kvHeads, threads), func(t *testing.T) {
-				cfg := Config{Dim: 512, HiddenDim: 64, NumLayers: 1, NumHeads: 8, NumKVHeads: kvHeads, HeadDim: 64,
-					VocabSize: 10, MaxSeqLen: 512, RMSNormEps: 1e-5, RopeTheta: 10000}
-				m := &Model{Config: cfg}
-				pool := tensor.NewPool(threads)
-				defer pool.Close()
-				const bs = 16
-				kv := NewKVCache(cfg, 64, bs)
-				for l := range kv.K {
-					for j := range kv.K[l] {
-						kv.K[l][j] = float32((j*7919)%201-100) / 100
-						kv.V[l][j] = float32((j*104729)%199-99) / 100
+	for _, hd := range []int{32, 48, 64, 128} {
+		for _, kvHeads := range []int{8, 4, 2, 1} {
+			for _, threads := range []int{1, 2} {
+				t.Run(fmt.Sprintf("hd=%d/group=%d/threads=%d", hd, 8/kvHeads, threads), func(t *testing.T) {
+					cfg := Config{Dim: 8 * hd, HiddenDim: 64, NumLayers: 1, NumHeads: 8, NumKVHeads: kvHeads, HeadDim: hd,
+						VocabSize: 10, MaxSeqLen: 512, RMSNormEps: 1e-5, RopeTheta: 10000}
+					m := &Model{Config: cfg}
+					pool := tensor.NewPool(threads)
+					defer pool.Close()
+					const bs = 16
+					kv := NewKVCache(cfg, 64, bs)
+					for l := range kv.K {
+						for j := range kv.K[l] {
+							kv.K[l][j] = float32((j*7919)%201-100) / 100
+							kv.V[l][j] = float32((j*104729)%199-99) / 100
+						}
 					}
-				}
-				// Seq 0: a 20-token chunk from position 5; then decode rows.
-				starts := []int{5, 0, 15, 16, 47, 200}
-				lens := []int{20, 1, 1, 1, 1, 1}
-				b := &Batch{}
-				next := int32(0)
-				for s := range starts {
-					nb := (starts[s] + lens[s] + bs - 1) / bs
-					bt := make([]int32, nb)
-					for j := range bt {
-						bt[j] = (next*5 + 3) % 64 // scattered block ids
-						next++
+					// Seq 0: a 20-token chunk from position 5; then decode rows.
+					starts := []int{5, 0, 15, 16, 47, 200}
+					lens := []int{20, 1, 1, 1, 1, 1}
+					b := &Batch{}
+					next := int32(0)
+					for s := range starts {
+						nb := (starts[s] + lens[s] + bs - 1) / bs
+						bt := make([]int32, nb)
+						for j := range bt {
+							bt[j] = (next*5 + 3) % 64 // scattered block ids
+							next++
+						}
+						b.Seqs = append(b.Seqs, Seq{NumTokens: lens[s], Start: starts[s], BlockTable: bt})
+						for range lens[s] {
+							b.Tokens = append(b.Tokens, 0)
+						}
 					}
-					b.Seqs = append(b.Seqs, Seq{NumTokens: lens[s], Start: starts[s], BlockTable: bt})
-					for range lens[s] {
-						b.Tokens = append(b.Tokens, 0)
+					n := len(b.Tokens)
+					ws := m.NewWorkspace(n)
+					row, maxPos := 0, 0
+					for s := range b.Seqs {
+						for j := 0; j < b.Seqs[s].NumTokens; j++ {
+							ws.pos[row], ws.seqOf[row] = b.Seqs[s].Start+j, int32(s)
+							maxPos = max(maxPos, ws.pos[row])
+							row++
+						}
 					}
-				}
-				n := len(b.Tokens)
-				ws := m.NewWorkspace(n)
-				row, maxPos := 0, 0
-				for s := range b.Seqs {
-					for j := 0; j < b.Seqs[s].NumTokens; j++ {
-						ws.pos[row], ws.seqOf[row] = b.Seqs[s].Start+j, int32(s)
-						maxPos = max(maxPos, ws.pos[row])
-						row++
+					for j := range ws.qkv {
+						ws.qkv[j] = float32((j*31)%97-48) / 50
 					}
-				}
-				for j := range ws.qkv {
-					ws.qkv[j] = float32((j*31)%97-48) / 50
-				}
-				ws.planAttention(m, b, pool)
-				m.attention(ws, pool, b, kv, 0, maxPos)
-				grp, hd := cfg.NumHeads/cfg.NumKVHeads, cfg.HeadDim
-				want := make([]float32, grp*hd)
-				for i := 0; i < n; i++ {
-					for g := 0; g < cfg.NumKVHeads; g++ {
-						attendGroupRef(m, ws, b, kv, 0, g, i, want)
-						got := ws.att[i*cfg.QDim()+g*grp*hd : i*cfg.QDim()+(g+1)*grp*hd]
-						for j := range want {
-							if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
-								t.Fatalf("row %d (pos %d) group %d: out[%d] = %g, want %g", i, ws.pos[i], g, j, got[j], want[j])
+					ws.planAttention(m, b, pool)
+					m.attention(ws, pool, b, kv, 0, maxPos)
+					grp, hd := cfg.NumHeads/cfg.NumKVHeads, cfg.HeadDim
+					want := make([]float32, grp*hd)
+					for i := 0; i < n; i++ {
+						for g := 0; g < cfg.NumKVHeads; g++ {
+							attendGroupRef(m, ws, b, kv, 0, g, i, want)
+							got := ws.att[i*cfg.QDim()+g*grp*hd : i*cfg.QDim()+(g+1)*grp*hd]
+							for j := range want {
+								if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+									t.Fatalf("row %d (pos %d) group %d: out[%d] = %g, want %g", i, ws.pos[i], g, j, got[j], want[j])
+								}
 							}
 						}
 					}
-				}
-			})
+				})
+			}
 		}
 	}
 }

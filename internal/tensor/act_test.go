@@ -128,6 +128,38 @@ func TestAxpyStrided4(t *testing.T) {
 	})
 }
 
+// TestAxpyBlocks: whole blocks of value rows at scattered places give
+// 4 and 8 rows the bits of one AxpyStrided4 call per block and group of
+// four rows, in block order, at every level, for head sizes with and
+// without a kernel.
+func TestAxpyBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(49, 50))
+	eachImpl(t, func(t *testing.T) {
+		for _, c := range []struct{ hd, bs, stride int }{{64, 16, 96}, {64, 13, 64}, {64, 3, 80}, {128, 16, 256}, {48, 9, 48}, {32, 1, 40}, {16, 4, 16}, {20, 5, 24}} {
+			for _, bt := range [][]int32{{0}, {2, 0}, {3, 1, 4, 0, 2}} {
+				for _, n := range []int{4, 8} {
+					nb := len(bt)
+					blk := c.bs*c.stride + 7
+					ldy, lda := c.hd+5, nb*c.bs+3
+					y := randVec(rng, (n-1)*ldy+c.hd+1)
+					a := randVec(rng, (n-1)*lda+nb*c.bs)
+					v := randVec(rng, 5*blk)
+					want := slices.Clone(y)
+					for b, id := range bt {
+						for g := 0; g < n; g += 4 {
+							AxpyStrided4(want[g*ldy:], ldy, a[g*lda+b*c.bs:], lda, v[int(id)*blk:], c.stride, c.bs, c.hd)
+						}
+					}
+					AxpyBlocks(y, ldy, a, lda, n, v, bt, blk, c.stride, c.bs, c.hd)
+					if !bitsEqual(y, want) {
+						t.Fatalf("hd=%d bs=%d n=%d blocks %v: differs from AxpyStrided4 per block", c.hd, c.bs, n, bt)
+					}
+				}
+			}
+		}
+	})
+}
+
 // TestRMSNorm: at every level, RMSNorm is within float32 rounding of the
 // float64 formula, the same bits on a second call, and writes len(x)
 // outputs only.

@@ -62,7 +62,10 @@
 // row whatever n, the row's place in a tile, the blocking, the thread
 // count or the row split. (The avx512 GEMM reduces two accumulators per
 // zmm, with the same additions as the matvec's ymm reduction.) MatMulStrided
-// and DotStrided (from 16 columns) use the same kernels. Q8_0 MatMul is
+// and DotStrided (from 16 columns) use the same kernels, or (MatMulStrided
+// up to 8×16 at avx512, and ScoresBlocks) a scores kernel that sums 4×4
+// tiles of outputs straight from the strided rows in the same order, its
+// reduction gemm4x6's. Q8_0 MatMul is
 // batch invariant too: in GGML layout its 1-row and 4-row kernels agree bit
 // for bit; in the packed layout every output is one exact int32 sum per
 // block, then acc += float32(sum)·(dw·dx) in block order (q8pack.go).
@@ -79,7 +82,10 @@
 // AxpyStrided serve attention: queries against many KV-cache slots, and
 // the weighted sum of value rows, in one call; AxpyStrided4 does four
 // rows' sums (a prefill tile's, or a GQA group's heads) with the bits of
-// four AxpyStrided calls, loading the value rows once.
+// four AxpyStrided calls, loading the value rows once, and AxpyBlocks
+// runs it over a block table's blocks, for several groups of four rows,
+// in one call. ScoresBlocks gives a
+// tile's scaled scores against a block table's keys.
 //
 // Tests run every level the machine supports against a float64 reference.
 //

@@ -96,6 +96,18 @@ type kernels struct {
 	// for hd a positive multiple of 16 and np ≥ 1, the arguments checked.
 	axpyStrided4 func(y *float32, ldy int, a *float32, lda int, v *float32, stride, np, hd int)
 
+	// scores (optional) writes out[i·ldo+j] = Σ_{t<k} x[i·ldx+t]·w[j·ldw+t]
+	// for i < n, j < m (all ≥ 1), each in the canonical order, without
+	// planning or packing: MatMulStrided for the few rows and columns of
+	// an attention tile, the arguments checked. Each sum is then
+	// multiplied by scale (as Scale would: 1 changes no bits).
+	scores func(out *float32, ldo int, x *float32, ldx, n int, w *float32, ldw, m, k int, scale float32)
+
+	// axpyBlocks (optional, with axpyStrided4) implements AxpyBlocks for
+	// groups·4 rows, hd a positive multiple of 16 and bs ≥ 1, the
+	// arguments checked.
+	axpyBlocks func(y *float32, ldy int, a *float32, lda int, v *float32, bt *int32, nb, blk, stride, bs, hd, groups int)
+
 	// f32pPack (optional) is packXCols (mr ≤ 16), faster.
 	f32pPack func(dst, x []float32, ldx, mr, kb, ldd int)
 }

@@ -47,6 +47,12 @@ func scaleMulAVX512(out, x, w *float32, s float32, n int)
 func axpyStrided4AVX512(y *float32, ldy int, a *float32, lda int, v *float32, stride, np, hd int)
 
 //go:noescape
+func scoresAVX512(out *float32, ldo int, q *float32, ldq, rows int, k *float32, ldk, keys, hd int, scale float32)
+
+//go:noescape
+func axpyBlocksAVX512(y *float32, ldy int, a *float32, lda int, v *float32, bt *int32, nb, blk, stride, bs, hd, groups int)
+
+//go:noescape
 func dot1AVX512(x, w *float32, k int) float32
 
 //go:noescape
@@ -181,6 +187,8 @@ var avx512Kernels = &kernels{
 	f32p: f32pAVX512, f32pPack: f32pPackX,
 	scale:        func(x []float32, s float32) { scaleAVX512(&x[0], s, len(x)) },
 	axpyStrided4: axpyStrided4AVX512,
+	scores:       scoresAVX512,
+	axpyBlocks:   axpyBlocksAVX512,
 	sumSq:        func(x []float32) float64 { return sumSqAVX512(&x[0], len(x)) },
 	rope: func(x, cs, sn []float32) {
 		h := len(cs)

@@ -318,6 +318,11 @@ func dotRows(k *kernels, g *gemmArgs, i0, i1, r0, r1 int) {
 	}
 }
 
+// scoresRows and scoresCols bound the products MatMulStrided gives the
+// level's scores kernel (an attention tile against one KV-cache block);
+// larger ones go through the GEMM.
+const scoresRows, scoresCols = 8, 16
+
 // MatMulStrided writes out[i·ldo+j] = Σ_{t<k} x[i·ldx+t]·w[j·ldw+t] for
 // i < n, j < m, on the calling goroutine: n rows of x against m rows of w,
 // each k long, at any row strides. It runs MatMul's register-blocked F32
@@ -334,8 +339,43 @@ func MatMulStrided(out []float32, ldo int, x []float32, ldx, n int, w []float32,
 		return
 	}
 	_, _, _ = out[(n-1)*ldo+m-1], x[(n-1)*ldx+k-1], w[(m-1)*ldw+k-1]
+	if impl.scores != nil && n <= scoresRows && m <= scoresCols && ldo >= 0 && ldx >= 0 && ldw >= 0 {
+		impl.scores(&out[0], ldo, &x[0], ldx, n, &w[0], ldw, m, k, 1)
+		return
+	}
 	g := gemmArgs{out: out, ldo: ldo, x: x, ldx: ldx, n: n, w: w, ldw: ldw, k: k}
 	f32Rows(impl, &g, 0, m)
+}
+
+// ScoresBlocks writes the scaled scores of n query rows (x, ldx apart,
+// each k long) against np keys stored in blocks of bs, as an attention
+// tile needs them: key p is k floats at w[bt[p/bs]·blk + (p%bs)·ldw],
+// and out[i·ldo+p] gets (Σ_t x[i·ldx+t]·key_p[t])·scale, with the bits
+// of DotStrided for row i then Scale (of MatMulStrided per block then
+// Scale). Where the level has a scores kernel and n ≤ 8, bs ≤ 16, one
+// kernel call per block does both.
+func ScoresBlocks(out []float32, ldo int, x []float32, ldx, n int, w []float32, bt []int32, blk, ldw, bs, np, k int, scale float32) {
+	if n <= 0 || np <= 0 {
+		return
+	}
+	nb := (np + bs - 1) / bs
+	bt = bt[:nb]
+	if impl.scores == nil || n > scoresRows || bs > scoresCols || k <= 0 || ldo < 0 || ldx < 0 || ldw < 0 {
+		for b, p := 0, 0; p < np; b, p = b+1, p+bs {
+			MatMulStrided(out[p:], ldo, x, ldx, n, w[int(bt[b])*blk:], ldw, min(bs, np-p), k)
+		}
+		for i := range n {
+			Scale(out[i*ldo:i*ldo+np], scale)
+		}
+		return
+	}
+	_, _ = out[(n-1)*ldo+np-1], x[(n-1)*ldx+k-1]
+	for b, p := 0, 0; p < np; b, p = b+1, p+bs {
+		m := min(bs, np-p)
+		o := int(bt[b]) * blk
+		_ = w[o+(m-1)*ldw+k-1] // and &w[o] below: o ≥ 0
+		impl.scores(&out[p], ldo, &x[0], ldx, n, &w[o], ldw, m, k, scale)
+	}
 }
 
 // DotStrided writes out[p] = Σ_t q[t]·k[p·stride+t] (t < len(q)) for
@@ -393,6 +433,41 @@ func AxpyStrided4(y []float32, ldy int, a []float32, lda int, v []float32, strid
 	}
 	_, _, _ = y[3*ldy+hd-1], a[3*lda+np-1], v[(np-1)*stride+hd-1]
 	impl.axpyStrided4(&y[0], ldy, &a[0], lda, &v[0], stride, np, hd)
+}
+
+// AxpyBlocks is AxpyStrided4 over whole blocks of bs value rows, one
+// after the other, for n rows (a positive multiple of 4) in groups of
+// four: block b < len(bt) has its rows at v[bt[b]·blk:] (stride apart)
+// and their weights at a[r·lda + b·bs:] for row r < n — the bits of one
+// AxpyStrided4 call per block and group, in block order, for the KV-cache
+// blocks every row of an attention tile sees whole. Where the level has a
+// kernel, it is one call, and the groups take each block in turn while
+// its rows are in L1.
+func AxpyBlocks(y []float32, ldy int, a []float32, lda, n int, v []float32, bt []int32, blk, stride, bs, hd int) {
+	nb := len(bt)
+	if nb == 0 || bs <= 0 || hd <= 0 || n <= 0 {
+		return
+	}
+	if n%4 != 0 {
+		panic("tensor: AxpyBlocks: rows not a multiple of 4")
+	}
+	if impl.axpyBlocks == nil || hd%16 != 0 || ldy < hd || lda < nb*bs || blk < 0 || stride < 0 {
+		for b, id := range bt {
+			for g := 0; g < n; g += 4 {
+				AxpyStrided4(y[g*ldy:], ldy, a[g*lda+b*bs:], lda, v[int(id)*blk:], stride, bs, hd)
+			}
+		}
+		return
+	}
+	hi := int32(0)
+	for _, id := range bt {
+		if id < 0 {
+			panic("tensor: AxpyBlocks: negative block")
+		}
+		hi = max(hi, id)
+	}
+	_, _, _ = y[(n-1)*ldy+hd-1], a[(n-1)*lda+nb*bs-1], v[int(hi)*blk+(bs-1)*stride+hd-1]
+	impl.axpyBlocks(&y[0], ldy, &a[0], lda, &v[0], &bt[0], nb, blk, stride, bs, hd, n/4)
 }
 
 // addTail adds the products of columns [c0,c1) to an m×nn block of dots:

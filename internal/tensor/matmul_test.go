@@ -221,6 +221,93 @@ func TestMatMulStrided(t *testing.T) {
 	})
 }
 
+// TestMatMulStridedBits: every score of a small MatMulStrided (an
+// attention tile against a KV-cache block: the scores kernel where the
+// level has one, the GEMM past its bounds) has the bits DotStrided gives
+// its row (for k ≥ shortVec: below, DotStrided runs Dot, and the
+// reference is the one-row matvec), at odd strides and offsets, and the gaps between output rows
+// are left alone.
+func TestMatMulStridedBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	eachImpl(t, func(t *testing.T) {
+		for _, k := range []int{1, 7, 15, 16, 17, 31, 32, 48, 63, 64, 65, 96, 128} {
+			for n := 1; n <= scoresRows+2; n++ {
+				for m := 1; m <= scoresCols+3; m++ {
+					ldx, ldw, ldo := k+3, 3*k+5, m+1
+					x := randVec(rng, 1+(n-1)*ldx+k)[1:]
+					w := randVec(rng, 3+(m-1)*ldw+k)[3:]
+					out := make([]float32, (n-1)*ldo+m+1)
+					for i := range out {
+						out[i] = 7 // the gaps between output rows must keep it
+					}
+					MatMulStrided(out, ldo, x, ldx, n, w, ldw, m, k)
+					want := make([]float32, m)
+					for i := 0; i < n; i++ {
+						if k >= shortVec {
+							DotStrided(want, x[i*ldx:i*ldx+k], w, ldw)
+						} else { // DotStrided runs Dot: the canonical one-row order
+							dotRows(impl, &gemmArgs{out: want, x: x[i*ldx:], n: 1, w: w, ldw: ldw, k: k}, 0, 1, 0, m)
+						}
+						for j, v := range want {
+							if got := out[i*ldo+j]; math.Float32bits(got) != math.Float32bits(v) {
+								t.Fatalf("n=%d m=%d k=%d: out[%d][%d] = %g, DotStrided gives %g", n, m, k, i, j, got, v)
+							}
+						}
+						if out[i*ldo+m] != 7 {
+							t.Fatalf("n=%d m=%d k=%d: wrote out[%d][%d]", n, m, k, i, m)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestScoresBlocks: the scaled scores against keys in scattered blocks
+// (a partial last one included) have the bits of DotStrided per row and
+// block, then Scale, at every level, and nothing past np is written.
+func TestScoresBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	eachImpl(t, func(t *testing.T) {
+		for _, k := range []int{16, 32, 33, 64, 128} {
+			for _, bs := range []int{16, 5, 1} {
+				for _, np := range []int{1, bs, 2*bs + 1, 4 * bs} {
+					for _, n := range []int{1, 3, 4, 8, 9} {
+						nb := (np + bs - 1) / bs
+						bt := make([]int32, nb)
+						for b := range bt {
+							bt[b] = int32((b*3 + 1) % 5)
+						}
+						ldx, ldw, ldo := k+3, 2*k+1, np+2
+						blk := bs*ldw + 5
+						x := randVec(rng, (n-1)*ldx+k)
+						w := randVec(rng, 5*blk)
+						out := make([]float32, (n-1)*ldo+np+1)
+						for i := range out {
+							out[i] = 7
+						}
+						const scale = 0.125
+						ScoresBlocks(out, ldo, x, ldx, n, w, bt, blk, ldw, bs, np, k, scale)
+						want := make([]float32, np)
+						for i := 0; i < n; i++ {
+							for b, p := 0, 0; p < np; b, p = b+1, p+bs {
+								DotStrided(want[p:min(p+bs, np)], x[i*ldx:i*ldx+k], w[int(bt[b])*blk:], ldw)
+							}
+							Scale(want, scale)
+							if !bitsEqual(out[i*ldo:i*ldo+np], want) {
+								t.Fatalf("k=%d bs=%d np=%d n=%d: row %d differs from DotStrided per block, then Scale", k, bs, np, n, i)
+							}
+							if out[i*ldo+np] != 7 {
+								t.Fatalf("k=%d bs=%d np=%d n=%d: wrote past row %d", k, bs, np, n, i)
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
 // TestMatMulAllocs: with a Pool, a MatMul allocates nothing once its
 // scratch has grown (a forward pass calls it hundreds of times a token).
 func TestMatMulAllocs(t *testing.T) {
