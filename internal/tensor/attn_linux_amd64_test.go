@@ -129,3 +129,60 @@ func TestAttnGuardPages(t *testing.T) {
 		}
 	})
 }
+
+// TestStridedRejectsBadArgs: the strided and block-table calls panic on a
+// negative stride or block stride, a block size below 1 or a block table
+// too short for the positions, rather than read or write outside their
+// slices, at every level. The slices start at an inaccessible page, so a
+// kernel that went ahead with a negative stride would fault.
+func TestStridedRejectsBadArgs(t *testing.T) {
+	eachImpl(t, func(t *testing.T) {
+		buf, free := guardedFloatsHead(t, 4096)
+		defer free()
+		f := func(off, n int) []float32 { return buf[off : off+n] }
+		for _, c := range []struct {
+			name string
+			call func()
+		}{
+			{"MatMulStrided ldw<0", func() { MatMulStrided(f(0, 256), 32, f(256, 256), 64, 4, f(512, 64), -1, 8, 64) }},
+			{"MatMulStrided ldx<0", func() { MatMulStrided(f(0, 256), 32, f(256, 64), -1, 4, f(512, 512), 64, 8, 64) }},
+			{"MatMulStrided ldo<0", func() { MatMulStrided(f(0, 32), -1, f(256, 256), 64, 4, f(512, 512), 64, 8, 64) }},
+			{"MatMulStrided small ldw<0", func() { MatMulStrided(f(0, 256), 32, f(256, 256), 64, 2, f(512, 64), -1, 3, 64) }},
+			{"DotStrided stride<0", func() { DotStrided(f(0, 8), f(256, 64), f(512, 64), -1) }},
+			{"AxpyStrided stride<0", func() { AxpyStrided(f(0, 64), f(256, 2), f(512, 64), -16) }},
+			{"AxpyStrided4 stride<0", func() { AxpyStrided4(f(0, 256), 64, f(256, 8), 2, f(512, 64), -16, 2, 64) }},
+			{"AxpyStrided4 lda<0", func() { AxpyStrided4(f(0, 256), 64, f(256, 8), -1, f(512, 64), 16, 2, 16) }},
+			{"AxpyBlocks stride<0", func() { AxpyBlocks(f(0, 256), 64, f(256, 8), 2, 4, f(512, 64), []int32{0}, 64, -16, 2, 64) }},
+			{"AxpyBlocks blk<0", func() { AxpyBlocks(f(0, 256), 64, f(256, 8), 2, 4, f(512, 256), []int32{0, 1}, -64, 16, 1, 64) }},
+			{"AxpyBlocks block<0", func() { AxpyBlocks(f(0, 256), 64, f(256, 8), 2, 4, f(512, 256), []int32{0, -1}, 64, 16, 1, 64) }},
+			{"AxpyBlocks rows%4", func() { AxpyBlocks(f(0, 256), 64, f(256, 8), 2, 3, f(512, 256), []int32{0}, 64, 16, 1, 64) }},
+			{"ScoresBlocks ldw<0", func() { ScoresBlocks(f(0, 64), 32, f(256, 64), 64, 1, f(512, 64), []int32{0}, 0, -1, 16, 16, 64, 1) }},
+			{"ScoresBlocks blk<0", func() {
+				ScoresBlocks(f(0, 64), 32, f(256, 64), 64, 1, f(512, 1024), []int32{0, 1}, -64, 64, 1, 2, 64, 1)
+			}},
+			{"ScoresBlocks block<0", func() {
+				ScoresBlocks(f(0, 64), 32, f(256, 64), 64, 1, f(512, 1024), []int32{0, -1}, 64, 64, 1, 2, 64, 1)
+			}},
+			{"ScoresBlocks bs=0", func() { ScoresBlocks(f(0, 64), 32, f(256, 64), 64, 1, f(512, 1024), []int32{0}, 64, 64, 0, 2, 64, 1) }},
+			{"ScoresBlocks bs<0", func() { ScoresBlocks(f(0, 64), 32, f(256, 64), 64, 1, f(512, 1024), []int32{0}, 64, 64, -4, 2, 64, 1) }},
+			{"ScoresBlocks short table", func() { ScoresBlocks(f(0, 64), 32, f(256, 64), 64, 1, f(512, 1024), []int32{0}, 64, 64, 1, 2, 64, 1) }},
+			{"ScoresBlocks short out", func() {
+				ScoresBlocks(f(0, 40), 32, f(256, 128), 64, 2, f(512, 1024), []int32{0}, 64, 64, 16, 16, 64, 1)
+			}},
+			{"ScoresBlocks short w", func() { ScoresBlocks(f(0, 64), 32, f(256, 64), 64, 1, f(512, 64), []int32{0, 1}, 64, 64, 1, 2, 64, 1) }},
+		} {
+			if r := panics(c.call); r == nil {
+				t.Errorf("%s: no panic", c.name)
+			} else if testing.Verbose() {
+				t.Logf("%s: %v", c.name, r)
+			}
+		}
+	})
+}
+
+// panics runs f and returns what it panicked with (nil if it returned).
+func panics(f func()) (r any) {
+	defer func() { r = recover() }()
+	f()
+	return nil
+}
