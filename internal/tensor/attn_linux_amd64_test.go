@@ -75,8 +75,8 @@ func TestAttnGuardPages(t *testing.T) {
 						fout()
 					}
 				}
-				for _, bs := range []int{8, 16, 5} {
-					for _, n := range []int{1, 3, 4, 8} {
+				for _, bs := range []int{8, 16, 5, 40} {
+					for _, n := range []int{1, 3, 4, 8, 13} {
 						np := 2*bs + 3
 						bt := []int32{2, 0, 1}
 						ldx, ldw, ldo, blk := k+1, k+3, np+1, bs*(k+3)+2

@@ -357,9 +357,9 @@ func MatMulStrided(out []float32, ldo int, x []float32, ldx, n int, w []float32,
 // and out[i·ldo+p] gets (Σ_t x[i·ldx+t]·key_p[t])·scale, with the bits
 // of MatMulStrided per block then Scale (for k ≥ 16, those of DotStrided
 // for row i then Scale; below, DotStrided runs Dot). Where the level has
-// a scores kernel and n ≤ 8, bs ≤ 16, one kernel call per block does
-// both. bs must be positive, and blk and the strides not negative (it
-// panics).
+// a scores kernel, one kernel call per block (per 16 keys of a larger
+// one) does both, for any n. bs must be positive, and blk and the
+// strides not negative (it panics).
 func ScoresBlocks(out []float32, ldo int, x []float32, ldx, n int, w []float32, bt []int32, blk, ldw, bs, np, k int, scale float32) {
 	if n <= 0 || np <= 0 {
 		return
@@ -372,7 +372,7 @@ func ScoresBlocks(out []float32, ldo int, x []float32, ldx, n int, w []float32, 
 		panic(fmt.Sprintf("tensor: ScoresBlocks: %d positions need %d blocks, the table has %d", np, nb, len(bt)))
 	}
 	bt = bt[:nb]
-	if impl.scores == nil || n > scoresRows || bs > scoresCols || k <= 0 {
+	if impl.scores == nil || k <= 0 {
 		for b, p := 0, 0; p < np; b, p = b+1, p+bs {
 			MatMulStrided(out[p:], ldo, x, ldx, n, w[int(bt[b])*blk:], ldw, min(bs, np-p), k)
 		}
@@ -386,7 +386,11 @@ func ScoresBlocks(out []float32, ldo int, x []float32, ldx, n int, w []float32, 
 		m := min(bs, np-p)
 		o := int(bt[b]) * blk
 		_ = w[o+(m-1)*ldw+k-1] // and &w[o] below: o ≥ 0
-		impl.scores(&out[p], ldo, &x[0], ldx, n, &w[o], ldw, m, k, scale)
+		// Up to 16 keys a call, which stay in L1 while every four rows
+		// of x pass over them.
+		for j := 0; j < m; j += scoresCols {
+			impl.scores(&out[p+j], ldo, &x[0], ldx, n, &w[o+j*ldw], ldw, min(scoresCols, m-j), k, scale)
+		}
 	}
 }
 

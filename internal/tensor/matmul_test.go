@@ -265,14 +265,15 @@ func TestMatMulStridedBits(t *testing.T) {
 
 // TestScoresBlocks: the scaled scores against keys in scattered blocks
 // (a partial last one included) have the bits of DotStrided per row and
-// block, then Scale, at every level, and nothing past np is written.
+// block, then Scale, at every level, and nothing past np is written: up
+// to 16 rows, blocks of 1 to 40 keys (more than one kernel call each).
 func TestScoresBlocks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(25, 26))
 	eachImpl(t, func(t *testing.T) {
 		for _, k := range []int{16, 32, 33, 64, 128} {
-			for _, bs := range []int{16, 5, 1} {
+			for _, bs := range []int{16, 5, 1, 24, 40} {
 				for _, np := range []int{1, bs, 2*bs + 1, 4 * bs} {
-					for _, n := range []int{1, 3, 4, 8, 9} {
+					for _, n := range []int{1, 3, 4, 8, 9, 16} {
 						nb := (np + bs - 1) / bs
 						bt := make([]int32, nb)
 						for b := range bt {
@@ -344,8 +345,8 @@ func TestScoresBlocksSpecials(t *testing.T) {
 	}
 	eachImpl(t, func(t *testing.T) {
 		for _, k := range []int{16, 40, 64, 128} {
-			for _, bs := range []int{8, 16, 32} {
-				for _, n := range []int{1, 2, 4, 5, 8, 12} {
+			for _, bs := range []int{8, 16, 32, 40} {
+				for _, n := range []int{1, 2, 4, 5, 8, 12, 16} {
 					for _, scale := range []float32{1, 0.125, float32(1 / math.Sqrt(128)), 3} {
 						bt := []int32{2, 2, 0, 3, 0}
 						np := 4*bs + 3
