@@ -230,7 +230,7 @@ func TestMatMulStrided(t *testing.T) {
 func TestMatMulStridedBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 24))
 	eachImpl(t, func(t *testing.T) {
-		for _, k := range []int{1, 7, 15, 16, 17, 31, 32, 48, 63, 64, 65, 96, 128} {
+		for _, k := range []int{1, 7, 15, 16, 17, 31, 32, 48, 63, 64, 65, 96, 128, 144, 200, 256} {
 			for n := 1; n <= scoresRows+2; n++ {
 				for m := 1; m <= scoresCols+3; m++ {
 					ldx, ldw, ldo := k+3, 3*k+5, m+1
