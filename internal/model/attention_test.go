@@ -89,74 +89,106 @@ func attendGroupRef(m *Model, ws *Workspace, b *Batch, kv *KVCache, l, g, i int,
 	}
 }
 
-// TestAttentionGroupedBits runs the attention of a mixed batch (a prefill
-// chunk and decode rows at several context lengths) for query groups of 1
-// to 8 heads per KV head, head sizes 32 to 128, and checks every output
-// against attendGroupRef, bit for bit, on 1 and 2 threads.
+// TestAttentionGroupedBits runs the attention of a mixed batch and checks
+// every output against attendGroupRef, bit for bit: query groups of 1 to
+// 16 heads per KV head (the tile path for 1, the scores kernel up to 8,
+// its fallback past), head sizes 32 to 128 (with and without a k%16
+// tail), KV-cache block sizes 8, 16 and 32, on 1 and 2 threads. The batch
+// holds chunked prefills starting inside and at the edge of a block (Start
+// > 0, as after a prefix-cache hit) whose tiles have 1 to 8 rows, two
+// sequences sharing their first blocks (a cached prefix), a block table
+// out of order, and decode rows at several context lengths: every row's
+// result must be the one it gets alone, whatever shares its batch.
 func TestAttentionGroupedBits(t *testing.T) {
-	for _, hd := range []int{32, 48, 64, 128} {
-		for _, kvHeads := range []int{8, 4, 2, 1} {
-			for _, threads := range []int{1, 2} {
-				t.Run(fmt.Sprintf("hd=%d/group=%d/threads=%d", hd, 8/kvHeads, threads), func(t *testing.T) {
-					cfg := Config{Dim: 8 * hd, HiddenDim: 64, NumLayers: 1, NumHeads: 8, NumKVHeads: kvHeads, HeadDim: hd,
-						VocabSize: 10, MaxSeqLen: 512, RMSNormEps: 1e-5, RopeTheta: 10000}
-					m := &Model{Config: cfg}
-					pool := tensor.NewPool(threads)
-					defer pool.Close()
-					const bs = 16
-					kv := NewKVCache(cfg, 64, bs)
-					for l := range kv.K {
-						for j := range kv.K[l] {
-							kv.K[l][j] = float32((j*7919)%201-100) / 100
-							kv.V[l][j] = float32((j*104729)%199-99) / 100
-						}
-					}
-					// Seq 0: a 20-token chunk from position 5; then decode rows.
-					starts := []int{5, 0, 15, 16, 47, 200}
-					lens := []int{20, 1, 1, 1, 1, 1}
-					b := &Batch{}
-					next := int32(0)
-					for s := range starts {
-						nb := (starts[s] + lens[s] + bs - 1) / bs
-						bt := make([]int32, nb)
-						for j := range bt {
-							bt[j] = (next*5 + 3) % 64 // scattered block ids
-							next++
-						}
-						b.Seqs = append(b.Seqs, Seq{NumTokens: lens[s], Start: starts[s], BlockTable: bt})
-						for range lens[s] {
-							b.Tokens = append(b.Tokens, 0)
-						}
-					}
-					n := len(b.Tokens)
-					ws := m.NewWorkspace(n)
-					row, maxPos := 0, 0
-					for s := range b.Seqs {
-						for j := 0; j < b.Seqs[s].NumTokens; j++ {
-							ws.pos[row], ws.seqOf[row] = b.Seqs[s].Start+j, int32(s)
-							maxPos = max(maxPos, ws.pos[row])
-							row++
-						}
-					}
-					for j := range ws.qkv {
-						ws.qkv[j] = float32((j*31)%97-48) / 50
-					}
-					ws.planAttention(m, b, pool)
-					m.attention(ws, pool, b, kv, 0, maxPos)
-					grp, hd := cfg.NumHeads/cfg.NumKVHeads, cfg.HeadDim
-					want := make([]float32, grp*hd)
-					for i := 0; i < n; i++ {
-						for g := 0; g < cfg.NumKVHeads; g++ {
-							attendGroupRef(m, ws, b, kv, 0, g, i, want)
-							got := ws.att[i*cfg.QDim()+g*grp*hd : i*cfg.QDim()+(g+1)*grp*hd]
-							for j := range want {
-								if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
-									t.Fatalf("row %d (pos %d) group %d: out[%d] = %g, want %g", i, ws.pos[i], g, j, got[j], want[j])
-								}
-							}
-						}
-					}
-				})
+	batch := []attnSeq{
+		{5, 20, 0},  // tiles of 8, 8, 4 rows from inside a block
+		{0, 13, 0},  // a first prefill: 8 + 5
+		{37, 7, 1},  // a tile of 7, its first block the previous seq's
+		{64, 11, 2}, // from a block edge at every block size: 8 + 3
+		{30, 2, 0},  // a tile of 2
+		{121, 6, 0}, // a tile of 6 over many blocks
+		// Decode rows.
+		{0, 1, 0}, {15, 1, 0}, {16, 1, 0}, {47, 1, 0}, {200, 1, 0},
+	}
+	for _, hd := range []int{32, 40, 48, 64, 80, 128} {
+		for _, h := range []struct{ heads, kvHeads int }{{8, 8}, {6, 2}, {8, 4}, {8, 2}, {8, 1}, {16, 1}} {
+			for _, bs := range []int{8, 16, 32} {
+				for _, threads := range []int{1, 2} {
+					name := fmt.Sprintf("hd=%d/group=%d/bs=%d/threads=%d", hd, h.heads/h.kvHeads, bs, threads)
+					t.Run(name, func(t *testing.T) {
+						testAttentionBits(t, hd, h.heads, h.kvHeads, bs, threads, batch)
+					})
+				}
+			}
+		}
+	}
+}
+
+// attnSeq is one sequence of testAttentionBits's batch: n tokens from
+// position start, its first shared blocks the previous sequence's.
+type attnSeq struct{ start, n, shared int }
+
+// testAttentionBits runs one layer's attention over batch and compares
+// every row and KV head with attendGroupRef, bit for bit.
+func testAttentionBits(t *testing.T, hd, heads, kvHeads, bs, threads int, batch []attnSeq) {
+	cfg := Config{Dim: heads * hd, HiddenDim: 64, NumLayers: 1, NumHeads: heads, NumKVHeads: kvHeads, HeadDim: hd,
+		VocabSize: 10, MaxSeqLen: 512, RMSNormEps: 1e-5, RopeTheta: 10000}
+	m := &Model{Config: cfg}
+	pool := tensor.NewPool(threads)
+	defer pool.Close()
+	numBlocks := 0
+	for _, s := range batch {
+		numBlocks += (s.start + s.n + bs - 1) / bs
+	}
+	kv := NewKVCache(cfg, numBlocks, bs)
+	for l := range kv.K {
+		for j := range kv.K[l] {
+			kv.K[l][j] = float32((j*7919)%201-100) / 100
+			kv.V[l][j] = float32((j*104729)%199-99) / 100
+		}
+	}
+	b := &Batch{}
+	next := 0
+	for si, s := range batch {
+		bt := make([]int32, (s.start+s.n+bs-1)/bs)
+		for j := range bt {
+			if j < s.shared && si > 0 {
+				bt[j] = b.Seqs[si-1].BlockTable[j]
+				continue
+			}
+			bt[j] = int32((next*5 + 3) % numBlocks) // scattered, out of order
+			next++
+		}
+		b.Seqs = append(b.Seqs, Seq{NumTokens: s.n, Start: s.start, BlockTable: bt})
+		for range s.n {
+			b.Tokens = append(b.Tokens, 0)
+		}
+	}
+	n := len(b.Tokens)
+	ws := m.NewWorkspace(n)
+	row, maxPos := 0, 0
+	for s := range b.Seqs {
+		for j := 0; j < b.Seqs[s].NumTokens; j++ {
+			ws.pos[row], ws.seqOf[row] = b.Seqs[s].Start+j, int32(s)
+			maxPos = max(maxPos, ws.pos[row])
+			row++
+		}
+	}
+	for j := range ws.qkv {
+		ws.qkv[j] = float32((j*31)%97-48) / 50
+	}
+	ws.planAttention(m, b, pool)
+	m.attention(ws, pool, b, kv, 0, maxPos)
+	grp := heads / kvHeads
+	want := make([]float32, grp*hd)
+	for i := 0; i < n; i++ {
+		for g := 0; g < kvHeads; g++ {
+			attendGroupRef(m, ws, b, kv, 0, g, i, want)
+			got := ws.att[i*cfg.QDim()+g*grp*hd : i*cfg.QDim()+(g+1)*grp*hd]
+			for j := range want {
+				if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+					t.Fatalf("row %d (seq %d, pos %d) group %d: out[%d] = %g, want %g", i, ws.seqOf[i], ws.pos[i], g, j, got[j], want[j])
+				}
 			}
 		}
 	}

@@ -52,13 +52,14 @@
 // (GQA) are computed together so each K/V row is read once per group, and
 // every thread gets an equal share of a prefill's causal triangle. With
 // one query head per KV head a unit holds up to 8 consecutive rows of a
-// prefill. Scores run one kernel call per KV block: the group's queries
-// (or the unit's rows) against the block's keys, scaled, through
-// tensor.ScoresBlocks (DotStrided and Scale for a lone row and head); the
-// weighted sum of V is AxpyBlocks over the blocks the unit's rows (in
-// fours) or a group's heads (in fours) see whole, AxpyStrided4 for a
-// group's partial last block, else AxpyStrided per head and row. Each score and sum is computed in the
-// order a lone row's kernel call gives it.
+// prefill. Scores run one kernel call per KV block (per 16 keys of a
+// larger one): the group's queries (or the unit's rows) against the
+// block's keys, scaled, through tensor.ScoresBlocks (DotStrided and Scale
+// for a lone row and head); the weighted sum of V is AxpyBlocks over the
+// blocks the unit's rows (in fours) or a group's heads (in fours) see
+// whole, AxpyStrided4 for a group's partial last block, else AxpyStrided
+// per head and row. Each score and sum is computed in the order a lone
+// row's kernel call gives it.
 //
 // Workspace.Phases, when set, accumulates Forward's wall time by phase
 // (matrix products, attention, per-row phases, logits) for benchmarks and

@@ -135,7 +135,7 @@ func TestAxpyStrided4(t *testing.T) {
 func TestAxpyBlocks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(49, 50))
 	eachImpl(t, func(t *testing.T) {
-		for _, c := range []struct{ hd, bs, stride int }{{64, 16, 96}, {64, 13, 64}, {64, 3, 80}, {128, 16, 256}, {48, 9, 48}, {32, 1, 40}, {16, 4, 16}, {20, 5, 24}} {
+		for _, c := range []struct{ hd, bs, stride int }{{64, 16, 96}, {64, 13, 64}, {64, 3, 80}, {128, 16, 256}, {48, 9, 48}, {32, 1, 40}, {16, 4, 16}, {20, 5, 24}, {256, 32, 272}, {80, 8, 80}, {96, 0, 96}} {
 			for _, bt := range [][]int32{{0}, {2, 0}, {3, 1, 4, 0, 2}} {
 				for _, n := range []int{4, 8} {
 					nb := len(bt)

@@ -221,19 +221,25 @@ screduce:
 	VADDPS     Z25, Z24, Z0
 	VMULPS     Z26, Z0, Z0
 
-	// Store the tile's rows, its valid keys (K2).
+	// Store the tile's rows, its valid keys (K2). Each row goes through
+	// a register to a masked VMOVUPS, whose masked-off floats never
+	// fault: a masked VEXTRACTF32X4 to memory may fault on them (it has
+	// no fault suppression), past the end of out.
 	MOVQ          ob-104(SP), DI
 	LEAQ          (DI)(DX*4), DI
 	VMOVUPS       X0, K2, (DI)
+	VEXTRACTF32X4 $1, Z0, X1
+	VEXTRACTF32X4 $2, Z0, X2
+	VEXTRACTF32X4 $3, Z0, X3
 	MOVQ          DI, AX
 	ADDQ          oo1-32(SP), AX
-	VEXTRACTF32X4 $1, Z0, K2, (AX)
+	VMOVUPS       X1, K2, (AX)
 	MOVQ          DI, AX
 	ADDQ          oo2-40(SP), AX
-	VEXTRACTF32X4 $2, Z0, K2, (AX)
+	VMOVUPS       X2, K2, (AX)
 	MOVQ          DI, AX
 	ADDQ          oo3-48(SP), AX
-	VEXTRACTF32X4 $3, Z0, K2, (AX)
+	VMOVUPS       X3, K2, (AX)
 
 	// The next tile: 4 keys on, at most at the last.
 	MOVQ    jl-88(SP), AX

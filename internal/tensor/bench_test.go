@@ -358,3 +358,34 @@ func BenchmarkMatMulColdW(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkScoresBlocks: ScoresBlocks for an attention tile's 8 queries
+// (or a GQA group of 16 heads) against 1024 cached positions (head_dim
+// 64, 12 heads apart) in blocks of 8, 16 and 32 slots.
+func BenchmarkScoresBlocks(b *testing.B) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	const hd, np, stride = 64, 1024, 12 * 64
+	kv := randVec(rng, np*stride)
+	for _, n := range []int{8, 16} {
+		q := randVec(rng, n*hd)
+		sc := make([]float32, n*np)
+		for _, bs := range []int{8, 16, 32} {
+			nb := np / bs
+			bt := make([]int32, nb)
+			for i := range bt {
+				bt[i] = int32((i * 37) % nb)
+			}
+			b.Run(fmt.Sprintf("n=%d/bs=%d", n, bs), func(b *testing.B) {
+				flops := 2 * float64(n*np*hd)
+				cpu0 := cpuTime()
+				for b.Loop() {
+					ScoresBlocks(sc, np, q, hd, n, kv, bt, bs*stride, stride, bs, np, hd, 0.125)
+				}
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				if cpu := cpuTime() - cpu0; cpu > 0 {
+					b.ReportMetric(flops*float64(b.N)/cpu.Seconds()/1e9, "GFLOP/cpu-s")
+				}
+			})
+		}
+	}
+}

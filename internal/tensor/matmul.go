@@ -328,9 +328,13 @@ const scoresRows, scoresCols = 8, 16
 // each k long, at any row strides. It runs MatMul's register-blocked F32
 // kernels, e.g. for the attention scores of several queries of a sequence
 // against a block of KV-cache slots (w = the slots, ldw = their stride).
+// The strides must not be negative (it panics).
 func MatMulStrided(out []float32, ldo int, x []float32, ldx, n int, w []float32, ldw, m, k int) {
 	if n <= 0 || m <= 0 {
 		return
+	}
+	if ldo < 0 || ldx < 0 || ldw < 0 {
+		panic(fmt.Sprintf("tensor: MatMulStrided: negative stride (ldo %d, ldx %d, ldw %d)", ldo, ldx, ldw))
 	}
 	if k <= 0 {
 		for i := 0; i < n; i++ {
@@ -339,7 +343,7 @@ func MatMulStrided(out []float32, ldo int, x []float32, ldx, n int, w []float32,
 		return
 	}
 	_, _, _ = out[(n-1)*ldo+m-1], x[(n-1)*ldx+k-1], w[(m-1)*ldw+k-1]
-	if impl.scores != nil && n <= scoresRows && m <= scoresCols && ldo >= 0 && ldx >= 0 && ldw >= 0 {
+	if impl.scores != nil && n <= scoresRows && m <= scoresCols {
 		impl.scores(&out[0], ldo, &x[0], ldx, n, &w[0], ldw, m, k, 1)
 		return
 	}
@@ -351,16 +355,24 @@ func MatMulStrided(out []float32, ldo int, x []float32, ldx, n int, w []float32,
 // each k long) against np keys stored in blocks of bs, as an attention
 // tile needs them: key p is k floats at w[bt[p/bs]·blk + (p%bs)·ldw],
 // and out[i·ldo+p] gets (Σ_t x[i·ldx+t]·key_p[t])·scale, with the bits
-// of DotStrided for row i then Scale (of MatMulStrided per block then
-// Scale). Where the level has a scores kernel and n ≤ 8, bs ≤ 16, one
-// kernel call per block does both.
+// of MatMulStrided per block then Scale (for k ≥ 16, those of DotStrided
+// for row i then Scale; below, DotStrided runs Dot). Where the level has
+// a scores kernel, one kernel call per block (per 16 keys of a larger
+// one) does both, for any n. bs must be positive, and blk and the
+// strides not negative (it panics).
 func ScoresBlocks(out []float32, ldo int, x []float32, ldx, n int, w []float32, bt []int32, blk, ldw, bs, np, k int, scale float32) {
 	if n <= 0 || np <= 0 {
 		return
 	}
+	if bs <= 0 || blk < 0 || ldo < 0 || ldx < 0 || ldw < 0 {
+		panic(fmt.Sprintf("tensor: ScoresBlocks: block size %d, block stride %d, strides %d, %d, %d", bs, blk, ldo, ldx, ldw))
+	}
 	nb := (np + bs - 1) / bs
+	if len(bt) < nb {
+		panic(fmt.Sprintf("tensor: ScoresBlocks: %d positions need %d blocks, the table has %d", np, nb, len(bt)))
+	}
 	bt = bt[:nb]
-	if impl.scores == nil || n > scoresRows || bs > scoresCols || k <= 0 || ldo < 0 || ldx < 0 || ldw < 0 {
+	if impl.scores == nil || k <= 0 {
 		for b, p := 0, 0; p < np; b, p = b+1, p+bs {
 			MatMulStrided(out[p:], ldo, x, ldx, n, w[int(bt[b])*blk:], ldw, min(bs, np-p), k)
 		}
@@ -374,17 +386,25 @@ func ScoresBlocks(out []float32, ldo int, x []float32, ldx, n int, w []float32, 
 		m := min(bs, np-p)
 		o := int(bt[b]) * blk
 		_ = w[o+(m-1)*ldw+k-1] // and &w[o] below: o ≥ 0
-		impl.scores(&out[p], ldo, &x[0], ldx, n, &w[o], ldw, m, k, scale)
+		// Up to 16 keys a call, which stay in L1 while every four rows
+		// of x pass over them.
+		for j := 0; j < m; j += scoresCols {
+			impl.scores(&out[p+j], ldo, &x[0], ldx, n, &w[o+j*ldw], ldw, min(scoresCols, m-j), k, scale)
+		}
 	}
 }
 
 // DotStrided writes out[p] = Σ_t q[t]·k[p·stride+t] (t < len(q)) for
 // p < len(out): one query's scores against len(out) keys stored stride
 // floats apart (e.g. consecutive KV-cache slots of one head). One call
-// replaces len(out) Dot calls and reads four keys per kernel step.
+// replaces len(out) Dot calls and reads four keys per kernel step. A
+// negative stride panics.
 func DotStrided(out, q, k []float32, stride int) {
 	if len(out) == 0 {
 		return
+	}
+	if stride < 0 {
+		panic(fmt.Sprintf("tensor: DotStrided: negative stride %d", stride))
 	}
 	if len(q) == 0 {
 		clear(out)
@@ -402,10 +422,13 @@ func DotStrided(out, q, k []float32, stride int) {
 
 // AxpyStrided adds Σ_p a[p]·v[p·stride : p·stride+len(y)] (p < len(a)) to
 // y: the attention-weighted sum of len(a) value rows stored stride floats
-// apart.
+// apart. A negative stride panics.
 func AxpyStrided(y, a, v []float32, stride int) {
 	if len(y) == 0 || len(a) == 0 {
 		return
+	}
+	if stride < 0 {
+		panic(fmt.Sprintf("tensor: AxpyStrided: negative stride %d", stride))
 	}
 	_ = v[(len(a)-1)*stride+len(y)-1]
 	if impl.axpyStrided != nil && len(y) >= shortVec {
@@ -420,10 +443,14 @@ func AxpyStrided(y, a, v []float32, stride int) {
 // AxpyStrided4 is AxpyStrided for four rows: y[r·ldy : r·ldy+hd] gets
 // Σ_p a[r·lda+p]·v[p·stride : p·stride+hd] (p < np) added, for r < 4,
 // with the bits four AxpyStrided calls give (each row's own order), the
-// value rows loaded once for the four where the level has a kernel.
+// value rows loaded once for the four where the level has a kernel. A
+// negative stride panics.
 func AxpyStrided4(y []float32, ldy int, a []float32, lda int, v []float32, stride, np, hd int) {
 	if np <= 0 || hd <= 0 {
 		return
+	}
+	if ldy < 0 || lda < 0 || stride < 0 {
+		panic(fmt.Sprintf("tensor: AxpyStrided4: negative stride (ldy %d, lda %d, stride %d)", ldy, lda, stride))
 	}
 	if impl.axpyStrided4 == nil || hd%16 != 0 || ldy < hd || lda < np {
 		for r := range 4 {
@@ -442,7 +469,8 @@ func AxpyStrided4(y []float32, ldy int, a []float32, lda int, v []float32, strid
 // AxpyStrided4 call per block and group, in block order, for the KV-cache
 // blocks every row of an attention tile sees whole. Where the level has a
 // kernel, it is one call, and the groups take each block in turn while
-// its rows are in L1.
+// its rows are in L1. A negative stride, block stride (blk) or block id
+// panics.
 func AxpyBlocks(y []float32, ldy int, a []float32, lda, n int, v []float32, bt []int32, blk, stride, bs, hd int) {
 	nb := len(bt)
 	if nb == 0 || bs <= 0 || hd <= 0 || n <= 0 {
@@ -451,7 +479,10 @@ func AxpyBlocks(y []float32, ldy int, a []float32, lda, n int, v []float32, bt [
 	if n%4 != 0 {
 		panic("tensor: AxpyBlocks: rows not a multiple of 4")
 	}
-	if impl.axpyBlocks == nil || hd%16 != 0 || ldy < hd || lda < nb*bs || blk < 0 || stride < 0 {
+	if ldy < 0 || lda < 0 || blk < 0 || stride < 0 {
+		panic(fmt.Sprintf("tensor: AxpyBlocks: negative stride (ldy %d, lda %d, block stride %d, stride %d)", ldy, lda, blk, stride))
+	}
+	if impl.axpyBlocks == nil || hd%16 != 0 || ldy < hd || lda < nb*bs {
 		for b, id := range bt {
 			for g := 0; g < n; g += 4 {
 				AxpyStrided4(y[g*ldy:], ldy, a[g*lda+b*bs:], lda, v[int(id)*blk:], stride, bs, hd)

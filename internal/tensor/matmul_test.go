@@ -230,7 +230,7 @@ func TestMatMulStrided(t *testing.T) {
 func TestMatMulStridedBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 24))
 	eachImpl(t, func(t *testing.T) {
-		for _, k := range []int{1, 7, 15, 16, 17, 31, 32, 48, 63, 64, 65, 96, 128} {
+		for _, k := range []int{1, 7, 15, 16, 17, 31, 32, 48, 63, 64, 65, 96, 128, 144, 200, 256} {
 			for n := 1; n <= scoresRows+2; n++ {
 				for m := 1; m <= scoresCols+3; m++ {
 					ldx, ldw, ldo := k+3, 3*k+5, m+1
@@ -265,14 +265,15 @@ func TestMatMulStridedBits(t *testing.T) {
 
 // TestScoresBlocks: the scaled scores against keys in scattered blocks
 // (a partial last one included) have the bits of DotStrided per row and
-// block, then Scale, at every level, and nothing past np is written.
+// block, then Scale, at every level, and nothing past np is written: up
+// to 16 rows, blocks of 1 to 40 keys (more than one kernel call each).
 func TestScoresBlocks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(25, 26))
 	eachImpl(t, func(t *testing.T) {
 		for _, k := range []int{16, 32, 33, 64, 128} {
-			for _, bs := range []int{16, 5, 1} {
+			for _, bs := range []int{16, 5, 1, 24, 40} {
 				for _, np := range []int{1, bs, 2*bs + 1, 4 * bs} {
-					for _, n := range []int{1, 3, 4, 8, 9} {
+					for _, n := range []int{1, 3, 4, 8, 9, 16} {
 						nb := (np + bs - 1) / bs
 						bt := make([]int32, nb)
 						for b := range bt {
@@ -329,4 +330,52 @@ func TestMatMulAllocs(t *testing.T) {
 		}
 		p.Close()
 	}
+}
+
+// TestScoresBlocksSpecials: NaNs (with payloads), infinities, products
+// that overflow, and block tables with repeated and out-of-order ids give
+// the bits of DotStrided per row and block, then Scale, at every level,
+// for several scales and tile shapes (the scores kernel's and its
+// fallback's).
+func TestScoresBlocksSpecials(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	specials := []float32{
+		float32(math.Inf(1)), float32(math.Inf(-1)), 3e38, -3e38, 0, float32(math.Copysign(0, -1)),
+		math.Float32frombits(0x7fc00001), math.Float32frombits(0xffc12345), math.Float32frombits(0x7fd00000),
+	}
+	eachImpl(t, func(t *testing.T) {
+		for _, k := range []int{16, 40, 64, 128} {
+			for _, bs := range []int{8, 16, 32, 40} {
+				for _, n := range []int{1, 2, 4, 5, 8, 12, 16} {
+					for _, scale := range []float32{1, 0.125, float32(1 / math.Sqrt(128)), 3} {
+						bt := []int32{2, 2, 0, 3, 0}
+						np := 4*bs + 3
+						ldx, ldw, ldo, blk := k+2, k+1, np+1, bs*(k+1)+3
+						x := randVec(rng, (n-1)*ldx+k)
+						w := randVec(rng, 4*blk)
+						for range 12 {
+							x[rng.IntN(len(x))] = specials[rng.IntN(len(specials))]
+							w[rng.IntN(len(w))] = specials[rng.IntN(len(specials))]
+						}
+						out := make([]float32, (n-1)*ldo+np)
+						ScoresBlocks(out, ldo, x, ldx, n, w, bt, blk, ldw, bs, np, k, scale)
+						want := make([]float32, np)
+						for i := 0; i < n; i++ {
+							for b, p := 0, 0; p < np; b, p = b+1, p+bs {
+								DotStrided(want[p:min(p+bs, np)], x[i*ldx:i*ldx+k], w[int(bt[b])*blk:], ldw)
+							}
+							Scale(want, scale)
+							if got := out[i*ldo : i*ldo+np]; !bitsEqual(got, want) {
+								for p := range want {
+									if math.Float32bits(got[p]) != math.Float32bits(want[p]) {
+										t.Fatalf("k=%d bs=%d n=%d scale=%g: row %d key %d = %#x, want %#x", k, bs, n, scale, i, p, math.Float32bits(got[p]), math.Float32bits(want[p]))
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	})
 }
