@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "avx512_amd64.h"
 
 // The attention kernels of a prefill tile. scoresAVX512: a few query rows
 // against a few keys, each score in the canonical order of the AVX-512
@@ -10,32 +11,6 @@
 // ((l4+l5)+(l6+l7))), without the GEMM's planning and packing.
 // axpyBlocksAVX512: the weighted sums of value rows over a block table, in
 // axpyStrided4AVX512's order.
-
-// STAILMASK takes k in CX, sets K1 to the low k%16 bits and leaves k
-// rounded down to a multiple of 16 in CX; it clobbers AX and t.
-#define STAILMASK(t) \
-	MOVQ  CX, AX \
-	ANDQ  $-16, AX \
-	ANDQ  $15, CX \
-	MOVL  $1, t \
-	SHLL  CX, t \
-	DECL  t \
-	KMOVW t, K1 \
-	MOVQ  AX, CX
-
-// SFOLD2 sets d to the halves of zmm p and q folded (lane i + lane i+8),
-// p's in the low 256 bits and q's in the high 256.
-#define SFOLD2(p, q, d) \
-	VSHUFF64X2 $0x44, q, p, Z24 \
-	VSHUFF64X2 $0xEE, q, p, Z25 \
-	VADDPS     Z25, Z24, d
-
-// SHADD2 sets d to VHADDPS of x and y for all four 128-bit lanes: per
-// lane x0+x1, x2+x3, y0+y1, y2+y3.
-#define SHADD2(x, y, d) \
-	VSHUFPS $0x88, y, x, Z24 \
-	VSHUFPS $0xDD, y, x, Z25 \
-	VADDPS  Z25, Z24, d
 
 // SROW multiplies query row x into the four key accumulators a0..a3.
 #define SROW(x, a0, a1, a2, a3) \
@@ -67,7 +42,7 @@
 TEXT ·scoresAVX512(SB), NOSPLIT, $104-76
 	VBROADCASTSS scale+72(FP), Z26
 	MOVQ hd+64(FP), CX
-	STAILMASK(DX)
+	TAILMASK(DX)
 	// The offsets of a tile's rows 1..3 in q and out and of its keys
 	// 1..3 in k (bytes).
 	MOVQ rows+32(FP), R8
@@ -202,20 +177,20 @@ screduce:
 	// zmm; two pairwise levels within 128-bit lanes leave, per row, the
 	// 0..3 and the 4..7 partials of its four keys in two 128-bit lanes,
 	// which the last add joins: row r's four scores in 128-bit lane r.
-	SFOLD2(Z0, Z4, Z0)
-	SFOLD2(Z1, Z5, Z1)
-	SFOLD2(Z2, Z6, Z2)
-	SFOLD2(Z3, Z7, Z3)
-	SFOLD2(Z8, Z12, Z8)
-	SFOLD2(Z9, Z13, Z9)
-	SFOLD2(Z10, Z14, Z10)
-	SFOLD2(Z11, Z15, Z11)
-	SHADD2(Z0, Z1, Z0)
-	SHADD2(Z2, Z3, Z2)
-	SHADD2(Z8, Z9, Z8)
-	SHADD2(Z10, Z11, Z10)
-	SHADD2(Z0, Z2, Z0)
-	SHADD2(Z8, Z10, Z8)
+	FOLD2(Z0, Z4, Z0)
+	FOLD2(Z1, Z5, Z1)
+	FOLD2(Z2, Z6, Z2)
+	FOLD2(Z3, Z7, Z3)
+	FOLD2(Z8, Z12, Z8)
+	FOLD2(Z9, Z13, Z9)
+	FOLD2(Z10, Z14, Z10)
+	FOLD2(Z11, Z15, Z11)
+	HADD2(Z0, Z1, Z0)
+	HADD2(Z2, Z3, Z2)
+	HADD2(Z8, Z9, Z8)
+	HADD2(Z10, Z11, Z10)
+	HADD2(Z0, Z2, Z0)
+	HADD2(Z8, Z10, Z8)
 	VSHUFF64X2 $0x88, Z8, Z0, Z24
 	VSHUFF64X2 $0xDD, Z8, Z0, Z25
 	VADDPS     Z25, Z24, Z0

@@ -1,21 +1,10 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "avx512_amd64.h"
 
 // The AVX-512 F32 kernels take any k ≥ 0: the last k%16 columns are read
 // with a zero-masking load (masked-off lanes never fault).
-
-// TAILMASK takes k in CX, sets K1 to the low k%16 bits and leaves k
-// rounded down to a multiple of 16 in CX; it clobbers AX and t.
-#define TAILMASK(t) \
-	MOVQ  CX, AX \
-	ANDQ  $-16, AX \
-	ANDQ  $15, CX \
-	MOVL  $1, t \
-	SHLL  CX, t \
-	DECL  t \
-	KMOVW t, K1 \
-	MOVQ  AX, CX
 
 // FOLD adds the high half of z into its low ymm y.
 #define FOLD(z, y) \
@@ -303,20 +292,6 @@ mv8done:
 	VFMADD231PS Z27, x, a3 \
 	VFMADD231PS Z28, x, a4 \
 	VFMADD231PS Z29, x, a5
-
-// FOLD2 sets d to the halves of zmm p and q folded (lane i + lane i+8),
-// p's in the low 256 bits and q's in the high 256.
-#define FOLD2(p, q, d) \
-	VSHUFF64X2 $0x44, q, p, Z24 \
-	VSHUFF64X2 $0xEE, q, p, Z25 \
-	VADDPS     Z25, Z24, d
-
-// HADD2 sets d to VHADDPS of x and y for all four 128-bit lanes: per lane
-// x0+x1, x2+x3, y0+y1, y2+y3.
-#define HADD2(x, y, d) \
-	VSHUFPS $0x88, y, x, Z24 \
-	VSHUFPS $0xDD, y, x, Z25 \
-	VADDPS  Z25, Z24, d
 
 // func packx4AVX512(dst, x *float32, ldx, kb, tiles int)
 // packX for AVX-512: per tile of 4 x rows (ldx apart), per step of 16
