@@ -181,7 +181,8 @@ func TestMatMulQ4PackedBitIdentical(t *testing.T) {
 	rng := rand.New(rand.NewPCG(57, 58))
 	pools := map[string]*Pool{"nil": nil, "2": NewPool(2)}
 	defer pools["2"].Close()
-	eachImpl(t, func(t *testing.T) {
+	defer func(v int) { q4pUnpackMin = v }(q4pUnpackMin)
+	eachQ4Impl(t, func(t *testing.T) {
 		for _, s := range []struct{ rows, cols int }{
 			{1, 32}, {3, 64}, {16, 224}, {33, 256}, {64, 288}, {71, 96}, {128, 512}, {200, 768}, {130, 2048}, {400, 64},
 		} {
@@ -202,12 +203,21 @@ func TestMatMulQ4PackedBitIdentical(t *testing.T) {
 			for _, n := range []int{1, 2, 3, 4, 5, 8, 9, 16, 17, 33, 36} {
 				x := randVec(rng, n*s.cols)
 				for _, um := range []int{8, math.MaxInt} { // tiles on unpacked weights from 8 rows, or never
-					defer func(v int) { q4pUnpackMin = v }(q4pUnpackMin)
 					q4pUnpackMin = um
 					for name, p := range pools {
 						want, wantAPI := make([]float32, n*s.rows), make([]float32, n*s.rows)
 						p.MatMul(want, x, n, w8)
 						p.MatMul(wantAPI, x, n, w8api)
+						if impl.q8p != nil && !impl.q4p {
+							// A level with packed Q8_0 kernels but not
+							// Q4_0 ones (avx512 without VBMI) runs a
+							// matrix packed elsewhere in q8pRowsGo: the
+							// go level's bits.
+							saved := impl
+							impl = goKernels
+							p.MatMul(want, x, n, w8)
+							impl = saved
+						}
 						for _, l := range []struct {
 							name string
 							w    *Mat
