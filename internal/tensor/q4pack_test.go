@@ -87,6 +87,38 @@ func TestQuantizeQ4_0(t *testing.T) {
 			}
 		}
 	})
+	t.Run("special values as quantize_row_q4_0_ref", func(t *testing.T) {
+		// GGML skips NaN in the search for the largest magnitude
+		// (amax < |NaN| is false) and starts it from max = +0, so a block
+		// of zeros (of either sign) gets d = +0/−8 = −0.
+		nan, inf := float32(math.NaN()), float32(math.Inf(1))
+		negz := float32(math.Copysign(0, -1))
+		den := math.Float32frombits(1) // the smallest denormal
+		for _, tc := range []struct {
+			name string
+			x    []float32
+		}{
+			{"-0 first, zeros", blk(negz)},
+			{"all -0", blk(negz, negz, negz, negz, negz, negz, negz, negz, negz, negz, negz, negz, negz, negz, negz, negz,
+				negz, negz, negz, negz, negz, negz, negz, negz, negz, negz, negz, negz, negz, negz, negz, negz)},
+			{"NaN among values", blk(1, nan, -3, 2)},
+			{"NaN first", blk(nan, 0.5, -0.25)},
+			{"NaN and zeros", blk(0, nan)},
+			{"NaN and -0", blk(negz, nan)},
+			{"+Inf", blk(1, inf, -2)},
+			{"-Inf first of equals", blk(-inf, inf, 3)},
+			{"Inf and NaN", blk(nan, inf)},
+			{"denormals", blk(den, -den, 3*den)},
+			{"tiny scale (1/d overflows)", blk(1e-38, -5e-39, 2e-39)},
+			{"ties at half steps", blk(-8, 0.5, -0.5, 1.5, -1.5, 7.5, -7.5)},
+		} {
+			got := make([]byte, Q4BlockBytes)
+			QuantizeQ4_0(got, tc.x)
+			if want := quantizeQ4Ref(tc.x); !bytes.Equal(got, want) {
+				t.Errorf("%s: % x, want % x", tc.name, got, want)
+			}
+		}
+	})
 	t.Run("round trip error", func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(51, 52))
 		x := randVec(rng, 64*32)
