@@ -185,10 +185,11 @@ func quantizeMat(w *tensor.Mat, dt tensor.DType) {
 
 // toF32 returns m as an F32 matrix (dequantizing Q8_0 or Q4_0).
 func toF32(m tensor.Mat) tensor.Mat {
+	if m.Type == tensor.F32 {
+		return m
+	}
 	f := make([]float32, m.Rows*m.Cols)
 	switch m.Type {
-	case tensor.F32:
-		return m
 	case tensor.Q4_0:
 		tensor.DequantizeQ4_0(f, m.Q)
 	default:

@@ -685,3 +685,15 @@ func TestConcatRowsTypes(t *testing.T) {
 		})
 	}
 }
+
+// TestToF32KeepsF32: an F32 matrix is returned as it is, with nothing
+// allocated (concatRows calls it on every part of an F32 fusion).
+func TestToF32KeepsF32(t *testing.T) {
+	f := f32Mat(4, 64, make([]float32, 4*64))
+	if a := testing.AllocsPerRun(10, func() { _ = toF32(f) }); a != 0 {
+		t.Fatalf("toF32 of an F32 matrix: %v allocations", a)
+	}
+	if g := toF32(f); &g.F32[0] != &f.F32[0] {
+		t.Fatal("toF32 copied an F32 matrix")
+	}
+}
