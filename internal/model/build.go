@@ -139,7 +139,13 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 		}
 	}
 	quantizeMat(&m.Output, dt) // a tied head gets its own copy; Embed stays as it is
+	tiedQ4 := r.output == nil && m.Output.Type == tensor.Q4_0
 	packWeights(m)
+	if tiedQ4 && m.Output.Type == tensor.Q8_0 && m.Output.P == nil {
+		// PackQ4 expanded the tied head and PackQ8 left it in GGML blocks
+		// (avx2): the same bytes as Embed's expansion, so share those.
+		m.Output = m.Embed
+	}
 	m.rope = newRopeTable(&m.Config, m.ropeFactors, ropePositions(&m.Config))
 	return m, nil
 }

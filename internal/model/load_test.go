@@ -545,6 +545,12 @@ func TestLoadGGUFQ4_0(t *testing.T) {
 			if tc.embed && m4.Embed.Type != tensor.Q8_0 {
 				t.Fatalf("Q4_0 embeddings held as %v, want their Q8_0 expansion", m4.Embed.Type)
 			}
+			// Where PackQ4 expands (no Q4_0 kernels) and PackQ8 does not
+			// pack (no packed Q8_0 kernels), a tied head is the embeddings'
+			// expansion: one copy, not two.
+			if o := m4.Output; len(tc.drop) > 0 && o.Type == tensor.Q8_0 && o.P == nil && &o.Q[0] != &m4.Embed.Q[0] {
+				t.Fatal("the tied head holds its own copy of the embeddings' Q8_0 expansion")
+			}
 			a, b := logitsOf(t, m4, toks), logitsOf(t, m8, toks)
 			if d := maxDiff(a, b); d != 0 {
 				t.Fatalf("Q4_0 file and its Q8_0 expansion differ by %g", d)
