@@ -44,6 +44,11 @@
 //     tag or off amd64. PackQ8 packs at this level, PackF32 does not
 //     (packed F32 matrices run in Go at a quarter of the row-major speed).
 //
+// The CPU features come from golang.org/x/sys/cpu, which GODEBUG can turn
+// off: GODEBUG=cpu.avx512f=off selects avx2 on an AVX-512 machine, and
+// GODEBUG=cpu.avx512vbmi=off its avx512 level without the Q4_0 kernels,
+// which is how the tests of those levels run there end to end.
+//
 // # Batch invariance of F32 MatMul
 //
 // Each level sums every F32 output Σ_c x[c]·w[c] of a row-major matrix in
