@@ -545,6 +545,12 @@ func TestLoadGGUFQ4_0(t *testing.T) {
 			if tc.embed && m4.Embed.Type != tensor.Q8_0 {
 				t.Fatalf("Q4_0 embeddings held as %v, want their Q8_0 expansion", m4.Embed.Type)
 			}
+			// A Q4_0 matrix is held packed only: its GGML blocks are let go.
+			for i, w := range []tensor.Mat{m4.Layers[0].Wqkv, m4.Layers[0].Wo, m4.Layers[0].W13, m4.Output} {
+				if w.Type == tensor.Q4_0 && (w.P == nil || w.Q != nil) {
+					t.Fatalf("matrix %d: Q4_0 held packed %v, GGML blocks %v", i, w.P != nil, w.Q != nil)
+				}
+			}
 			// Where PackQ4 expands (no Q4_0 kernels) and PackQ8 does not
 			// pack (no packed Q8_0 kernels), a tied head is the embeddings'
 			// expansion: one copy, not two.
