@@ -119,9 +119,6 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 	} else {
 		m.Output = m.Embed
 	}
-	// Row lookups read Q8_0 or F32: Q4_0 embeddings are expanded (exactly;
-	// a tied head keeps the Q4_0 blocks).
-	tensor.ExpandQ4(&m.Embed)
 	var dt tensor.DType
 	switch quantize {
 	case "", "none":
@@ -143,8 +140,9 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 	packWeights(m)
 	if tiedQ4 && m.Output.Type == tensor.Q8_0 && m.Output.P == nil {
 		// PackQ4 expanded the tied head and PackQ8 left it in GGML blocks
-		// (avx2): the same bytes as Embed's expansion, so share those.
-		m.Output = m.Embed
+		// (avx2): the row lookups read that exact expansion too, rather
+		// than keep the Q4_0 blocks beside it.
+		m.Embed = m.Output
 	}
 	m.rope = newRopeTable(&m.Config, m.ropeFactors, ropePositions(&m.Config))
 	return m, nil
