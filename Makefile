@@ -17,7 +17,10 @@ vet:
 # -tags invariants compiles in the expensive KV-cache consistency checks.
 # Then the serving packages run once more without the race detector, whose
 # slowdown hides timing faults (tokens that reach a stream a step late), and
-# the kernels and model once more with the portable (purego) kernels only.
+# the kernels and model once more with the portable (purego) kernels only,
+# and the model at the lower x86 levels (the kernel tests run every level
+# themselves): avx2, and avx512 without AVX512_VBMI (no packed Q4_0; the Go
+# runtime warns that it does not know cpu.avx512vbmi, which x/sys/cpu does).
 # go test prints a skipped test's reason only with -v: say here, loudly,
 # what a machine without the shared models or the npm references skips.
 test: vet
@@ -26,6 +29,8 @@ test: vet
 	$(GO) test -race -tags invariants -timeout 20m ./...
 	$(GO) test -count 1 -timeout 5m ./cmd/govllm ./internal/llm ./internal/httpapi
 	$(GO) test -count 1 -timeout 5m -tags purego ./internal/tensor ./internal/model
+	GODEBUG=cpu.avx512f=off $(GO) test -count 1 -timeout 5m ./internal/model
+	GODEBUG=cpu.avx512vbmi=off $(GO) test -count 1 -timeout 5m ./internal/model
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2x ./...

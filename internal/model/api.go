@@ -87,7 +87,7 @@ type Layer struct {
 // Workspaces and KV caches.
 type Model struct {
 	Config Config
-	Embed  tensor.Mat // VocabSize × Dim token embeddings (F32 or Q8_0; Q4_0 files' expanded)
+	Embed  tensor.Mat // VocabSize × Dim token embeddings (F32, Q8_0 or Q4_0, in GGML blocks)
 	Layers []Layer
 	Norm   []float32  // final RMSNorm weight
 	Output tensor.Mat // VocabSize × Dim classifier (when tied, Embed's weights: shared in rows, else its own quantized or packed copy)

@@ -119,9 +119,6 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 	} else {
 		m.Output = m.Embed
 	}
-	// Row lookups read Q8_0 or F32: Q4_0 embeddings are expanded (exactly;
-	// a tied head keeps the Q4_0 blocks).
-	tensor.ExpandQ4(&m.Embed)
 	var dt tensor.DType
 	switch quantize {
 	case "", "none":
@@ -139,7 +136,14 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 		}
 	}
 	quantizeMat(&m.Output, dt) // a tied head gets its own copy; Embed stays as it is
+	tiedQ4 := r.output == nil && m.Output.Type == tensor.Q4_0
 	packWeights(m)
+	if tiedQ4 && m.Output.Type == tensor.Q8_0 && m.Output.P == nil {
+		// PackQ4 expanded the tied head and PackQ8 left it in GGML blocks
+		// (avx2): the row lookups read that exact expansion too, rather
+		// than keep the Q4_0 blocks beside it.
+		m.Embed = m.Output
+	}
 	m.rope = newRopeTable(&m.Config, m.ropeFactors, ropePositions(&m.Config))
 	return m, nil
 }
@@ -185,10 +189,11 @@ func quantizeMat(w *tensor.Mat, dt tensor.DType) {
 
 // toF32 returns m as an F32 matrix (dequantizing Q8_0 or Q4_0).
 func toF32(m tensor.Mat) tensor.Mat {
+	if m.Type == tensor.F32 {
+		return m
+	}
 	f := make([]float32, m.Rows*m.Cols)
 	switch m.Type {
-	case tensor.F32:
-		return m
 	case tensor.Q4_0:
 		tensor.DequantizeQ4_0(f, m.Q)
 	default:

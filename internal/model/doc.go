@@ -13,8 +13,9 @@
 // "ak42" v1 header). F16/BF16 weights become F32 at load; GGUF Q8_0 weights
 // stay Q8_0; GGUF Q4_0 matrices stay Q4_0 (tensor.PackQ4: packed where the
 // CPU has the Q4_0 kernels, else expanded exactly to Q8_0, the same
-// weights and the same results; Q4_0 token embeddings are expanded for the
-// row lookups); Q4_K and Q6_K matrices are expanded to F32 and requantized
+// weights and the same results; Q4_0 token embeddings stay Q4_0 for the
+// row lookups, unless a tied head expanded to GGML Q8_0 blocks lends them
+// its expansion); Q4_K and Q6_K matrices are expanded to F32 and requantized
 // to Q8_0 (there are no kernels for them); LoadOptions.Quantize = "q8_0"
 // or "q4_0" quantizes F32 matrices at load. Matrices whose input width is
 // not a multiple of 32 stay F32. Files are read with ordinary reads (no

@@ -393,6 +393,9 @@ func (m *Model) embedRow(dst []float32, tok int32) {
 	case tensor.Q8_0:
 		rb := tensor.Q8RowBytes(d)
 		tensor.DequantizeQ8_0(dst, m.Embed.Q[int(tok)*rb:(int(tok)+1)*rb])
+	case tensor.Q4_0:
+		rb := tensor.Q4RowBytes(d)
+		tensor.DequantizeQ4_0(dst, m.Embed.Q[int(tok)*rb:(int(tok)+1)*rb])
 	default:
 		copy(dst, m.Embed.F32[int(tok)*d:(int(tok)+1)*d])
 	}

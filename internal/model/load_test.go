@@ -542,8 +542,24 @@ func TestLoadGGUFQ4_0(t *testing.T) {
 			if typ := m4.Layers[0].Wqkv.Type; typ != tensor.Q4_0 && typ != tensor.Q8_0 || m4.Layers[0].W2.Type != tensor.F32 {
 				t.Fatalf("types: wqkv %v w2 %v", typ, m4.Layers[0].W2.Type)
 			}
-			if tc.embed && m4.Embed.Type != tensor.Q8_0 {
-				t.Fatalf("Q4_0 embeddings held as %v, want their Q8_0 expansion", m4.Embed.Type)
+			// Q4_0 embeddings stay Q4_0 (half the bytes of their
+			// expansion), but for a tied head's Q8_0 expansion in GGML
+			// blocks, which they share (below).
+			if o := m4.Output; tc.embed && m4.Embed.Type != tensor.Q4_0 &&
+				!(len(tc.drop) > 0 && o.Type == tensor.Q8_0 && o.P == nil) {
+				t.Fatalf("Q4_0 embeddings held as %v", m4.Embed.Type)
+			}
+			// A Q4_0 matrix is held packed only: its GGML blocks are let go.
+			for i, w := range []tensor.Mat{m4.Layers[0].Wqkv, m4.Layers[0].Wo, m4.Layers[0].W13, m4.Output} {
+				if w.Type == tensor.Q4_0 && (w.P == nil || w.Q != nil) {
+					t.Fatalf("matrix %d: Q4_0 held packed %v, GGML blocks %v", i, w.P != nil, w.Q != nil)
+				}
+			}
+			// Where PackQ4 expands (no Q4_0 kernels) and PackQ8 does not
+			// pack (no packed Q8_0 kernels), a tied head is the embeddings'
+			// expansion: one copy, not two.
+			if o := m4.Output; len(tc.drop) > 0 && o.Type == tensor.Q8_0 && o.P == nil && &o.Q[0] != &m4.Embed.Q[0] {
+				t.Fatal("the tied head holds its own copy of the embeddings' Q8_0 expansion")
 			}
 			a, b := logitsOf(t, m4, toks), logitsOf(t, m8, toks)
 			if d := maxDiff(a, b); d != 0 {
@@ -683,5 +699,17 @@ func TestConcatRowsTypes(t *testing.T) {
 				t.Fatalf("%d rows, weights differ from the parts'", m.Rows)
 			}
 		})
+	}
+}
+
+// TestToF32KeepsF32: an F32 matrix is returned as it is, with nothing
+// allocated (concatRows calls it on every part of an F32 fusion).
+func TestToF32KeepsF32(t *testing.T) {
+	f := f32Mat(4, 64, make([]float32, 4*64))
+	if a := testing.AllocsPerRun(10, func() { _ = toF32(f) }); a != 0 {
+		t.Fatalf("toF32 of an F32 matrix: %v allocations", a)
+	}
+	if g := toF32(f); &g.F32[0] != &f.F32[0] {
+		t.Fatal("toF32 copied an F32 matrix")
 	}
 }

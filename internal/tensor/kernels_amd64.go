@@ -255,13 +255,44 @@ var avx2Kernels = &kernels{
 	softmax:  softmaxGo, swiglu: swigluGo,
 }
 
+// avx512NoVBMIKernels is the avx512 level for CPUs without AVX512_VBMI
+// (Cascade Lake and Cooper Lake have VNNI but not VBMI): the packed Q4_0
+// kernels, whose VPMULTISHIFTQB is VBMI, are off (q4p), so PackQ4 expands
+// Q4_0 matrices to Q8_0 (the same results).
+var avx512NoVBMIKernels = func() *kernels {
+	k := *avx512Kernels
+	k.q4p = false
+	return &k
+}()
+
 // archImpls lists the SIMD levels this CPU can run, slowest first.
 func archImpls() []*kernels {
-	var l []*kernels
-	if cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C {
-		l = append(l, avx2Kernels)
-		if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNNI {
+	return x86Levels(x86Features{
+		avx2: cpu.X86.HasAVX2, fma: cpu.X86.HasFMA, f16c: cpu.X86.HasF16C,
+		avx512f: cpu.X86.HasAVX512F, avx512vl: cpu.X86.HasAVX512VL, avx512bw: cpu.X86.HasAVX512BW,
+		avx512dq: cpu.X86.HasAVX512DQ, avx512vnni: cpu.X86.HasAVX512VNNI, avx512vbmi: cpu.X86.HasAVX512VBMI,
+	})
+}
+
+// x86Features are the CPU features the levels need.
+type x86Features struct {
+	avx2, fma, f16c                                               bool
+	avx512f, avx512vl, avx512bw, avx512dq, avx512vnni, avx512vbmi bool
+}
+
+// x86Levels lists the levels a CPU with features f can run, slowest first:
+// avx2 needs AVX2, FMA and F16C; avx512 needs AVX-512 F, VL, BW, DQ (the
+// zmm VXORPS/VXORPD) and VNNI, and its packed Q4_0 kernels also VBMI.
+func x86Levels(f x86Features) []*kernels {
+	if !f.avx2 || !f.fma || !f.f16c {
+		return nil
+	}
+	l := []*kernels{avx2Kernels}
+	if f.avx512f && f.avx512vl && f.avx512bw && f.avx512dq && f.avx512vnni {
+		if f.avx512vbmi {
 			l = append(l, avx512Kernels)
+		} else {
+			l = append(l, avx512NoVBMIKernels)
 		}
 	}
 	return l

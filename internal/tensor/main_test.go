@@ -20,3 +20,22 @@ func eachImpl(t *testing.T, f func(t *testing.T)) {
 		})
 	}
 }
+
+// q4TestLevels are levels besides allImpls that the Q4_0 tests run: those
+// this CPU can run but not select (kernels_amd64_test.go adds the avx512
+// level without VBMI).
+var q4TestLevels []*kernels
+
+// eachQ4Impl is eachImpl over allImpls and q4TestLevels.
+func eachQ4Impl(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	eachImpl(t, f)
+	for _, k := range q4TestLevels {
+		t.Run(k.name+"-q4p="+map[bool]string{false: "off", true: "on"}[k.q4p], func(t *testing.T) {
+			saved := impl
+			impl = k
+			defer func() { impl = saved }()
+			f(t)
+		})
+	}
+}

@@ -43,7 +43,7 @@ func q4PackedBytes(rows, cols int) int {
 }
 
 // PackQ4 repacks a Q4_0 matrix in place for MatMul. At a level with packed
-// Q4_0 kernels (avx512) w.P gets the packed nibble layout and w.Q is
+// Q4_0 kernels (avx512 on a CPU with AVX512_VBMI) w.P gets the packed nibble layout and w.Q is
 // released; elsewhere the matrix becomes its exact Q8_0 expansion
 // (ExpandQ4), then PackQ8 applies. Either way MatMul gives the bits of the
 // expansion packed by PackQ8. It does nothing to other matrices or to

@@ -87,6 +87,38 @@ func TestQuantizeQ4_0(t *testing.T) {
 			}
 		}
 	})
+	t.Run("special values as quantize_row_q4_0_ref", func(t *testing.T) {
+		// GGML skips NaN in the search for the largest magnitude
+		// (amax < |NaN| is false) and starts it from max = +0, so a block
+		// of zeros (of either sign) gets d = +0/−8 = −0.
+		nan, inf := float32(math.NaN()), float32(math.Inf(1))
+		negz := float32(math.Copysign(0, -1))
+		den := math.Float32frombits(1) // the smallest denormal
+		for _, tc := range []struct {
+			name string
+			x    []float32
+		}{
+			{"-0 first, zeros", blk(negz)},
+			{"all -0", blk(negz, negz, negz, negz, negz, negz, negz, negz, negz, negz, negz, negz, negz, negz, negz, negz,
+				negz, negz, negz, negz, negz, negz, negz, negz, negz, negz, negz, negz, negz, negz, negz, negz)},
+			{"NaN among values", blk(1, nan, -3, 2)},
+			{"NaN first", blk(nan, 0.5, -0.25)},
+			{"NaN and zeros", blk(0, nan)},
+			{"NaN and -0", blk(negz, nan)},
+			{"+Inf", blk(1, inf, -2)},
+			{"-Inf first of equals", blk(-inf, inf, 3)},
+			{"Inf and NaN", blk(nan, inf)},
+			{"denormals", blk(den, -den, 3*den)},
+			{"tiny scale (1/d overflows)", blk(1e-38, -5e-39, 2e-39)},
+			{"ties at half steps", blk(-8, 0.5, -0.5, 1.5, -1.5, 7.5, -7.5)},
+		} {
+			got := make([]byte, Q4BlockBytes)
+			QuantizeQ4_0(got, tc.x)
+			if want := quantizeQ4Ref(tc.x); !bytes.Equal(got, want) {
+				t.Errorf("%s: % x, want % x", tc.name, got, want)
+			}
+		}
+	})
 	t.Run("round trip error", func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(51, 52))
 		x := randVec(rng, 64*32)
@@ -181,7 +213,8 @@ func TestMatMulQ4PackedBitIdentical(t *testing.T) {
 	rng := rand.New(rand.NewPCG(57, 58))
 	pools := map[string]*Pool{"nil": nil, "2": NewPool(2)}
 	defer pools["2"].Close()
-	eachImpl(t, func(t *testing.T) {
+	defer func(v int) { q4pUnpackMin = v }(q4pUnpackMin)
+	eachQ4Impl(t, func(t *testing.T) {
 		for _, s := range []struct{ rows, cols int }{
 			{1, 32}, {3, 64}, {16, 224}, {33, 256}, {64, 288}, {71, 96}, {128, 512}, {200, 768}, {130, 2048}, {400, 64},
 		} {
@@ -202,12 +235,21 @@ func TestMatMulQ4PackedBitIdentical(t *testing.T) {
 			for _, n := range []int{1, 2, 3, 4, 5, 8, 9, 16, 17, 33, 36} {
 				x := randVec(rng, n*s.cols)
 				for _, um := range []int{8, math.MaxInt} { // tiles on unpacked weights from 8 rows, or never
-					defer func(v int) { q4pUnpackMin = v }(q4pUnpackMin)
 					q4pUnpackMin = um
 					for name, p := range pools {
 						want, wantAPI := make([]float32, n*s.rows), make([]float32, n*s.rows)
 						p.MatMul(want, x, n, w8)
 						p.MatMul(wantAPI, x, n, w8api)
+						if impl.q8p != nil && !impl.q4p {
+							// A level with packed Q8_0 kernels but not
+							// Q4_0 ones (avx512 without VBMI) runs a
+							// matrix packed elsewhere in q8pRowsGo: the
+							// go level's bits.
+							saved := impl
+							impl = goKernels
+							p.MatMul(want, x, n, w8)
+							impl = saved
+						}
 						for _, l := range []struct {
 							name string
 							w    *Mat

@@ -129,7 +129,7 @@ func F32ToF16(f float32) uint16 {
 
 // QuantizeQ4_0 writes src as GGML Q4_0 blocks to dst: per 32 values, the
 // float16 scale d = m/−8 (m the value of largest magnitude, the first of
-// equals) then the nibbles min(15, trunc(x/d + 8.5)), values 0..15 in the
+// equals, NaNs skipped; +0 if all are zeros or NaNs) then the nibbles min(15, trunc(x/d + 8.5)), values 0..15 in the
 // low nibbles and 16..31 in the high ones. len(src) must be a multiple of
 // 32 and len(dst) ≥ len(src)/32·18. The result is bit-identical to GGML's
 // quantize_row_q4_0_ref (which divides by the unrounded d).
@@ -147,10 +147,20 @@ func QuantizeQ4_0(dst []byte, src []float32) {
 		blk := (*[Q4BlockBytes]byte)(dst[b*Q4BlockBytes:])
 		// The largest magnitude (as bits: for non-negative floats, order
 		// is bit order), then the first value that has it; two passes
-		// without data-dependent branches in the first.
+		// without data-dependent branches in the first. As in GGML, NaNs
+		// are skipped (its amax < |NaN| is false) and m starts at +0, so a
+		// block of zeros of either sign gets d = −0.
 		var amax uint32
 		for _, v := range x {
 			amax = max(amax, math.Float32bits(v)&^(1<<31))
+		}
+		if amax > 0x7f800000 { // a NaN: again without them
+			amax = 0
+			for _, v := range x {
+				if a := math.Float32bits(v) &^ (1 << 31); a <= 0x7f800000 {
+					amax = max(amax, a)
+				}
+			}
 		}
 		var m float32
 		for _, v := range x {
@@ -158,6 +168,9 @@ func QuantizeQ4_0(dst []byte, src []float32) {
 				m = v
 				break
 			}
+		}
+		if amax == 0 {
+			m = 0
 		}
 		d := m / -8
 		var id float32
