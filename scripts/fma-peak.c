@@ -1,13 +1,15 @@
-/* fma-peak.c — the FP32 FMA throughput one core gives on this machine: 24
- * independent zmm FMA chains (enough to cover the FMA latency on two
- * ports), no memory operands, five runs, GFLOP per CPU-second.
+/* fma-peak.c — the vector throughput one core gives on this machine: 24
+ * independent zmm chains (enough to cover the latency on two ports), no
+ * memory operands, GFLOP (or int8 GOP) per CPU-second, four runs of
+ *   - VFMADD231PS: FP32 FMA (16 lanes × 2 flops), what F32 prefill runs on;
+ *   - VPDPBUSD: int8 dot products (64 multiply-adds = 128 ops), what the
+ *     Q8_0/Q4_0 kernels run on.
  *
- *   gcc -O2 -mavx512f -o /tmp/fma-peak scripts/fma-peak.c && /tmp/fma-peak
+ *   gcc -O2 -o /tmp/fma-peak scripts/fma-peak.c && /tmp/fma-peak
  *
- * The F32 prefill is compute-bound, so its matrix products cannot exceed
- * this figure (docs/performance.md compares the two).
+ * Compute-bound phases (prefill, batched decode) cannot exceed these
+ * figures (docs/performance.md compares them).
  */
-#include <immintrin.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -17,22 +19,28 @@ static double cpu_now(void) {
 	return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
+#define CHAINS(insn) \
+	"1:\n" \
+	".irp i,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23\n" \
+	insn " %%zmm30, %%zmm31, %%zmm\\i\n" \
+	".endr\n" \
+	"dec %0\n" \
+	"jnz 1b\n"
+
 int main(void) {
-	__m512 a[24];
-	__m512 x = _mm512_set1_ps(1.0000001f), y = _mm512_set1_ps(0.9999999f);
-	for (int i = 0; i < 24; i++) a[i] = _mm512_set1_ps((float)i);
-	long iters = 200000000 / 24 * 2 / 10;
-	for (int r = 0; r < 5; r++) {
+	const long iters = 20000000;
+	for (int r = 0; r < 4; r++) {
+		long n = iters;
 		double t = cpu_now();
-		for (long n = 0; n < iters; n++) {
-#pragma GCC unroll 24
-			for (int i = 0; i < 24; i++) a[i] = _mm512_fmadd_ps(a[i], x, y);
-		}
-		double dt = cpu_now() - t;
-		float s = 0;
-		for (int i = 0; i < 24; i++) s += _mm512_reduce_add_ps(a[i]);
-		/* 24 chains × 16 lanes × 2 flops per iteration */
-		printf("%.1f GFLOP/s (checksum %g)\n", (double)iters * 24 * 32 / dt / 1e9, s);
+		__asm__ volatile("vpxord %%zmm30, %%zmm30, %%zmm30\n"
+				 "vpxord %%zmm31, %%zmm31, %%zmm31\n" CHAINS("vfmadd231ps")
+				 : "+r"(n)::"memory");
+		double f = (double)iters * 24 * 32 / (cpu_now() - t) / 1e9;
+		n = iters;
+		t = cpu_now();
+		__asm__ volatile(CHAINS("vpdpbusd") : "+r"(n)::"memory");
+		double d = (double)iters * 24 * 128 / (cpu_now() - t) / 1e9;
+		printf("FP32 FMA %.1f GFLOP/s   int8 VPDPBUSD %.1f GOP/s\n", f, d);
 	}
 	return 0;
 }
