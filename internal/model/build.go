@@ -171,20 +171,27 @@ func packWeights(m *Model) {
 }
 
 // quantizeMat converts an F32 matrix whose rows are whole blocks to dt,
-// Q8_0 or Q4_0 (others stay F32; dt F32 changes nothing).
+// Q8_0 or Q4_0 (others stay F32; dt F32 changes nothing), in parallel over
+// row chunks (the blocks are independent: the bytes do not depend on the
+// number of CPUs).
 func quantizeMat(w *tensor.Mat, dt tensor.DType) {
 	if w.Type != tensor.F32 || dt == tensor.F32 || w.Cols%tensor.Q8BlockSize != 0 {
 		return
 	}
+	rows, cols := w.Rows, w.Cols
+	rb, quant := tensor.Q8RowBytes(cols), tensor.QuantizeQ8_0
 	if dt == tensor.Q4_0 {
-		q := make([]byte, w.Rows*tensor.Q4RowBytes(w.Cols))
-		tensor.QuantizeQ4_0(q, w.F32)
-		*w = tensor.Mat{Rows: w.Rows, Cols: w.Cols, Type: tensor.Q4_0, Q: q}
-		return
+		rb, quant = tensor.Q4RowBytes(cols), tensor.QuantizeQ4_0
+	} else {
+		dt = tensor.Q8_0
 	}
-	q := make([]byte, w.Rows*tensor.Q8RowBytes(w.Cols))
-	tensor.QuantizeQ8_0(q, w.F32)
-	*w = tensor.Mat{Rows: w.Rows, Cols: w.Cols, Type: tensor.Q8_0, Q: q}
+	q, f := make([]byte, rows*rb), w.F32
+	step := max(1, 1<<16/cols) // rows per job: about 64K values
+	parallel((rows+step-1)/step, func(k int) {
+		r0, r1 := k*step, min((k+1)*step, rows)
+		quant(q[r0*rb:r1*rb], f[r0*cols:r1*cols])
+	})
+	*w = tensor.Mat{Rows: rows, Cols: cols, Type: dt, Q: q}
 }
 
 // toF32 returns m as an F32 matrix (dequantizing Q8_0 or Q4_0).

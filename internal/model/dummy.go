@@ -69,19 +69,7 @@ func NewDummy(cfg Config, dtype tensor.DType, seed uint64) *Model {
 			fillUniform(f[k*chunk:min((k+1)*chunk, len(f))], seed, id<<32|uint64(k), a)
 		})
 		m := f32Mat(rows, cols, f)
-		if dt != tensor.F32 && cols%tensor.Q8BlockSize == 0 {
-			rb, quant := tensor.Q8RowBytes(cols), tensor.QuantizeQ8_0
-			if dt == tensor.Q4_0 {
-				rb, quant = tensor.Q4RowBytes(cols), tensor.QuantizeQ4_0
-			}
-			q := make([]byte, rows*rb)
-			step := max(1, chunk/cols)
-			parallel((rows+step-1)/step, func(k int) {
-				r0, r1 := k*step, min((k+1)*step, rows)
-				quant(q[r0*rb:r1*rb], f[r0*cols:r1*cols])
-			})
-			m = tensor.Mat{Rows: rows, Cols: cols, Type: dt, Q: q}
-		}
+		quantizeMat(&m, dt)
 		return m
 	}
 	ones := func(n int) []float32 {

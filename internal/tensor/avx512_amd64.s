@@ -1127,6 +1127,98 @@ qscaled:
 	VZEROUPPER
 	RET
 
+// func quantizeQ4AVX512(dst *byte, x *float32, nb int)
+// Writes nb Q4_0 blocks exactly as quantizeQ4Go does: m, the first value
+// of the largest magnitude (NaNs skipped, +0 if that is 0), as the first
+// lane whose |x| bits equal the maximum of the non-NaN ones; d = m·−0.125
+// (the same rounding as m/−8), stored as float16; id = 1/d (0 if d is
+// ±0); nibbles min(15, int8(trunc(x·id + 8.5))) with the product rounded
+// (no FMA), the truncation's out-of-range 0x80000000 giving 0 as in Go;
+// lo | hi<<4 as bytes. nb ≥ 1.
+TEXT ·quantizeQ4AVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ nb+16(FP), CX
+	MOVL $0x7fffffff, AX
+	VPBROADCASTD AX, Z31
+	MOVL $0x7f800000, AX // +Inf: larger |x| bits are NaN
+	VPBROADCASTD AX, Z30
+	MOVL $0x41080000, AX // 8.5
+	VPBROADCASTD AX, Z29
+	MOVL $0xbe000000, AX // -0.125
+	VMOVD AX, X28
+	MOVL $0x3f800000, AX // 1.0
+	VMOVD AX, X27
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, X26
+	MOVL $0xf0f0f0f0, AX
+	VPBROADCASTD AX, X25
+	XORL R8, R8
+
+q4loop:
+	VMOVUPS       (SI), Z0
+	VMOVUPS       64(SI), Z1
+	VPANDD        Z31, Z0, Z2 // |x| as bits
+	VPANDD        Z31, Z1, Z3
+	VPCMPUD       $2, Z30, Z2, K1 // not NaN: |x| ≤ Inf
+	VPCMPUD       $2, Z30, Z3, K2
+	VMOVDQA32.Z   Z2, K1, Z4
+	VMOVDQA32.Z   Z3, K2, Z5
+	VPMAXUD       Z5, Z4, Z4
+	VEXTRACTI64X4 $1, Z4, Y5
+	VPMAXUD       Y5, Y4, Y4
+	VEXTRACTI128  $1, Y4, X5
+	VPMAXUD       X5, X4, X4
+	VPSHUFD       $0x4e, X4, X5
+	VPMAXUD       X5, X4, X4
+	VPSHUFD       $0xb1, X4, X5
+	VPMAXUD       X5, X4, X4 // amax in every lane
+	VPBROADCASTD  X4, Z5
+	VPCMPEQD      Z5, Z2, K3 // NaN bits never equal amax ≤ Inf
+	VPCMPEQD      Z5, Z3, K4
+	KUNPCKWD      K3, K4, K5 // lanes 0..15 from K3, 16..31 from K4
+	KMOVD         K5, BX
+	TZCNTL        BX, BX // 32 if no lane (amax 0, the others NaN)
+	ANDL          $31, BX
+	MOVL          (SI)(BX*4), DX
+	ANDL          $0x80000000, DX // the sign of m
+	VMOVD         X4, AX
+	TESTL         AX, AX
+	CMOVLEQ       R8, DX // amax 0: m = +0
+	ORL           DX, AX
+	VMOVD         AX, X6
+	VMULSS        X28, X6, X6 // d
+	VCVTPS2PH     $0, X6, X8
+	VMOVD         X8, DX
+	MOVW          DX, (DI)
+	VXORPS        X7, X7, X7
+	VMOVD         X6, AX
+	TESTL         $0x7fffffff, AX
+	JZ            q4scaled
+	VDIVSS        X6, X27, X7 // id
+
+q4scaled:
+	VBROADCASTSS X7, Z7
+	VMULPS       Z7, Z0, Z0
+	VMULPS       Z7, Z1, Z1
+	VADDPS       Z29, Z0, Z0
+	VADDPS       Z29, Z1, Z1
+	VCVTTPS2DQ   Z0, Z0
+	VCVTTPS2DQ   Z1, Z1
+	VPMOVDB      Z0, X0 // int8(·): the low bytes
+	VPMOVDB      Z1, X1
+	VPMINSB      X26, X0, X0
+	VPMINSB      X26, X1, X1
+	VPSLLW       $4, X1, X1
+	VPTERNLOGD   $0xea, X0, X25, X1 // (hi<<4 & 0xf0) | lo
+	VMOVDQU      X1, 2(DI)
+	ADDQ         $128, SI
+	ADDQ         $18, DI
+	DECQ         CX
+	JNZ          q4loop
+	VZEROUPPER
+	RET
+
 // EXPCONSTS loads the constants of EXP into Z16..Z27: log2(e), ln2 split
 // in two (0.693359375, -2.12194440e-4), the Cephes expf polynomial
 // 1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,

@@ -84,6 +84,7 @@
 // The avx512 level also has Softmax and SwiGLU (a Cephes expf polynomial,
 // 16 lanes), RMSNorm (its float64 sum of squares eight lanes at a time),
 // Rope and Scale (the scalar loops' bits), the Q8_0 activation quantizer,
+// the Q4_0 weight quantizer (QuantizeQ4_0, the Go loop's bytes),
 // and AxpyStrided and AxpyStrided4; Dot and Axpy use a plain loop below 16
 // floats, where a kernel call costs more. DotStrided, MatMulStrided and
 // AxpyStrided serve attention: queries against many KV-cache slots, and

@@ -52,6 +52,9 @@ type kernels struct {
 	// quantize converts len(d) blocks of x to Q8_0 values q and float32
 	// scales d, bit-identical to QuantizeQ8_0.
 	quantize func(q []int8, d []float32, x []float32)
+	// quantizeQ4 (optional) is QuantizeQ4_0 for len(x)/32 ≥ 1 blocks,
+	// dst exactly their size; nil: quantizeQ4Go.
+	quantizeQ4 func(dst []byte, x []float32)
 	// q8p computes the outputs of packed Q8_0 groups [g0,g1) (16 W rows
 	// each) for all activation rows, in the canonical order of q8pack.go.
 	// nil: the level runs packed matrices with q8pRowsGo, and PackQ8

@@ -77,6 +77,9 @@ func q8gemm4x4VNNI(out *float32, ldo int, xu *byte, ldx int, xd *float32, ldd in
 func quantizeAVX512(q *int8, d *float32, x *float32, nb int)
 
 //go:noescape
+func quantizeQ4AVX512(dst *byte, x *float32, nb int)
+
+//go:noescape
 func softmaxAVX512(x *float32, n int)
 
 //go:noescape
@@ -165,6 +168,11 @@ var avx512Kernels = &kernels{
 		}
 		_, _ = q[nb*Q8BlockSize-1], x[nb*Q8BlockSize-1]
 		quantizeAVX512(&q[0], &d[0], &x[0], nb)
+	},
+	quantizeQ4: func(dst []byte, x []float32) {
+		nb := len(x) / Q8BlockSize
+		_ = dst[nb*Q4BlockBytes-1]
+		quantizeQ4AVX512(&dst[0], &x[0], nb)
 	},
 	q8p: q8pRowsAVX512, q4p: true,
 	q8ps: func(xs []uint32, xq []int8, xd []float32) {

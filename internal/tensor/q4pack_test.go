@@ -138,6 +138,135 @@ func TestQuantizeQ4_0(t *testing.T) {
 	})
 }
 
+// q4SpecialBlocks returns blocks for the Q4_0 quantizer tests: random ones
+// at several scales (with ties and equal magnitudes), a NaN in every
+// position, ±0, ±Inf, denormals, scales whose inverse overflows or that
+// round to 0, float16 rounding of the scale and exact half steps.
+func q4SpecialBlocks() [][]float32 {
+	rng := rand.New(rand.NewPCG(71, 72))
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	negz := float32(math.Copysign(0, -1))
+	den := math.Float32frombits(1)
+	rnd := func(scale float64) []float32 {
+		x := make([]float32, 32)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64() * scale)
+		}
+		return x
+	}
+	fill := func(v float32) []float32 {
+		x := make([]float32, 32)
+		for i := range x {
+			x[i] = v
+		}
+		return x
+	}
+	var blocks [][]float32
+	for _, scale := range []float64{1, 1e-3, 1e-30, 1e-38, 1e-40, 1e-44, 6e-5, 1e-7, 1e4, 1e5, 1e38} {
+		blocks = append(blocks, rnd(scale))
+	}
+	for range 8 {
+		x := rnd(2)
+		for i := range x {
+			x[i] = float32(math.Round(float64(x[i])*2) / 2) // ties and equal magnitudes
+		}
+		blocks = append(blocks, x)
+	}
+	for p := range 32 {
+		x := rnd(1)
+		x[p] = nan
+		blocks = append(blocks, x)
+		y := make([]float32, 32) // NaN among zeros, the first of them −0
+		y[p], y[(p+1)%32] = nan, negz
+		blocks = append(blocks, y)
+		z := rnd(1)
+		z[p], z[(p+5)%32] = inf, -nan
+		blocks = append(blocks, z)
+		w := rnd(1)
+		w[p], w[(p+17)%32] = -inf, inf
+		blocks = append(blocks, w)
+		v := rnd(1) // equal magnitudes of both signs, the first at p
+		v[p], v[(p+9)%32] = -5, 5
+		blocks = append(blocks, v)
+	}
+	blocks = append(blocks, fill(nan), fill(0), fill(negz), fill(inf), fill(-inf), fill(den), fill(-den))
+	mix := make([]float32, 32) // ±0 alternating, −0 first
+	for i := range mix {
+		mix[i] = float32(math.Copysign(0, float64(i%2)-0.5))
+	}
+	blocks = append(blocks, mix)
+	for _, m := range []float32{den, 3 * den, 4 * den, 5 * den, 8 * den, 9 * den, 100 * den,
+		math.Float32frombits(0x00400000), math.Float32frombits(0x00800000), math.Float32frombits(0x01000000),
+		math.Float32frombits(0x00ffffff), 1e-38, 65504 * 8, 65520 * 8, 65536 * 8, math.MaxFloat32,
+		6.1e-5 * 8, 5.96e-8 * 8, 2.98e-8 * 8, 1e-9} {
+		for _, sign := range []float32{1, -1} {
+			x := rnd(1)
+			for i := range x { // |x| < m: scaled into (−m, m)
+				x[i] = float32(float64(sign*m) * math.Tanh(float64(x[i])) * 0.999)
+			}
+			x[int(rng.IntN(32))] = sign * m
+			blocks = append(blocks, x)
+		}
+	}
+	for _, dir := range []float32{0, -1, 1} { // exact half steps (d = ∓1) and one ulp either side
+		for _, m := range []float32{8, -8} {
+			x := make([]float32, 32)
+			for i := range x {
+				v := float32(i%16-8) + 0.5
+				if dir != 0 {
+					v = math.Nextafter32(v, v+dir)
+				}
+				x[i] = v
+			}
+			x[0] = m
+			blocks = append(blocks, x)
+		}
+	}
+	return blocks
+}
+
+// TestQuantizeQ4_0Levels: at every level, QuantizeQ4_0 gives the bytes of
+// quantizeQ4Go and of quantize_row_q4_0_ref for 1..70 blocks of specials
+// and random values, writing nothing else.
+func TestQuantizeQ4_0Levels(t *testing.T) {
+	blocks := q4SpecialBlocks()
+	var x []float32
+	for _, b := range blocks {
+		x = append(x, b...)
+	}
+	nb := len(blocks)
+	want := make([]byte, nb*Q4BlockBytes)
+	quantizeQ4Go(want, x)
+	for b := range nb {
+		if ref := quantizeQ4Ref(blocks[b]); !bytes.Equal(want[b*18:(b+1)*18], ref) {
+			t.Fatalf("quantizeQ4Go block %d: % x, want % x (%v)", b, want[b*18:(b+1)*18], ref, blocks[b])
+		}
+	}
+	eachQ4Impl(t, func(t *testing.T) {
+		check := func(b0, n int) {
+			t.Helper()
+			buf := make([]byte, 1+n*Q4BlockBytes+2)
+			for i := range buf {
+				buf[i] = 0xa5
+			}
+			QuantizeQ4_0(buf[1:1+n*Q4BlockBytes], x[b0*32:(b0+n)*32])
+			if buf[0] != 0xa5 || buf[len(buf)-2] != 0xa5 || buf[len(buf)-1] != 0xa5 {
+				t.Fatalf("blocks [%d,%d): wrote outside dst", b0, b0+n)
+			}
+			got := buf[1 : 1+n*Q4BlockBytes]
+			for b := range n {
+				if g, w := got[b*18:(b+1)*18], want[(b0+b)*18:(b0+b+1)*18]; !bytes.Equal(g, w) {
+					t.Fatalf("block %d of [%d,%d): % x, want % x (%v)", b0+b, b0, b0+n, g, w, blocks[b0+b])
+				}
+			}
+		}
+		check(0, nb)
+		for n := 1; n <= 70; n++ {
+			check((n*37)%(nb-n+1), n)
+		}
+	})
+}
+
 // quantizeQ4Ref is GGML's quantize_row_q4_0_ref for one block, written
 // plainly.
 func quantizeQ4Ref(x []float32) []byte {

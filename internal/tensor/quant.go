@@ -142,6 +142,17 @@ func QuantizeQ4_0(dst []byte, src []float32) {
 		return
 	}
 	_ = dst[nb*Q4BlockBytes-1]
+	if impl.quantizeQ4 != nil {
+		impl.quantizeQ4(dst[:nb*Q4BlockBytes], src)
+		return
+	}
+	quantizeQ4Go(dst, src)
+}
+
+// quantizeQ4Go is QuantizeQ4_0 in plain Go (the go level's, and the
+// reference the kernels are tested against), len(dst) checked.
+func quantizeQ4Go(dst []byte, src []float32) {
+	nb := len(src) / Q8BlockSize
 	for b := 0; b < nb; b++ {
 		x := (*[Q8BlockSize]float32)(src[b*Q8BlockSize:])
 		blk := (*[Q4BlockBytes]byte)(dst[b*Q4BlockBytes:])
