@@ -5,30 +5,8 @@ package tensor
 import (
 	"math/rand/v2"
 	"slices"
-	"syscall"
 	"testing"
-	"unsafe"
 )
-
-// guardedFloatsHead is guardedFloats with the floats starting flush
-// against the inaccessible page before them: a kernel touching a float
-// before the first faults.
-func guardedFloatsHead(t *testing.T, n int) (f []float32, free func()) {
-	t.Helper()
-	pg := syscall.Getpagesize()
-	data := (4*n + pg - 1) / pg * pg
-	mem, err := syscall.Mmap(-1, 0, pg+data+pg, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	if err != nil {
-		t.Skip("mmap:", err)
-	}
-	for _, g := range [][]byte{mem[:pg], mem[pg+data:]} {
-		if err := syscall.Mprotect(g, syscall.PROT_NONE); err != nil {
-			t.Fatal("mprotect:", err)
-		}
-	}
-	f = unsafe.Slice((*float32)(unsafe.Pointer(&mem[pg])), n)
-	return f, func() { syscall.Munmap(mem) }
-}
 
 // guarded copies src to floats flush against an inaccessible page: after
 // the last (head false) or before the first (head true).

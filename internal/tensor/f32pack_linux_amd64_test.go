@@ -4,32 +4,8 @@ package tensor
 
 import (
 	"math/rand/v2"
-	"syscall"
 	"testing"
-	"unsafe"
 )
-
-// guardedFloats returns n floats that end flush against an inaccessible
-// page (and start after one), so that a kernel touching a float past
-// either end faults instead of reading or writing neighbouring memory
-// unnoticed. free unmaps them.
-func guardedFloats(t *testing.T, n int) (f []float32, free func()) {
-	t.Helper()
-	pg := syscall.Getpagesize()
-	data := (4*n + pg - 1) / pg * pg
-	mem, err := syscall.Mmap(-1, 0, pg+data+pg, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	if err != nil {
-		t.Skip("mmap:", err)
-	}
-	for _, g := range [][]byte{mem[:pg], mem[pg+data:]} {
-		if err := syscall.Mprotect(g, syscall.PROT_NONE); err != nil {
-			t.Fatal("mprotect:", err)
-		}
-	}
-	end := pg + data
-	f = unsafe.Slice((*float32)(unsafe.Pointer(&mem[end-4*n])), n)
-	return f, func() { syscall.Munmap(mem) }
-}
 
 // TestF32pKernelsGuardPages runs every kernel with out, xp, W and pf each
 // ending at an inaccessible page, for partial masks (whose masked-off

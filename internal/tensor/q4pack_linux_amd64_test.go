@@ -5,29 +5,9 @@ package tensor
 import (
 	"math"
 	"math/rand/v2"
-	"syscall"
 	"testing"
 	"unsafe"
 )
-
-// guardedBytes returns n bytes that end flush against an inaccessible page
-// (and start after one); free unmaps them.
-func guardedBytes(t *testing.T, n int) (b []byte, free func()) {
-	t.Helper()
-	pg := syscall.Getpagesize()
-	data := (n + pg - 1) / pg * pg
-	mem, err := syscall.Mmap(-1, 0, pg+data+pg, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	if err != nil {
-		t.Skip("mmap:", err)
-	}
-	for _, g := range [][]byte{mem[:pg], mem[pg+data:]} {
-		if err := syscall.Mprotect(g, syscall.PROT_NONE); err != nil {
-			t.Fatal("mprotect:", err)
-		}
-	}
-	end := pg + data
-	return unsafe.Slice(&mem[end-n], n), func() { syscall.Munmap(mem) }
-}
 
 // TestMatMulQ4PackedGuardPages: packed Q4_0 MatMul with the packed weights
 // and the outputs each ending at an inaccessible page, at every level
