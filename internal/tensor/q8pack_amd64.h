@@ -50,3 +50,60 @@
 	VMOVUPS Z5, 320(DI) \
 	VMOVUPS Z6, 384(DI) \
 	VMOVUPS Z7, 448(DI)
+
+// G34ZERO clears the float sums Z0..Z11 of q8pGemm3x4VNNI / q4pGemm3x4VNNI.
+#define G34ZERO \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VPXORD Z2, Z2, Z2 \
+	VPXORD Z3, Z3, Z3 \
+	VPXORD Z4, Z4, Z4 \
+	VPXORD Z5, Z5, Z5 \
+	VPXORD Z6, Z6, Z6 \
+	VPXORD Z7, Z7, Z7 \
+	VPXORD Z8, Z8, Z8 \
+	VPXORD Z9, Z9, Z9 \
+	VPXORD Z10, Z10, Z10 \
+	VPXORD Z11, Z11, Z11
+
+// G34INIT starts a block's int32 sums Z12..Z23 of the 3 × 4 tiles at each
+// activation row's correction word (4 bytes into its scale pair at DX,
+// DX+BX, DX+2·BX, R13): −128·Σx for Q8_0 weights, −8·Σx for Q4_0.
+#define G34INIT \
+	VPBROADCASTD 4(DX), Z12 \
+	VPBROADCASTD 4(DX), Z16 \
+	VPBROADCASTD 4(DX), Z20 \
+	VPBROADCASTD 4(DX)(BX*1), Z13 \
+	VPBROADCASTD 4(DX)(BX*1), Z17 \
+	VPBROADCASTD 4(DX)(BX*1), Z21 \
+	VPBROADCASTD 4(DX)(BX*2), Z14 \
+	VPBROADCASTD 4(DX)(BX*2), Z18 \
+	VPBROADCASTD 4(DX)(BX*2), Z22 \
+	VPBROADCASTD 4(R13), Z15 \
+	VPBROADCASTD 4(R13), Z19 \
+	VPBROADCASTD 4(R13), Z23
+
+// G34STORE writes the 3 × 4 tile's sums Z0..Z11 to out (ldo floats apart),
+// the outputs selected by mask (three 16-bit groups: K1..K3).
+#define G34STORE \
+	MOVQ     out+0(FP), DI \
+	MOVQ     ldo+8(FP), AX \
+	SHLQ     $2, AX \
+	KMOVQ    mask+104(FP), K1 \
+	KSHIFTRQ $16, K1, K2 \
+	KSHIFTRQ $32, K1, K3 \
+	VMOVUPS  Z0, K1, (DI) \
+	VMOVUPS  Z4, K2, 64(DI) \
+	VMOVUPS  Z8, K3, 128(DI) \
+	ADDQ     AX, DI \
+	VMOVUPS  Z1, K1, (DI) \
+	VMOVUPS  Z5, K2, 64(DI) \
+	VMOVUPS  Z9, K3, 128(DI) \
+	ADDQ     AX, DI \
+	VMOVUPS  Z2, K1, (DI) \
+	VMOVUPS  Z6, K2, 64(DI) \
+	VMOVUPS  Z10, K3, 128(DI) \
+	ADDQ     AX, DI \
+	VMOVUPS  Z3, K1, (DI) \
+	VMOVUPS  Z7, K2, 64(DI) \
+	VMOVUPS  Z11, K3, 128(DI)
