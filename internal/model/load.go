@@ -193,10 +193,8 @@ func readGGUF(path string) (*rawModel, error) {
 			return tensor.Mat{Rows: rows, Cols: cols, Type: tensor.Q8_0, Q: bytes.Clone(data)}, nil
 		case gguf.GGMLTypeQ4_0:
 			// Kept as Q4_0 (packed at build; at kernel levels without
-			// Q4_0 kernels, expanded exactly to Q8_0).
-			if cols%tensor.Q8BlockSize != 0 || len(data) != rows*tensor.Q4RowBytes(cols) {
-				return tensor.Mat{}, bad("Q4_0 tensor %s: %d bytes do not fit %d×%d", name, len(data), rows, cols)
-			}
+			// Q4_0 kernels, expanded exactly to Q8_0); build checks its
+			// shape, as for Q8_0.
 			return tensor.Mat{Rows: rows, Cols: cols, Type: tensor.Q4_0, Q: bytes.Clone(data)}, nil
 		case gguf.GGMLTypeQ4_K, gguf.GGMLTypeQ6_K:
 			// No kernels for these: expand, then keep as Q8_0 (≈1 byte a
