@@ -149,12 +149,10 @@ func unpackQ4(p []byte, rows, cols int) []byte {
 	return q
 }
 
-// q4pBlockGo returns the 16 exact sums I_b of a packed Q4_0 group block wb
-// against the activation block xb, given −8·Σx (corr).
-func q4pBlockGo(is *[q8Group]int32, wb []byte, xb []int8, corr int32) {
-	for r := range is {
-		is[r] = corr
-	}
+// q4pBlockGo adds to is the 16 sums Σ_t x_t·q_t of a packed Q4_0 group
+// block wb (nibbles q) against the activation block xb; with the xs
+// pair's −8·Σx added they are the exact I_b.
+func q4pBlockGo(is *[q8Group]int32, wb []byte, xb []int8) {
 	for k4 := 0; k4 < 4; k4++ {
 		lo, hi := xb[4*k4:4*k4+4:4*k4+4], xb[16+4*k4:20+4*k4:20+4*k4]
 		wk := wb[k4*64 : k4*64+64]

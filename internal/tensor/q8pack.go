@@ -209,8 +209,7 @@ func q8pRowsGo(a *q8pArgs, g0, g1 int) {
 				corr := int32(si[2*b+1])
 				var is [q8Group]int32
 				if a.q4 {
-					q4pBlockGo(&is, a.w[(g*nb+b)*q4GroupBlock:(g*nb+b+1)*q4GroupBlock], xb, corr)
-					corr = 0
+					q4pBlockGo(&is, a.w[(g*nb+b)*q4GroupBlock:(g*nb+b+1)*q4GroupBlock], xb)
 				} else {
 					q8pBlockGo(&is, a.w[(g*nb+b)*q8GroupBlock:(g*nb+b+1)*q8GroupBlock], xb)
 				}
