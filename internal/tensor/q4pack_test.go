@@ -317,20 +317,6 @@ func TestExpandQ4Exact(t *testing.T) {
 	}
 }
 
-func TestPackQ4RoundTrip(t *testing.T) {
-	rng := rand.New(rand.NewPCG(55, 56))
-	for _, s := range []struct{ rows, cols int }{{1, 32}, {16, 64}, {17, 96}, {45, 256}} {
-		w := quantizeQ4Mat(s.rows, s.cols, randVec(rng, s.rows*s.cols))
-		p := packQ4(w.Q, s.rows, s.cols)
-		if len(p) != q4PackedBytes(s.rows, s.cols) {
-			t.Fatalf("%dx%d: packed %d bytes, want %d", s.rows, s.cols, len(p), q4PackedBytes(s.rows, s.cols))
-		}
-		if !bytes.Equal(unpackQ4(p, s.rows, s.cols), w.Q) {
-			t.Fatalf("%dx%d: unpack(pack(q)) != q", s.rows, s.cols)
-		}
-	}
-}
-
 // TestMatMulQ4PackedBitIdentical: a packed Q4_0 matrix gives the bits of
 // its exact Q8_0 expansion packed by PackQ8, at every level, for shapes
 // around the kernels' group counts (8 groups for the wide one-row kernel,

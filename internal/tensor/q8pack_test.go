@@ -14,16 +14,30 @@ func packedMat(w *Mat) *Mat {
 	return &Mat{Rows: w.Rows, Cols: w.Cols, Type: Q8_0, P: packQ8(w.Q, w.Rows, w.Cols)}
 }
 
-func TestPackQ8RoundTrip(t *testing.T) {
-	rng := rand.New(rand.NewPCG(31, 32))
-	for _, s := range []struct{ rows, cols int }{{1, 32}, {16, 64}, {17, 96}, {45, 256}} {
-		w := quantizeMat(s.rows, s.cols, randVec(rng, s.rows*s.cols))
-		p := packQ8(w.Q, s.rows, s.cols)
-		if len(p) != q8PackedBytes(s.rows, s.cols) {
-			t.Fatalf("%dx%d: packed %d bytes, want %d", s.rows, s.cols, len(p), q8PackedBytes(s.rows, s.cols))
-		}
-		if !bytes.Equal(unpackQ8(p, s.rows, s.cols), w.Q) {
-			t.Fatalf("%dx%d: unpack(pack(q)) != q", s.rows, s.cols)
+// TestPackRoundTrip: unpacking a packed Q8_0 or Q4_0 matrix gives back its
+// GGML blocks, and the packed size is the documented one.
+func TestPackRoundTrip(t *testing.T) {
+	for _, f := range []struct {
+		name     string
+		seed     uint64
+		quantize func(rows, cols int, src []float32) *Mat
+		pack     func(q []byte, rows, cols int) []byte
+		unpack   func(p []byte, rows, cols int) []byte
+		size     func(rows, cols int) int
+	}{
+		{"q8_0", 31, quantizeMat, packQ8, unpackQ8, q8PackedBytes},
+		{"q4_0", 55, quantizeQ4Mat, packQ4, unpackQ4, q4PackedBytes},
+	} {
+		rng := rand.New(rand.NewPCG(f.seed, f.seed+1))
+		for _, s := range []struct{ rows, cols int }{{1, 32}, {16, 64}, {17, 96}, {45, 256}} {
+			w := f.quantize(s.rows, s.cols, randVec(rng, s.rows*s.cols))
+			p := f.pack(w.Q, s.rows, s.cols)
+			if len(p) != f.size(s.rows, s.cols) {
+				t.Fatalf("%s %dx%d: packed %d bytes, want %d", f.name, s.rows, s.cols, len(p), f.size(s.rows, s.cols))
+			}
+			if !bytes.Equal(f.unpack(p, s.rows, s.cols), w.Q) {
+				t.Fatalf("%s %dx%d: unpack(pack(q)) != q", f.name, s.rows, s.cols)
+			}
 		}
 	}
 }
