@@ -74,6 +74,14 @@ type serveConfig struct {
 	// ShutdownGrace is how long in-flight requests may run after a signal
 	// before their connections are closed (and their engine requests aborted).
 	ShutdownGrace time.Duration
+	// Limits bound one request's work (--max-request-n, -sequences, -tokens).
+	Limits llm.Limits
+	// MaxConnections caps open HTTP connections (503 above).
+	MaxConnections int
+
+	// wrapExecutor, when set, wraps the runner the core executes (tests
+	// inject faults with it; no flag reaches it).
+	wrapExecutor func(core.Executor) core.Executor
 }
 
 const dummyModelName = "govllm-dummy"
@@ -99,6 +107,8 @@ func defaultServeConfig() serveConfig {
 		DummyShape:          "default",
 		LogStatsInterval:    metrics.DefaultLogInterval,
 		ShutdownGrace:       10 * time.Second,
+		Limits:              llm.DefaultLimits(),
+		MaxConnections:      httpapi.DefaultMaxConnections,
 	}
 }
 
@@ -149,6 +159,10 @@ func parseServeArgs(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.Tokenizer, "tokenizer", "", "tokenizer path (llama2.c tok512.bin, tokenizer.json, HF dir or .gguf; default: from MODEL)")
 	fs.DurationVar(&c.LogStatsInterval, "log-stats-interval", c.LogStatsInterval, "interval of the statistics log line")
 	fs.Uint64Var(&c.Seed, "seed", 0, "seed of unseeded sampling")
+	fs.IntVar(&c.Limits.MaxN, "max-request-n", c.Limits.MaxN, "max n (sequences per prompt) of one request; 400 above")
+	fs.IntVar(&c.Limits.MaxSequences, "max-request-sequences", c.Limits.MaxSequences, "max prompts × n of one request; 400 above")
+	fs.IntVar(&c.Limits.MaxTokens, "max-request-tokens", c.Limits.MaxTokens, "max total max_tokens over all sequences of one request; 400 above")
+	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "max open HTTP connections (idle keep-alives count); above it a new connection gets 503 with Retry-After")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: govllm serve [MODEL] [flags]\n\n"+
 			"Serve MODEL (GGUF file, Hugging Face directory, or llama2.c checkpoint with --tokenizer)\n"+
@@ -342,7 +356,11 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 		},
 		KV: kvcache.Config{NumBlocks: numBlocks, BlockSize: cfg.BlockSize, EnablePrefixCaching: cfg.EnablePrefixCaching},
 	}
-	eng, err := core.New(coreCfg, run)
+	var exec core.Executor = run
+	if cfg.wrapExecutor != nil {
+		exec = cfg.wrapExecutor(exec)
+	}
+	eng, err := core.New(coreCfg, exec)
 	if err != nil {
 		return nil, err
 	}
@@ -375,10 +393,11 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 	if err != nil {
 		return nil, err
 	}
-	st.Engine, err = llm.NewAsyncEngine(llm.Config{MaxModelLen: cfg.MaxModelLen}, eng, tok, loggers...)
+	st.Engine, err = llm.NewAsyncEngine(llm.Config{MaxModelLen: cfg.MaxModelLen, Limits: cfg.Limits}, eng, tok, loggers...)
 	if err != nil {
 		return nil, err
 	}
+	go logEngineDeath(st.Engine, logger)
 	srv, err := httpapi.New(httpapi.Config{
 		ServedModelNames:   cfg.ServedModelNames,
 		APIKey:             cfg.APIKey,
@@ -404,6 +423,22 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 	logger.Info("engine", "threads", cfg.Threads, "engine_nice", cfg.EngineNice, "gomaxprocs", runtime.GOMAXPROCS(0), "max_num_seqs", cfg.MaxNumSeqs, "max_num_batched_tokens", cfg.MaxNumBatchedTokens,
 		"scheduling_policy", policy.String(), "log_stats", !cfg.DisableLogStats)
 	return st, nil
+}
+
+// logEngineDeath logs, once, why the engine died (with the stack of a
+// panic); the HTTP server keeps answering, /health with 503.
+func logEngineDeath(e *llm.AsyncEngine, logger *slog.Logger) {
+	<-e.Done()
+	err := e.Err()
+	if err == nil || errors.Is(err, llm.ErrClosed) {
+		return
+	}
+	var pe *core.PanicError
+	if errors.As(err, &pe) {
+		logger.Error("engine died; /health answers 503 and every request fails until the process is restarted", "err", err, "stack", string(pe.Stack))
+		return
+	}
+	logger.Error("engine died; /health answers 503 and every request fails until the process is restarted", "err", err)
 }
 
 // Close stops the engine, the log line and the thread pool.
@@ -439,11 +474,12 @@ func serve(ctx context.Context, ln net.Listener, cfg serveConfig, logger *slog.L
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    1 << 20,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		// No WriteTimeout: SSE streams last as long as generation does.
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(httpapi.LimitListener(ln, st.Config.MaxConnections)) }()
 	logger.Info("serving", "url", serveURL(ln.Addr()), "listen", ln.Addr().String(), "version", version())
 	select {
 	case err := <-errc:
@@ -460,8 +496,12 @@ func serve(ctx context.Context, ln net.Listener, cfg serveConfig, logger *slog.L
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	died := st.Engine.Err() // before Close, which sets ErrClosed on a live engine
 	if err := st.Close(); err != nil {
 		return err
+	}
+	if died != nil {
+		return fmt.Errorf("the engine had died: %w", died) // exit status 1
 	}
 	logger.Info("stopped")
 	return nil

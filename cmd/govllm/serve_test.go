@@ -152,13 +152,19 @@ func testServeConfig() serveConfig {
 // a stop function that cancels the context and returns serve's error.
 func startServe(t *testing.T, cfg serveConfig) (string, func() error) {
 	t.Helper()
+	return startServeLog(t, cfg, slog.New(slog.DiscardHandler))
+}
+
+// startServeLog is startServe with serve's log going to logger.
+func startServeLog(t *testing.T, cfg serveConfig, logger *slog.Logger) (string, func() error) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, ln, cfg, slog.New(slog.DiscardHandler)) }()
+	go func() { done <- serve(ctx, ln, cfg, logger) }()
 	url := "http://" + ln.Addr().String()
 	waitHealthy(t, url)
 	var once bool

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 
 	"govllm/internal/kvcache"
 	"govllm/internal/sched"
@@ -18,6 +19,33 @@ type Executor interface {
 
 // ErrEngineDead is returned by Step after an executor failure.
 var ErrEngineDead = errors.New("core: engine is dead")
+
+// PanicError is a panic recovered on an engine goroutine: the engine is
+// dead from then on, and every request fails with this cause. Stack is the
+// panicking goroutine's stack, for the log.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
+
+// Recovered turns a recovered panic value into a *PanicError (nil for nil).
+// Call it as `if err := core.Recovered(recover()); err != nil`.
+func Recovered(v any) *PanicError {
+	if v == nil {
+		return nil
+	}
+	return &PanicError{Value: v, Stack: debug.Stack()}
+}
+
+// die makes the engine dead with err (the first cause sticks).
+func (e *Engine) die(err error) error {
+	if e.err == nil {
+		e.err = err
+	}
+	return e.err
+}
 
 // Config is the engine core's configuration.
 type Config struct {
@@ -90,10 +118,15 @@ func (e *Engine) HasWork() bool {
 // match the batch) kills the engine, except the cancellation of ctx itself:
 // then Step returns an error wrapping ctx.Err() and the engine stays usable
 // (the next Step redoes the work).
-func (e *Engine) Step(ctx context.Context) (sched.CoreOutputs, error) {
+func (e *Engine) Step(ctx context.Context) (_ sched.CoreOutputs, err error) {
 	if e.err != nil {
 		return sched.CoreOutputs{}, fmt.Errorf("%w: %w", ErrEngineDead, e.err)
 	}
+	defer func() { // a panic in the scheduler or the executor kills the engine, not the process
+		if pe := Recovered(recover()); pe != nil {
+			err = e.die(fmt.Errorf("core: step: %w", pe))
+		}
+	}()
 	so := e.s.Schedule()
 	var ro *sched.RunnerOutput
 	if len(so.Requests) > 0 {
@@ -108,8 +141,7 @@ func (e *Engine) Step(ctx context.Context) (sched.CoreOutputs, error) {
 			err = sched.CheckRunnerOutput(so, ro)
 		}
 		if err != nil {
-			e.err = fmt.Errorf("core: execute %d requests: %w", len(so.Requests), err)
-			return sched.CoreOutputs{}, e.err
+			return sched.CoreOutputs{}, e.die(fmt.Errorf("core: execute %d requests: %w", len(so.Requests), err))
 		}
 	}
 	outs := e.s.UpdateFromOutput(so, ro)
@@ -139,7 +171,12 @@ type Command struct {
 // the last request leaves. When idle it blocks on in and ctx. It returns
 // ctx.Err() when ctx is done, nil when in is closed and the engine is idle,
 // and a wrapped error when the executor fails (the engine is then dead).
-func (e *Engine) Run(ctx context.Context, in <-chan Command, out chan<- sched.CoreOutputs) error {
+func (e *Engine) Run(ctx context.Context, in <-chan Command, out chan<- sched.CoreOutputs) (err error) {
+	defer func() { // a panic applying a command kills the engine, not the process
+		if pe := Recovered(recover()); pe != nil {
+			err = e.die(fmt.Errorf("core: run: %w", pe))
+		}
+	}()
 	owed := false // a stats-only snapshot after the last request left
 	for {
 		if err := ctx.Err(); err != nil {

@@ -27,10 +27,13 @@ func classify(err error) (status int, param string) {
 		ie  *llm.InputError
 		mnf *modelNotFoundError
 		mbe *http.MaxBytesError
+		be  *openai.BodyError
 	)
 	switch {
 	case errors.As(err, &mbe):
 		return http.StatusRequestEntityTooLarge, ""
+	case errors.As(err, &be):
+		return http.StatusBadRequest, ""
 	case errors.As(err, &pe):
 		return http.StatusBadRequest, pe.Param
 	case errors.As(err, &ve):

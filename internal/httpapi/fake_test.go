@@ -51,6 +51,7 @@ func newFake() *fakeEngine {
 
 func (f *fakeEngine) Tokenizer() *tokenizer.Tokenizer { return f.tok }
 func (f *fakeEngine) MaxModelLen() int                { return f.maxLen }
+func (f *fakeEngine) Limits() llm.Limits              { return llm.Limits{} }
 func (f *fakeEngine) Err() error {
 	if e := f.dead.Load(); e != nil {
 		return *e

@@ -119,12 +119,17 @@ func (s *Server) check(g *genRequest) error {
 	if g.priority != 0 && !s.cfg.PriorityScheduling {
 		return &openai.ParamError{Param: "priority", Msg: "priority scheduling is not enabled (start the server with --scheduling-policy priority)"}
 	}
+	tokens := 0 // Σ max_tokens over the prompts; each is at most max-model-len
 	for i := range g.prompts {
 		p := &g.prompts[i]
 		p.params = g.params
 		if err := openai.FinishParams(&p.params, len(p.ids), s.eng.MaxModelLen()); err != nil {
 			return openai.InPrompt(err, i, len(g.prompts))
 		}
+		tokens += p.params.MaxTokens
+	}
+	if err := s.eng.Limits().Check(len(g.prompts), g.params.N, tokens); err != nil {
+		return err
 	}
 	if err := s.eng.Err(); err != nil {
 		return fmt.Errorf("%w: %w", llm.ErrEngineDead, err)

@@ -23,6 +23,8 @@ type Engine interface {
 	Generate(ctx context.Context, req llm.Request) (*output.Stream, error)
 	Tokenizer() *tokenizer.Tokenizer
 	MaxModelLen() int
+	// Limits bound the work of one request.
+	Limits() llm.Limits
 	// Err is non-nil once the engine has died.
 	Err() error
 }
@@ -115,33 +117,28 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 type route struct {
 	method, path string
 	h            http.HandlerFunc
-	v1           bool // under the API key
 }
 
 func (s *Server) routes() {
 	rs := []route{
-		{"POST", "/v1/completions", s.completions, true},
-		{"POST", "/v1/chat/completions", s.chat, true},
-		{"GET", "/v1/models", s.models, true},
-		{"POST", "/tokenize", s.tokenize, false},
-		{"POST", "/detokenize", s.detokenize, false},
-		{"GET", "/health", s.health, false},
-		{"GET", "/ping", s.ping, false},
-		{"POST", "/ping", s.ping, false},
-		{"GET", "/version", s.version, false},
+		{"POST", "/v1/completions", s.completions},
+		{"POST", "/v1/chat/completions", s.chat},
+		{"GET", "/v1/models", s.models},
+		{"POST", "/tokenize", s.tokenize},
+		{"POST", "/detokenize", s.detokenize},
+		{"GET", "/health", s.health},
+		{"GET", "/ping", s.ping},
+		{"POST", "/ping", s.ping},
+		{"GET", "/version", s.version},
 	}
 	if s.cfg.Metrics != nil {
-		rs = append(rs, route{"GET", "/metrics", s.cfg.Metrics.ServeHTTP, false})
+		rs = append(rs, route{"GET", "/metrics", s.cfg.Metrics.ServeHTTP})
 	}
 	mux := http.NewServeMux()
 	allowed := map[string][]string{}
 	var paths []string
 	for _, rt := range rs {
-		var h http.Handler = rt.h
-		if rt.v1 {
-			h = s.auth(h)
-		}
-		mux.Handle(rt.method+" "+rt.path, s.instrument(rt.path, h))
+		mux.Handle(rt.method+" "+rt.path, s.instrument(rt.path, rt.h))
 		if _, seen := allowed[rt.path]; !seen {
 			paths = append(paths, rt.path)
 		}
@@ -154,7 +151,9 @@ func (s *Server) routes() {
 	}
 	mux.Handle("/", s.instrument("none", http.HandlerFunc(notFound)))
 	s.mux = mux
-	s.handler = s.recoverPanics(s.limitBody(mux))
+	// The API key is checked before routing, for every /v1 path: an
+	// unauthenticated client cannot tell routes and methods apart.
+	s.handler = s.recoverPanics(s.limitBody(s.auth(mux, append(paths, "none"))))
 }
 
 func (s *Server) instrument(path string, h http.Handler) http.Handler {

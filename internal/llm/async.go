@@ -101,6 +101,9 @@ func (a *AsyncEngine) Tokenizer() *tokenizer.Tokenizer { return a.tok }
 // MaxModelLen returns the context length requests are validated against.
 func (a *AsyncEngine) MaxModelLen() int { return a.cfg.MaxModelLen }
 
+// Limits returns the bounds on one request's work.
+func (a *AsyncEngine) Limits() Limits { return a.cfg.Limits }
+
 // Err is nil while the engine serves; ErrClosed after Close; an error
 // wrapping ErrEngineDead once the engine loop died.
 func (a *AsyncEngine) Err() error {
@@ -130,7 +133,16 @@ func (a *AsyncEngine) Generate(ctx context.Context, req Request) (*output.Stream
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	if err := <-m.reply; err != nil {
+	select {
+	case err = <-m.reply:
+	case <-a.done: // the output loop stopped; it may have answered first
+		select {
+		case err = <-m.reply:
+		default:
+			return nil, a.Err()
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	return m.stream, nil
@@ -147,11 +159,22 @@ func (a *AsyncEngine) Close() error {
 	return nil
 }
 
+// Done is closed when the engine stopped serving: after Close, or when it
+// died (Err tells which).
+func (a *AsyncEngine) Done() <-chan struct{} { return a.done }
+
 // outputLoop owns the Processor and the streams. It never blocks on the
 // core: commands wait in a queue and move to the core's buffered input as
 // room allows, so every request submitted during a step joins the next one.
+// A panic here (detokenizing, stop strings, a stat logger) kills the engine,
+// not the process: see die.
 func (a *AsyncEngine) outputLoop() {
 	defer close(a.done)
+	defer func() {
+		if pe := core.Recovered(recover()); pe != nil {
+			a.die(fmt.Errorf("output loop: %w", pe))
+		}
+	}()
 	var pending []core.Command
 	for {
 	flush:
@@ -247,7 +270,7 @@ func (a *AsyncEngine) shutdown() {
 		a.mu.Lock()
 		cause := a.runErr
 		a.mu.Unlock()
-		err = fmt.Errorf("%w: %v", ErrEngineDead, cause)
+		err = fmt.Errorf("%w: %w", ErrEngineDead, cause)
 	}
 	a.mu.Lock()
 	a.err = err
@@ -261,6 +284,25 @@ func (a *AsyncEngine) shutdown() {
 	for id, l := range a.streams {
 		l.stop()
 		l.stream.Fail(err) // no-op for streams that got their final output
+		delete(a.streams, id)
+	}
+}
+
+// die ends the engine after a panic in the output loop: the core is
+// stopped, and every open stream fails with the cause (the Processor's
+// state is not trusted any more, so nothing more is processed).
+func (a *AsyncEngine) die(cause error) {
+	a.stopCore()
+	<-a.runDone
+	err := fmt.Errorf("%w: %w", ErrEngineDead, cause)
+	a.mu.Lock()
+	if a.err == nil {
+		a.err = err
+	}
+	a.mu.Unlock()
+	for id, l := range a.streams {
+		l.stop()
+		l.stream.Fail(err)
 		delete(a.streams, id)
 	}
 }

@@ -43,6 +43,9 @@ func (e *Engine) Tokenizer() *tokenizer.Tokenizer { return e.tok }
 // MaxModelLen returns the context length requests are validated against.
 func (e *Engine) MaxModelLen() int { return e.cfg.MaxModelLen }
 
+// Limits returns the bounds on one request's work.
+func (e *Engine) Limits() Limits { return e.cfg.Limits }
+
 // AddRequest validates r and hands it to the core. Errors: *InputError,
 // *sampling.ValidationError, output.ErrDuplicateID, or the core's.
 func (e *Engine) AddRequest(r Request) error {

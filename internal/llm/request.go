@@ -53,6 +53,9 @@ type Config struct {
 	// MaxModelLen caps prompt + output tokens. 0 takes the core scheduler's
 	// MaxModelLen; a value above it is refused.
 	MaxModelLen int
+	// Limits bound the work of one request; zero fields take
+	// DefaultLimits' values.
+	Limits Limits
 }
 
 // DefaultConfig takes every limit from the core.
@@ -63,7 +66,7 @@ func (c Config) Validate() error {
 	if c.MaxModelLen < 0 || c.MaxModelLen == 1 {
 		return fmt.Errorf("llm: max model len must be 0 (from the core) or at least 2, got %d", c.MaxModelLen)
 	}
-	return nil
+	return c.Limits.validate()
 }
 
 // resolve fills cfg's zero fields from the core (before the core runs).
@@ -71,6 +74,7 @@ func (c Config) resolve(e *core.Engine) (Config, error) {
 	if err := c.Validate(); err != nil {
 		return c, err
 	}
+	c.Limits = c.Limits.withDefaults()
 	coreLen := e.Scheduler().Config().MaxModelLen
 	if c.MaxModelLen == 0 {
 		c.MaxModelLen = coreLen
@@ -118,7 +122,11 @@ func prepare(cfg *Config, tok *tokenizer.Tokenizer, r *Request) (*prepared, erro
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if len(ids)+p.MaxTokens > maxLen {
+	if err := cfg.Limits.Check(1, p.N, p.MaxTokens); err != nil {
+		return nil, err
+	}
+	// Compared without adding: MaxTokens may be near the int range's end.
+	if p.MaxTokens > maxLen-len(ids) {
 		return nil, &InputError{Param: "max_tokens", Err: ErrPromptTooLong, Msg: fmt.Sprintf(
 			"this model's maximum context length is %d tokens; you requested %d tokens (%d in the prompt, %d for the completion)",
 			maxLen, len(ids)+p.MaxTokens, len(ids), p.MaxTokens)}

@@ -11,13 +11,14 @@ import (
 
 // Decode reads one JSON object from r into v. Malformed JSON, a value of the
 // wrong type, an empty body or trailing data give a *ParamError (Param is
-// the JSON path of the field for type errors). Read errors other than
-// syntax, such as *http.MaxBytesError, are returned wrapped so the caller
-// can still branch on them with errors.As.
+// the JSON path of the field for type errors). A body that cannot be read
+// (broken chunked encoding, a Content-Length longer than the body, the
+// body-size limit) gives a *BodyError wrapping the read error, so the
+// caller can still branch on it (*http.MaxBytesError) with errors.As.
 func Decode(r io.Reader, v any) error {
 	body, err := io.ReadAll(r)
 	if err != nil {
-		return fmt.Errorf("openai: reading body: %w", err)
+		return &BodyError{Err: err}
 	}
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
@@ -35,6 +36,13 @@ func Decode(r io.Reader, v any) error {
 	}
 	return nil
 }
+
+// BodyError is a request body that could not be read: the client's fault
+// (HTTP 400), or 413 when Err is the body-size limit.
+type BodyError struct{ Err error }
+
+func (e *BodyError) Error() string { return "reading the request body: " + e.Err.Error() }
+func (e *BodyError) Unwrap() error { return e.Err }
 
 func decodeError(err error) error {
 	var se *json.SyntaxError

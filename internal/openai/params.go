@@ -112,7 +112,7 @@ func FinishParams(p *sampling.Params, promptLen, maxModelLen int) error {
 	if p.MaxTokens == 0 {
 		p.MaxTokens = maxModelLen - promptLen
 	}
-	if promptLen+p.MaxTokens > maxModelLen {
+	if p.MaxTokens > maxModelLen-promptLen { // not promptLen+MaxTokens: that can overflow
 		return paramErr("max_tokens", "this model's maximum context length is %d tokens; the prompt has %d tokens and %d were requested (max_tokens); lower max_tokens to at most %d", maxModelLen, promptLen, p.MaxTokens, maxModelLen-promptLen)
 	}
 	return p.Validate()

@@ -119,7 +119,7 @@ func (s *Scheduler) AddRequest(er EngineRequest) error {
 	}
 	now := s.now()
 	n := len(er.PromptTokenIDs)
-	toks := make([]int32, n, min(n+er.Params.MaxTokens, s.cfg.MaxModelLen))
+	toks := make([]int32, n, n+min(er.Params.MaxTokens, s.cfg.MaxModelLen-n)) // no n+MaxTokens: it can overflow
 	copy(toks, er.PromptTokenIDs)
 	r := &Request{
 		ID:              er.ID,

@@ -1,0 +1,72 @@
+package llm
+
+import "fmt"
+
+// Limits bound the work one request may ask for, so that no single request
+// can exhaust the server's memory or hold the engine indefinitely. A
+// request above a limit is refused with an *InputError naming the field
+// (HTTP 400). The defaults are documented in docs/reliability.md.
+type Limits struct {
+	// MaxN caps n (sequences per prompt); OpenAI's API caps it at 128.
+	MaxN int
+	// MaxSequences caps prompts × n, the engine sequences of one request.
+	MaxSequences int
+	// MaxTokens caps the total max_tokens over every sequence of a request
+	// (after an absent max_tokens is filled to max-model-len − prompt).
+	MaxTokens int
+}
+
+// Default limits.
+const (
+	DefaultMaxN         = 128
+	DefaultMaxSequences = 1024
+	DefaultMaxTokens    = 1 << 20
+)
+
+// DefaultLimits returns the limits a zero Limits stands for.
+func DefaultLimits() Limits {
+	return Limits{MaxN: DefaultMaxN, MaxSequences: DefaultMaxSequences, MaxTokens: DefaultMaxTokens}
+}
+
+func (l Limits) validate() error {
+	if l.MaxN < 0 || l.MaxSequences < 0 || l.MaxTokens < 0 {
+		return fmt.Errorf("llm: request limits must not be negative: %+v", l)
+	}
+	return nil
+}
+
+// withDefaults fills zero fields from DefaultLimits.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.MaxN == 0 {
+		l.MaxN = d.MaxN
+	}
+	if l.MaxSequences == 0 {
+		l.MaxSequences = d.MaxSequences
+	}
+	if l.MaxTokens == 0 {
+		l.MaxTokens = d.MaxTokens
+	}
+	return l
+}
+
+// Check refuses a request of prompts prompts with n sequences each when it
+// exceeds a limit; promptTokens is the sum over the prompts of each one's
+// max_tokens (so the request asks for n × promptTokens tokens). Every
+// comparison divides instead of multiplying, so extreme values cannot
+// overflow. Zero limits are the defaults.
+func (l Limits) Check(prompts, n, promptTokens int) error {
+	l = l.withDefaults()
+	switch {
+	case n > l.MaxN:
+		return &InputError{Param: "n", Msg: fmt.Sprintf("n must be at most %d, got %d (the server's --max-request-n)", l.MaxN, n)}
+	case prompts > 0 && n > l.MaxSequences/prompts:
+		return &InputError{Param: "n", Msg: fmt.Sprintf(
+			"%d prompts × n=%d asks for more than %d sequences in one request (the server's --max-request-sequences)", prompts, n, l.MaxSequences)}
+	case n > 0 && promptTokens > l.MaxTokens/n:
+		return &InputError{Param: "max_tokens", Msg: fmt.Sprintf(
+			"%d sequences asking for up to %d tokens each (max_tokens) exceed the limit of %d tokens per request (the server's --max-request-tokens); lower max_tokens or n",
+			prompts*n, promptTokens/max(prompts, 1), l.MaxTokens)}
+	}
+	return nil
+}
