@@ -31,6 +31,13 @@ test: vet
 	$(GO) test -count 1 -timeout 5m -tags purego ./internal/tensor ./internal/model
 	GODEBUG=cpu.avx512f=off $(GO) test -count 1 -timeout 5m ./internal/model
 	GODEBUG=cpu.avx512vbmi=off $(GO) test -count 1 -timeout 5m ./internal/model
+	$(MAKE) fuzz FUZZTIME=15s
+
+# The request-path fuzz target, briefly in `make test`; longer by hand:
+# make fuzz FUZZTIME=10m
+FUZZTIME ?= 1m
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzRequestPath -fuzztime $(FUZZTIME) ./internal/httpapi
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2x ./...
