@@ -407,7 +407,6 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 		Instrument:         httpMetrics.Middleware,
 		Logger:             logger,
 		DisableLogRequests: cfg.DisableLogRequests,
-		PriorityScheduling: policy == sched.Priority,
 		Version:            version(),
 	}, st.Engine)
 	if err != nil {

@@ -77,7 +77,8 @@ var (
 	engine = []string{"internal/kvcache", "internal/sched", "internal/runner", "internal/core", "internal/model"}
 	// leaves import nothing internal (format parsers are leaves too).
 	leaves = map[string][]string{
-		"internal/sampling":    nil,
+		"internal/apierr":      nil,
+		"internal/sampling":    {"internal/apierr"},
 		"internal/stats":       nil,
 		"internal/tensor":      nil,
 		"internal/gguf":        nil,

@@ -48,9 +48,6 @@ func (s *Server) prepareChat(req *openai.ChatCompletionRequest, arrival time.Tim
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkTokenIDs("stop_token_ids", params.StopTokenIDs); err != nil {
-		return nil, err
-	}
 	return &genRequest{id: newID("chatcmpl-"), model: model, arrival: arrival, params: params,
 		prompts: []genPrompt{{ids: s.tok.Encode(text, req.AddSpecialTokens)}}, priority: req.Priority, stream: req.Stream, usage: req.StreamOptions}, nil
 }

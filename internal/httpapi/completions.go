@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"govllm/internal/apierr"
+	"govllm/internal/llm"
 	"govllm/internal/openai"
 	"govllm/internal/output"
 )
@@ -58,8 +60,8 @@ func (s *Server) prepareCompletion(req *openai.CompletionRequest, arrival time.T
 	for i, in := range req.Prompt {
 		p := &g.prompts[i]
 		if in.IsTokens {
-			if err := s.checkTokenIDs("prompt", in.TokenIDs); err != nil {
-				return nil, openai.InPrompt(err, i, len(req.Prompt))
+			if err := llm.CheckTokenIDs(s.tok, "prompt", in.TokenIDs); err != nil {
+				return nil, apierr.InPrompt(err, i, len(req.Prompt)) // before Decode, for echo
 			}
 			p.ids = in.TokenIDs
 			if req.Echo {
@@ -71,9 +73,6 @@ func (s *Server) prepareCompletion(req *openai.CompletionRequest, arrival time.T
 				p.echo = in.Text
 			}
 		}
-	}
-	if err := s.checkTokenIDs("stop_token_ids", params.StopTokenIDs); err != nil {
-		return nil, err
 	}
 	return g, nil
 }

@@ -8,10 +8,10 @@ import (
 	"net/http"
 	"strings"
 
+	"govllm/internal/apierr"
 	"govllm/internal/chattemplate"
 	"govllm/internal/llm"
 	"govllm/internal/openai"
-	"govllm/internal/sampling"
 )
 
 // statusClientClosed is logged and counted when the client went away before
@@ -21,31 +21,12 @@ const statusClientClosed = 499
 // classify maps an error to its HTTP status and the envelope's param. It is
 // the one place where errors become statuses.
 func classify(err error) (status int, param string) {
-	var (
-		pe  *openai.ParamError
-		ve  *sampling.ValidationError
-		ie  *llm.InputError
-		mnf *modelNotFoundError
-		mbe *http.MaxBytesError
-		be  *openai.BodyError
-	)
+	var ae *apierr.Error
 	switch {
-	case errors.As(err, &mbe):
-		return http.StatusRequestEntityTooLarge, ""
-	case errors.As(err, &be):
-		return http.StatusBadRequest, ""
-	case errors.As(err, &pe):
-		return http.StatusBadRequest, pe.Param
-	case errors.As(err, &ve):
-		return http.StatusBadRequest, ve.Param
-	case errors.As(err, &ie):
-		return http.StatusBadRequest, ie.Param
-	case errors.Is(err, llm.ErrPromptTooLong):
-		return http.StatusBadRequest, "prompt"
+	case errors.As(err, &ae):
+		return ae.HTTPStatus(), ae.Param
 	case errors.Is(err, chattemplate.ErrTemplate):
 		return http.StatusBadRequest, "messages"
-	case errors.As(err, &mnf):
-		return http.StatusNotFound, "model"
 	case errors.Is(err, llm.ErrEngineDead), errors.Is(err, llm.ErrClosed):
 		return http.StatusServiceUnavailable, ""
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

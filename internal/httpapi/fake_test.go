@@ -21,8 +21,9 @@ import (
 // With byPrompt the ids start at 258 + 10·(prompt length) instead, so the
 // prompts of a batch get different texts.
 type fakeEngine struct {
-	tok    *tokenizer.Tokenizer
-	maxLen int
+	tok      *tokenizer.Tokenizer
+	maxLen   int
+	priority bool // the engine schedules by priority
 
 	calls      atomic.Int64
 	aborted    atomic.Int64 // requests whose ctx was cancelled mid-generation
@@ -51,7 +52,6 @@ func newFake() *fakeEngine {
 
 func (f *fakeEngine) Tokenizer() *tokenizer.Tokenizer { return f.tok }
 func (f *fakeEngine) MaxModelLen() int                { return f.maxLen }
-func (f *fakeEngine) Limits() llm.Limits              { return llm.Limits{} }
 func (f *fakeEngine) Err() error {
 	if e := f.dead.Load(); e != nil {
 		return *e
@@ -89,7 +89,17 @@ func (f *fakeEngine) text(promptLen, i, tokens int) string {
 	return f.tok.Decode(ids, false)
 }
 
-func (f *fakeEngine) Generate(ctx context.Context, req llm.Request) (*output.Stream, error) {
+// Prepare validates as the real engine does (llm.Preparer).
+func (f *fakeEngine) Prepare(reqs ...llm.Request) ([]*llm.Prepared, error) {
+	pp, err := llm.NewPreparer(f.tok, f.maxLen, llm.Limits{}, f.priority)
+	if err != nil {
+		return nil, err
+	}
+	return pp.Prepare(reqs...)
+}
+
+func (f *fakeEngine) Submit(ctx context.Context, pr *llm.Prepared) (*output.Stream, error) {
+	req := pr.Request()
 	f.calls.Add(1)
 	if f.panicMsg != "" {
 		panic(f.panicMsg)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -48,7 +47,6 @@ func FuzzRequestPath(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	seq := 0
 	f.Fuzz(func(t *testing.T, chat bool, maxTokens, n, bestOf, logprobs, minTokens int64, promptLen uint16) {
 		body := fuzzBody(chat, maxTokens, n, bestOf, logprobs, minTokens, int(promptLen%400))
 		g, err := fuzzPrepare(s, chat, body)
@@ -60,13 +58,11 @@ func FuzzRequestPath(f *testing.F) {
 		}
 		var added []string
 		for i := range g.prompts {
-			seq++
-			id := "fuzz-" + strconv.Itoa(seq)
-			p := &g.prompts[i]
-			if err := eng.AddRequest(llm.Request{ID: id, PromptTokenIDs: p.ids, Params: p.params}); err != nil {
+			pr := g.prompts[i].pr
+			if err := eng.Submit(pr); err != nil {
 				t.Fatalf("%s: checked request refused by the engine: %v", body, err)
 			}
-			added = append(added, id)
+			added = append(added, pr.Request().ID)
 		}
 		eng.Abort(added...)
 		for eng.HasUnfinished() {

@@ -39,9 +39,9 @@ type genRequest struct {
 
 // genPrompt is one prompt of a request, i.e. one engine request.
 type genPrompt struct {
-	ids    []int32
-	echo   string          // completions "echo": the prompt text put before each choice's text
-	params sampling.Params // the request's params finished for this prompt (by check)
+	ids  []int32
+	echo string        // completions "echo": the prompt text put before each choice's text
+	pr   *llm.Prepared // the engine request, validated (by check)
 }
 
 // engineID is the engine request id of prompt i: the response id itself
@@ -56,17 +56,6 @@ func (g *genRequest) engineID(i int) string {
 // choiceIndex is the response index of sequence c of prompt i:
 // i·n + c (vLLM's order).
 func (g *genRequest) choiceIndex(i, c int) int { return i*g.params.N + c }
-
-// checkTokenIDs rejects ids outside the vocabulary.
-func (s *Server) checkTokenIDs(param string, ids []int32) error {
-	v := int32(s.tok.VocabSize())
-	for _, id := range ids {
-		if id < 0 || id >= v {
-			return &openai.ParamError{Param: param, Msg: fmt.Sprintf("token id %d is out of range [0, %d)", id, v)}
-		}
-	}
-	return nil
-}
 
 // serveGenerate is the flow both generation endpoints share: take the
 // arrival time first (before decoding, template rendering and tokenization),
@@ -112,29 +101,34 @@ func serveGenerate[Req any](s *Server, w http.ResponseWriter, r *http.Request,
 	writeJSON(w, http.StatusOK, respond(g, outs))
 }
 
-// check finishes validation: priority, then each prompt against
-// max-model-len and the sampling ranges (an error names the prompt when
-// there are several), then the engine's health.
+// check validates every prompt through the engine's one request path
+// (llm.Preparer; an error names the prompt when there are several), then
+// the engine's health. Nothing is started before every prompt is valid.
 func (s *Server) check(g *genRequest) error {
-	if g.priority != 0 && !s.cfg.PriorityScheduling {
-		return &openai.ParamError{Param: "priority", Msg: "priority scheduling is not enabled (start the server with --scheduling-policy priority)"}
-	}
-	tokens := 0 // Σ max_tokens over the prompts; each is at most max-model-len
+	reqs := make([]llm.Request, len(g.prompts))
 	for i := range g.prompts {
-		p := &g.prompts[i]
-		p.params = g.params
-		if err := openai.FinishParams(&p.params, len(p.ids), s.eng.MaxModelLen()); err != nil {
-			return openai.InPrompt(err, i, len(g.prompts))
-		}
-		tokens += p.params.MaxTokens
+		reqs[i] = llm.Request{ID: g.engineID(i), PromptTokenIDs: g.prompts[i].ids, Params: g.params,
+			Priority: g.priority, ArrivalTime: g.arrival, OutputKind: g.kind()}
 	}
-	if err := s.eng.Limits().Check(len(g.prompts), g.params.N, tokens); err != nil {
+	prs, err := s.eng.Prepare(reqs...)
+	if err != nil {
 		return err
+	}
+	for i := range g.prompts {
+		g.prompts[i].pr = prs[i]
 	}
 	if err := s.eng.Err(); err != nil {
 		return fmt.Errorf("%w: %w", llm.ErrEngineDead, err)
 	}
 	return nil
+}
+
+// kind is how outputs reach the handler: deltas when streaming.
+func (g *genRequest) kind() output.Kind {
+	if g.stream {
+		return output.Delta
+	}
+	return output.FinalOnly
 }
 
 // start hands the checked prompts to the engine, one request each. Several
@@ -146,26 +140,15 @@ func (s *Server) start(r *http.Request, g *genRequest) (*fanIn, error) {
 	if len(g.prompts) > 1 {
 		ctx, cancel = context.WithCancel(ctx)
 	}
-	kind := output.FinalOnly
-	if g.stream {
-		kind = output.Delta
-	}
 	streams := make([]*output.Stream, 0, len(g.prompts))
 	for i := range g.prompts {
 		p := &g.prompts[i]
-		id := g.engineID(i)
 		if !s.cfg.DisableLogRequests {
-			s.log.Info("received request", "id", id, "path", r.URL.Path, "prompt_tokens", len(p.ids),
-				"max_tokens", p.params.MaxTokens, "n", p.params.N, "temperature", p.params.Temperature, "stream", g.stream)
+			q := p.pr.Request()
+			s.log.Info("received request", "id", q.ID, "path", r.URL.Path, "prompt_tokens", len(p.ids),
+				"max_tokens", q.Params.MaxTokens, "n", q.Params.N, "temperature", q.Params.Temperature, "stream", g.stream)
 		}
-		st, err := s.eng.Generate(ctx, llm.Request{
-			ID:             id,
-			PromptTokenIDs: p.ids,
-			Params:         p.params,
-			Priority:       g.priority,
-			ArrivalTime:    g.arrival,
-			OutputKind:     kind,
-		})
+		st, err := s.eng.Submit(ctx, p.pr)
 		if err != nil {
 			cancel()
 			return nil, err

@@ -336,7 +336,8 @@ func TestEngineFailureMidStream(t *testing.T) {
 
 func TestChatContinueFinalMessageAndPriority(t *testing.T) {
 	f := newFake()
-	srv := newTestServer(t, f, func(c *Config) { c.PriorityScheduling = true })
+	f.priority = true
+	srv := newTestServer(t, f, nil)
 	body := `{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"Once upon"}],"continue_final_message":true,"max_tokens":1,"priority":-5}`
 	if r := do(t, srv, "POST", "/v1/chat/completions", body); r.status != 200 {
 		t.Fatalf("%d %s", r.status, r.body)

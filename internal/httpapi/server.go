@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"govllm/internal/apierr"
 	"govllm/internal/chattemplate"
 	"govllm/internal/llm"
 	"govllm/internal/output"
@@ -19,12 +20,13 @@ import (
 // Engine is what the server needs from the engine front end
 // (*llm.AsyncEngine implements it).
 type Engine interface {
-	// Generate starts a request; cancelling ctx aborts it.
-	Generate(ctx context.Context, req llm.Request) (*output.Stream, error)
+	// Prepare validates the requests of one API call (llm.Preparer): every
+	// check of a request field happens there, none here.
+	Prepare(reqs ...llm.Request) ([]*llm.Prepared, error)
+	// Submit starts a prepared request; cancelling ctx aborts it.
+	Submit(ctx context.Context, pr *llm.Prepared) (*output.Stream, error)
 	Tokenizer() *tokenizer.Tokenizer
 	MaxModelLen() int
-	// Limits bound the work of one request.
-	Limits() llm.Limits
 	// Err is non-nil once the engine has died.
 	Err() error
 }
@@ -53,9 +55,6 @@ type Config struct {
 	Instrument func(handler string, h http.Handler) http.Handler
 	// Logger receives request and error logs; nil discards them.
 	Logger *slog.Logger
-	// PriorityScheduling accepts a non-zero "priority" (the engine runs the
-	// priority policy); otherwise such a request is a 400, as in vLLM.
-	PriorityScheduling bool
 	// DisableLogRequests turns off the one-line log per generation request.
 	DisableLogRequests bool
 	// Version is reported by GET /version.
@@ -172,11 +171,5 @@ func (s *Server) modelName(m string) (string, error) {
 	if slices.Contains(s.cfg.ServedModelNames, m) {
 		return m, nil
 	}
-	return "", &modelNotFoundError{model: m}
-}
-
-type modelNotFoundError struct{ model string }
-
-func (e *modelNotFoundError) Error() string {
-	return fmt.Sprintf("The model `%s` does not exist.", e.model)
+	return "", &apierr.Error{Status: http.StatusNotFound, Param: "model", Msg: fmt.Sprintf("The model `%s` does not exist.", m)}
 }

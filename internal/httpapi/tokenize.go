@@ -3,6 +3,8 @@ package httpapi
 import (
 	"net/http"
 
+	"govllm/internal/apierr"
+	"govllm/internal/llm"
 	"govllm/internal/openai"
 )
 
@@ -21,7 +23,7 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 	var ids []int32
 	switch {
 	case req.Prompt != nil && len(req.Messages) > 0:
-		s.writeErr(w, r, &openai.ParamError{Param: "messages", Msg: "give either prompt or messages, not both"})
+		s.writeErr(w, r, apierr.New("messages", "give either prompt or messages, not both"))
 		return
 	case req.Prompt != nil:
 		addSpecial := req.AddSpecialTokens == nil || *req.AddSpecialTokens
@@ -35,7 +37,7 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 		}
 		ids = s.tok.Encode(text, req.AddSpecialTokens != nil && *req.AddSpecialTokens)
 	default:
-		s.writeErr(w, r, &openai.ParamError{Param: "prompt", Msg: "prompt or messages is required"})
+		s.writeErr(w, r, apierr.New("prompt", "prompt or messages is required"))
 		return
 	}
 	if ids == nil {
@@ -62,7 +64,7 @@ func (s *Server) detokenize(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	if err := s.checkTokenIDs("tokens", req.Tokens); err != nil {
+	if err := llm.CheckTokenIDs(s.tok, "tokens", req.Tokens); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}

@@ -18,9 +18,9 @@ import (
 // for every step, delivers into the per-request Streams, and sends
 // additions and aborts to the core without ever blocking on it.
 type AsyncEngine struct {
-	cfg  Config
-	core *core.Engine
-	tok  *tokenizer.Tokenizer
+	*Preparer // Prepare, Tokenizer, MaxModelLen
+	core      *core.Engine
+	tok       *tokenizer.Tokenizer
 
 	addCh    chan addMsg
 	cancelCh chan string
@@ -41,7 +41,7 @@ type AsyncEngine struct {
 }
 
 type addMsg struct {
-	pr     *prepared
+	pr     *Prepared
 	ctx    context.Context
 	stream *output.Stream
 	reply  chan error
@@ -66,13 +66,13 @@ func NewAsyncEngine(cfg Config, c *core.Engine, tok *tokenizer.Tokenizer, logger
 	if c == nil || tok == nil {
 		return nil, errors.New("llm: NewAsyncEngine needs a core and a tokenizer")
 	}
-	cfg, err := cfg.resolve(c)
+	pp, err := newPreparer(cfg, c, tok)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &AsyncEngine{
-		cfg: cfg, core: c, tok: tok,
+		Preparer: pp, core: c, tok: tok,
 		addCh:    make(chan addMsg),
 		cancelCh: make(chan string),
 		coreIn:   make(chan core.Command, coreInBuffer),
@@ -95,15 +95,6 @@ func NewAsyncEngine(cfg Config, c *core.Engine, tok *tokenizer.Tokenizer, logger
 	return a, nil
 }
 
-// Tokenizer returns the engine's tokenizer.
-func (a *AsyncEngine) Tokenizer() *tokenizer.Tokenizer { return a.tok }
-
-// MaxModelLen returns the context length requests are validated against.
-func (a *AsyncEngine) MaxModelLen() int { return a.cfg.MaxModelLen }
-
-// Limits returns the bounds on one request's work.
-func (a *AsyncEngine) Limits() Limits { return a.cfg.Limits }
-
 // Err is nil while the engine serves; ErrClosed after Close; an error
 // wrapping ErrEngineDead once the engine loop died.
 func (a *AsyncEngine) Err() error {
@@ -112,20 +103,24 @@ func (a *AsyncEngine) Err() error {
 	return a.err
 }
 
-// Generate validates and submits req and returns its output stream.
-// Cancelling ctx aborts the request: the core frees its KV blocks and the
-// request is counted as finished with reason abort. Errors: *InputError,
-// *sampling.ValidationError, output.ErrDuplicateID, ErrClosed,
-// ErrEngineDead, or ctx's error.
+// Generate prepares and submits one request.
 func (a *AsyncEngine) Generate(ctx context.Context, req Request) (*output.Stream, error) {
-	if err := a.Err(); err != nil {
-		return nil, err
-	}
-	pr, err := prepare(&a.cfg, a.tok, &req)
+	prs, err := a.Prepare(req)
 	if err != nil {
 		return nil, err
 	}
-	m := addMsg{pr: pr, ctx: ctx, stream: output.NewStream(req.OutputKind), reply: make(chan error, 1)}
+	return a.Submit(ctx, prs[0])
+}
+
+// Submit starts a prepared request and returns its output stream.
+// Cancelling ctx aborts the request: the core frees its KV blocks and the
+// request is counted as finished with reason abort. Errors:
+// output.ErrDuplicateID, ErrClosed, or ErrEngineDead (wrapped).
+func (a *AsyncEngine) Submit(ctx context.Context, pr *Prepared) (*output.Stream, error) {
+	if err := a.Err(); err != nil {
+		return nil, err
+	}
+	m := addMsg{pr: pr, ctx: ctx, stream: output.NewStream(pr.out.Kind), reply: make(chan error, 1)}
 	select {
 	case a.addCh <- m:
 	case <-a.done:
@@ -133,6 +128,7 @@ func (a *AsyncEngine) Generate(ctx context.Context, req Request) (*output.Stream
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+	var err error
 	select {
 	case err = <-m.reply:
 	case <-a.done: // the output loop stopped; it may have answered first

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"govllm/internal/apierr"
 	"govllm/internal/output"
 	"govllm/internal/sampling"
 	"govllm/internal/stats"
@@ -219,43 +220,48 @@ func TestValidation(t *testing.T) {
 	}
 	defer a.Close()
 	p := func(mut func(*sampling.Params)) sampling.Params { q := forced(8); mut(&q); return q }
-	var inputErr *InputError
-	var valErr *sampling.ValidationError
 	cases := []struct {
-		name      string
-		req       Request
-		param     string
-		tooLong   bool
-		samplingE bool
+		name    string
+		reqs    []Request
+		param   string
+		tooLong bool
+		msg     string
 	}{
-		{"empty prompt", Request{ID: "a", Prompt: "", Params: forced(8)}, "prompt", false, false},
-		{"empty token ids", Request{ID: "a", PromptTokenIDs: []int32{}, Params: forced(8)}, "prompt", false, false},
-		{"prompt fills the context", Request{ID: "a", PromptTokenIDs: prompt(0, 64), Params: forced(1)}, "prompt", true, false},
-		{"prompt + max_tokens too long", Request{ID: "a", PromptTokenIDs: prompt(0, 60), Params: forced(5)}, "max_tokens", true, false},
-		{"token out of vocabulary", Request{ID: "a", PromptTokenIDs: []int32{1, testVocab}, Params: forced(5)}, "prompt", false, false},
-		{"bad top_p", Request{ID: "a", PromptTokenIDs: prompt(0, 4), Params: p(func(q *sampling.Params) { q.TopP = 0 })}, "top_p", false, true},
-		{"negative max_tokens", Request{ID: "a", PromptTokenIDs: prompt(0, 4), Params: p(func(q *sampling.Params) { q.MaxTokens = -1 })}, "max_tokens", false, true},
+		{"empty prompt", []Request{{ID: "a", Prompt: "", Params: forced(8)}}, "prompt", false, "must not be empty"},
+		{"empty token ids", []Request{{ID: "a", PromptTokenIDs: []int32{}, Params: forced(8)}}, "prompt", false, "must not be empty"},
+		{"prompt fills the context", []Request{{ID: "a", PromptTokenIDs: prompt(0, 64), Params: forced(1)}}, "prompt", true, "leaving no room"},
+		{"prompt + max_tokens too long", []Request{{ID: "a", PromptTokenIDs: prompt(0, 60), Params: forced(5)}}, "max_tokens", true, "at most 4"},
+		{"token out of vocabulary", []Request{{ID: "a", PromptTokenIDs: []int32{1, testVocab}, Params: forced(5)}}, "prompt", false, "out of range"},
+		{"negative token id", []Request{{ID: "a", PromptTokenIDs: []int32{-1}, Params: forced(5)}}, "prompt", false, "out of range"},
+		{"stop token out of vocabulary", []Request{{ID: "a", PromptTokenIDs: prompt(0, 4), Params: p(func(q *sampling.Params) { q.StopTokenIDs = []int32{testVocab} })}}, "stop_token_ids", false, "out of range"},
+		{"bad top_p", []Request{{ID: "a", PromptTokenIDs: prompt(0, 4), Params: p(func(q *sampling.Params) { q.TopP = 0 })}}, "top_p", false, "(0, 1]"},
+		{"negative max_tokens", []Request{{ID: "a", PromptTokenIDs: prompt(0, 4), Params: p(func(q *sampling.Params) { q.MaxTokens = -1 })}}, "max_tokens", false, ""},
+		{"priority without the priority policy", []Request{{ID: "a", PromptTokenIDs: prompt(0, 4), Params: forced(5), Priority: 1}}, "priority", false, "--scheduling-policy priority"},
+		{"n above the limit", []Request{{ID: "a", PromptTokenIDs: prompt(0, 4), Params: p(func(q *sampling.Params) { q.N = DefaultMaxN + 1 })}}, "n", false, "--max-request-n"},
+		{"the second of two prompts", []Request{{ID: "a", PromptTokenIDs: prompt(0, 4), Params: forced(5)}, {ID: "b", PromptTokenIDs: prompt(0, 62), Params: forced(5)}}, "max_tokens", true, "prompt[1]: "},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := a.Generate(context.Background(), tc.req)
-			switch {
-			case tc.samplingE:
-				if !errors.As(err, &valErr) || valErr.Param != tc.param {
-					t.Errorf("got %v, want *sampling.ValidationError for %s", err, tc.param)
+			_, err := a.Prepare(tc.reqs...)
+			var ae *apierr.Error
+			if !errors.As(err, &ae) || ae.Param != tc.param || ae.HTTPStatus() != 400 ||
+				errors.Is(err, ErrPromptTooLong) != tc.tooLong || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("got %v, want a 400 *apierr.Error{%s} containing %q (too long: %v)", err, tc.param, tc.msg, tc.tooLong)
+			}
+			if len(tc.reqs) == 1 {
+				if _, err := a.Generate(context.Background(), tc.reqs[0]); err == nil || err.Error() != ae.Error() {
+					t.Fatalf("Generate: %v, want Prepare's %v", err, ae)
 				}
-			case !errors.As(err, &inputErr) || inputErr.Param != tc.param || errors.Is(err, ErrPromptTooLong) != tc.tooLong:
-				t.Errorf("got %v, want *InputError{%s} (too long: %v)", err, tc.param, tc.tooLong)
 			}
 		})
 	}
 	// max_tokens 0 fills the rest of the context; a text prompt is tokenized.
-	pr, err := prepare(&a.cfg, tok, &Request{ID: "b", Prompt: "hello", Params: p(func(q *sampling.Params) { q.MaxTokens = 0 })})
+	prs, err := a.Prepare(Request{ID: "b", Prompt: "hello", Params: p(func(q *sampling.Params) { q.MaxTokens = 0 })})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(pr.out.PromptTokenIDs); n == 0 || pr.out.Params.MaxTokens != 64-n || pr.out.ArrivalTime.IsZero() {
-		t.Errorf("prepared %+v", pr.out)
+	if pr := prs[0].Request(); len(pr.PromptTokenIDs) == 0 || pr.Params.MaxTokens != 64-len(pr.PromptTokenIDs) || pr.ArrivalTime.IsZero() {
+		t.Errorf("prepared %+v", pr)
 	}
 }
 

@@ -14,10 +14,13 @@
 // steps that carry only a scheduler snapshot, so gauges return to 0 after
 // the last request leaves (metrics.md Part A §4, §5).
 //
-// Validation happens before the engine sees a request: an empty prompt or a
-// prompt that does not fit max_model_len is an *InputError (wrapping
-// ErrPromptTooLong when it is a length problem), bad sampling parameters a
-// *sampling.ValidationError.
+// Validation happens in one place, before the engine sees a request:
+// Preparer.Prepare (which both front ends embed) tokenizes and checks every
+// request field — prompt and token ids, lengths against max_model_len,
+// sampling ranges, stop token ids, priority, the per-request Limits — and
+// returns an *apierr.Error naming the field (wrapping ErrPromptTooLong for a
+// length problem). A new request field is checked there; the scheduler
+// assumes valid input. Submit then starts a prepared request.
 //
 // Clocks: Request.ArrivalTime is stamped by the caller before tokenization
 // (zero → now, on entry, before tokenizing); TTFT and e2e latency end at the
@@ -34,6 +37,6 @@
 // vLLM counterpart: vllm/v1/engine/llm_engine.py, async_llm.py, and the
 // StatLoggerBase interface of vllm/v1/metrics/loggers.py.
 //
-// Imports: core, sched, output, stats, sampling, tokenizer. Never
+// Imports: core, sched, output, stats, sampling, tokenizer, apierr. Never
 // Prometheus (stat loggers are injected) or net/http.
 package llm

@@ -15,10 +15,10 @@ import (
 // requests and calls Step until HasUnfinished is false. It is not safe for
 // concurrent use; the core it wraps must not be used by anyone else.
 type Engine struct {
-	cfg  Config
-	core *core.Engine
-	tok  *tokenizer.Tokenizer
-	p    pipeline
+	*Preparer // Prepare, Tokenizer, MaxModelLen
+	core      *core.Engine
+	tok       *tokenizer.Tokenizer
+	p         pipeline
 	// owed: the last request just left; one more step publishes the
 	// stats-only snapshot (as core.Run does), so gauges return to 0.
 	owed bool
@@ -30,29 +30,25 @@ func New(cfg Config, c *core.Engine, tok *tokenizer.Tokenizer, loggers ...StatLo
 	if c == nil || tok == nil {
 		return nil, errors.New("llm: New needs a core and a tokenizer")
 	}
-	cfg, err := cfg.resolve(c)
+	pp, err := newPreparer(cfg, c, tok)
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{cfg: cfg, core: c, tok: tok, p: newPipeline(tok, loggers)}, nil
+	return &Engine{Preparer: pp, core: c, tok: tok, p: newPipeline(tok, loggers)}, nil
 }
 
-// Tokenizer returns the engine's tokenizer.
-func (e *Engine) Tokenizer() *tokenizer.Tokenizer { return e.tok }
-
-// MaxModelLen returns the context length requests are validated against.
-func (e *Engine) MaxModelLen() int { return e.cfg.MaxModelLen }
-
-// Limits returns the bounds on one request's work.
-func (e *Engine) Limits() Limits { return e.cfg.Limits }
-
-// AddRequest validates r and hands it to the core. Errors: *InputError,
-// *sampling.ValidationError, output.ErrDuplicateID, or the core's.
+// AddRequest prepares r and submits it.
 func (e *Engine) AddRequest(r Request) error {
-	pr, err := prepare(&e.cfg, e.tok, &r)
+	prs, err := e.Prepare(r)
 	if err != nil {
 		return err
 	}
+	return e.Submit(prs[0])
+}
+
+// Submit hands a prepared request to the core. Errors:
+// output.ErrDuplicateID, or the core's.
+func (e *Engine) Submit(pr *Prepared) error {
 	if _, err := e.p.proc.AddRequest(pr.out); err != nil {
 		return err
 	}
@@ -63,7 +59,7 @@ func (e *Engine) AddRequest(r Request) error {
 				ids[j] = pr.engine[j].ID
 			}
 			e.core.Abort(ids...)
-			e.p.proc.Drop(r.ID)
+			e.p.proc.Drop(pr.out.ID)
 			return fmt.Errorf("llm: adding %s: %w", pr.engine[i].ID, err)
 		}
 	}

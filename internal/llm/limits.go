@@ -1,10 +1,13 @@
 package llm
 
-import "fmt"
+import (
+	"fmt"
+	"govllm/internal/apierr"
+)
 
 // Limits bound the work one request may ask for, so that no single request
 // can exhaust the server's memory or hold the engine indefinitely. A
-// request above a limit is refused with an *InputError naming the field
+// request above a limit is refused with an *apierr.Error naming the field
 // (HTTP 400). The defaults are documented in docs/reliability.md.
 type Limits struct {
 	// MaxN caps n (sequences per prompt); OpenAI's API caps it at 128.
@@ -59,14 +62,14 @@ func (l Limits) Check(prompts, n, promptTokens int) error {
 	l = l.withDefaults()
 	switch {
 	case n > l.MaxN:
-		return &InputError{Param: "n", Msg: fmt.Sprintf("n must be at most %d, got %d (the server's --max-request-n)", l.MaxN, n)}
+		return apierr.New("n", "n must be at most %d, got %d (the server's --max-request-n)", l.MaxN, n)
 	case prompts > 0 && n > l.MaxSequences/prompts:
-		return &InputError{Param: "n", Msg: fmt.Sprintf(
-			"%d prompts × n=%d asks for more than %d sequences in one request (the server's --max-request-sequences)", prompts, n, l.MaxSequences)}
+		return apierr.New("n",
+			"%d prompts × n=%d asks for more than %d sequences in one request (the server's --max-request-sequences)", prompts, n, l.MaxSequences)
 	case n > 0 && promptTokens > l.MaxTokens/n:
-		return &InputError{Param: "max_tokens", Msg: fmt.Sprintf(
+		return apierr.New("max_tokens",
 			"%d sequences asking for up to %d tokens each (max_tokens) exceed the limit of %d tokens per request (the server's --max-request-tokens); lower max_tokens or n",
-			prompts*n, promptTokens/max(prompts, 1), l.MaxTokens)}
+			prompts*n, promptTokens/max(prompts, 1), l.MaxTokens)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"govllm/internal/apierr"
 	"govllm/internal/core"
 	"govllm/internal/output"
 	"govllm/internal/sampling"
@@ -28,25 +29,14 @@ type Request struct {
 
 // Errors a caller branches on.
 var (
-	// ErrPromptTooLong: the prompt, or prompt + max_tokens, exceeds max_model_len.
-	// Wrapped in an *InputError.
+	// ErrPromptTooLong: the prompt, or prompt + max_tokens, exceeds
+	// max_model_len. Wrapped in an *apierr.Error.
 	ErrPromptTooLong = errors.New("llm: prompt too long")
 	// ErrEngineDead: the async engine's loop died; see AsyncEngine.Err.
 	ErrEngineDead = errors.New("llm: engine loop died")
 	// ErrClosed: the engine was closed.
 	ErrClosed = errors.New("llm: engine closed")
 )
-
-// InputError is a request the engine refuses before scheduling it (HTTP
-// 400). Param names the offending request field in its OpenAI spelling.
-type InputError struct {
-	Param string
-	Msg   string
-	Err   error // ErrPromptTooLong for length problems, else nil
-}
-
-func (e *InputError) Error() string { return fmt.Sprintf("invalid %s: %s", e.Param, e.Msg) }
-func (e *InputError) Unwrap() error { return e.Err }
 
 // Config configures a front end.
 type Config struct {
@@ -75,77 +65,130 @@ func (c Config) resolve(e *core.Engine) (Config, error) {
 		return c, err
 	}
 	c.Limits = c.Limits.withDefaults()
-	coreLen := e.Scheduler().Config().MaxModelLen
+	sc := e.Scheduler().Config()
 	if c.MaxModelLen == 0 {
-		c.MaxModelLen = coreLen
+		c.MaxModelLen = sc.MaxModelLen
 	}
-	if c.MaxModelLen > coreLen {
-		return c, fmt.Errorf("llm: max model len %d exceeds the scheduler's %d", c.MaxModelLen, coreLen)
+	if c.MaxModelLen > sc.MaxModelLen {
+		return c, fmt.Errorf("llm: max model len %d exceeds the scheduler's %d", c.MaxModelLen, sc.MaxModelLen)
 	}
 	return c, nil
 }
 
-// prepared is a validated request: what the Processor registers and what
-// the core receives.
-type prepared struct {
+// Preparer is the one request path: it turns requests into validated
+// engine requests (Prepare). Both front ends hold one; a test double of an
+// engine can hold one too, to validate exactly as the engine does.
+type Preparer struct {
+	cfg      Config // resolved: MaxModelLen set, Limits defaulted
+	tok      *tokenizer.Tokenizer
+	priority bool // the core schedules by priority: Request.Priority may be non-zero
+}
+
+// NewPreparer validates for tok's vocabulary, a context of maxModelLen
+// tokens, limits (zero fields: the defaults) and, with priority, accepts a
+// non-zero Request.Priority.
+func NewPreparer(tok *tokenizer.Tokenizer, maxModelLen int, limits Limits, priority bool) (*Preparer, error) {
+	cfg := Config{MaxModelLen: maxModelLen, Limits: limits}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if maxModelLen < 2 || tok == nil {
+		return nil, fmt.Errorf("llm: a preparer needs a tokenizer and a max model len of at least 2, got %d", maxModelLen)
+	}
+	cfg.Limits = cfg.Limits.withDefaults()
+	return &Preparer{cfg: cfg, tok: tok, priority: priority}, nil
+}
+
+// newPreparer resolves cfg against the core c.
+func newPreparer(cfg Config, c *core.Engine, tok *tokenizer.Tokenizer) (*Preparer, error) {
+	cfg, err := cfg.resolve(c)
+	if err != nil {
+		return nil, err
+	}
+	return NewPreparer(tok, cfg.MaxModelLen, cfg.Limits, c.Scheduler().Config().Policy == sched.Priority)
+}
+
+// Tokenizer returns the tokenizer requests are validated against.
+func (p *Preparer) Tokenizer() *tokenizer.Tokenizer { return p.tok }
+
+// MaxModelLen returns the context length requests are validated against.
+func (p *Preparer) MaxModelLen() int { return p.cfg.MaxModelLen }
+
+// Prepare validates the requests of one API call (tokenizing text
+// prompts) without starting them: the one place where a request is
+// checked, and so the place to add a check for a new request field. An
+// error is an *apierr.Error naming the field (and the prompt when there
+// are several); nothing should be started unless all are valid.
+func (p *Preparer) Prepare(reqs ...Request) ([]*Prepared, error) {
+	return prepare(p, reqs)
+}
+
+// Prepared is a validated request, ready for the engine: what the
+// Processor registers and what the core receives. Only Prepare makes one.
+type Prepared struct {
 	out    output.Request
 	engine []sched.EngineRequest
 }
 
-// prepare stamps, tokenizes and validates r (vLLM InputProcessor).
-func prepare(cfg *Config, tok *tokenizer.Tokenizer, r *Request) (*prepared, error) {
+// Request returns the request as validated: token ids, finished sampling
+// parameters (MaxTokens filled in, further EOS ids added as stop tokens),
+// arrival time stamped.
+func (p *Prepared) Request() Request {
+	r := Request{ID: p.out.ID, PromptTokenIDs: p.out.PromptTokenIDs, Params: p.out.Params,
+		ArrivalTime: p.out.ArrivalTime, OutputKind: p.out.Kind}
+	if len(p.engine) > 0 {
+		r.Priority = p.engine[0].Priority
+	}
+	return r
+}
+
+// prepare is Prepare for the requests of one API call: every check a
+// request field needs happens here, and nowhere after it (the scheduler
+// assumes valid input). An error is an *apierr.Error naming the field, and
+// the prompt when there are several.
+func prepare(pp *Preparer, reqs []Request) ([]*Prepared, error) {
+	out := make([]*Prepared, len(reqs))
+	tokens := 0 // Σ max_tokens over the prompts; each is below max-model-len
+	for i := range reqs {
+		p, err := pp.prepareOne(&reqs[i])
+		if err != nil {
+			return nil, apierr.InPrompt(err, i, len(reqs))
+		}
+		out[i] = p
+		tokens += p.out.Params.MaxTokens
+	}
+	if len(reqs) > 0 {
+		if err := pp.cfg.Limits.Check(len(reqs), reqs[0].Params.N, tokens); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// prepareOne stamps, tokenizes and validates r (vLLM InputProcessor).
+func (pp *Preparer) prepareOne(r *Request) (*Prepared, error) {
+	tok := pp.tok
 	if r.ArrivalTime.IsZero() {
 		r.ArrivalTime = time.Now()
+	}
+	if r.Priority != 0 && !pp.priority {
+		return nil, apierr.New("priority", "priority scheduling is not enabled (start the server with --scheduling-policy priority)")
 	}
 	ids := r.PromptTokenIDs
 	if ids == nil && r.Prompt != "" {
 		ids = tok.Encode(r.Prompt, true)
 	}
 	if len(ids) == 0 {
-		return nil, &InputError{Param: "prompt", Msg: "the prompt must not be empty"}
+		return nil, apierr.New("prompt", "the prompt must not be empty")
 	}
-	vocab := int32(tok.VocabSize())
-	for _, id := range ids {
-		if id < 0 || id >= vocab {
-			return nil, &InputError{Param: "prompt", Msg: fmt.Sprintf("token id %d is out of vocabulary (size %d)", id, vocab)}
-		}
-	}
-	maxLen := cfg.MaxModelLen
-	if len(ids) >= maxLen {
-		return nil, &InputError{Param: "prompt", Err: ErrPromptTooLong, Msg: fmt.Sprintf(
-			"this model's maximum context length is %d tokens, and the prompt has %d tokens, leaving no room for output", maxLen, len(ids))}
-	}
-	p := r.Params
-	if p.MaxTokens == 0 {
-		p.MaxTokens = maxLen - len(ids)
-	}
-	if err := p.Validate(); err != nil {
+	if err := checkVocab("prompt", ids, tok.VocabSize()); err != nil {
 		return nil, err
 	}
-	if err := cfg.Limits.Check(1, p.N, p.MaxTokens); err != nil {
+	p, err := finishParams(&pp.cfg, tok, r.Params, len(ids))
+	if err != nil {
 		return nil, err
 	}
-	// Compared without adding: MaxTokens may be near the int range's end.
-	if p.MaxTokens > maxLen-len(ids) {
-		return nil, &InputError{Param: "max_tokens", Err: ErrPromptTooLong, Msg: fmt.Sprintf(
-			"this model's maximum context length is %d tokens; you requested %d tokens (%d in the prompt, %d for the completion)",
-			maxLen, len(ids)+p.MaxTokens, len(ids), p.MaxTokens)}
-	}
-	for _, id := range p.StopTokenIDs {
-		if id >= vocab {
-			return nil, &sampling.ValidationError{Param: "stop_token_ids", Msg: fmt.Sprintf("token id %d is out of vocabulary (size %d)", id, vocab)}
-		}
-	}
-	// Further end-of-sequence ids (Llama 3's <|eot_id|>) stop like stop
-	// tokens unless EOS is ignored (vLLM update_from_generation_config).
-	if !p.IgnoreEOS {
-		for _, id := range tok.EOSIDs() {
-			if id != tok.EOS() && !slices.Contains(p.StopTokenIDs, id) {
-				p.StopTokenIDs = append(slices.Clip(p.StopTokenIDs), id)
-			}
-		}
-	}
-	pr := &prepared{out: output.Request{ID: r.ID, PromptTokenIDs: ids, Params: p, Kind: r.OutputKind, ArrivalTime: r.ArrivalTime}}
+	pr := &Prepared{out: output.Request{ID: r.ID, PromptTokenIDs: ids, Params: p, Kind: r.OutputKind, ArrivalTime: r.ArrivalTime}}
 	pr.engine = make([]sched.EngineRequest, p.N)
 	for i := range pr.engine {
 		pr.engine[i] = sched.EngineRequest{
@@ -158,4 +201,59 @@ func prepare(cfg *Config, tok *tokenizer.Tokenizer, r *Request) (*prepared, erro
 		}
 	}
 	return pr, nil
+}
+
+// finishParams fills an open max_tokens (0) with max-model-len − prompt,
+// checks the lengths, the ranges and the limits, and adds the model's
+// further end-of-sequence ids as stop tokens.
+func finishParams(cfg *Config, tok *tokenizer.Tokenizer, p sampling.Params, promptLen int) (sampling.Params, error) {
+	maxLen := cfg.MaxModelLen
+	if promptLen >= maxLen {
+		return p, &apierr.Error{Param: "prompt", Err: ErrPromptTooLong, Msg: fmt.Sprintf(
+			"this model's maximum context length is %d tokens, and the prompt has %d tokens, leaving no room for output", maxLen, promptLen)}
+	}
+	if p.MaxTokens == 0 {
+		p.MaxTokens = maxLen - promptLen
+	}
+	if err := p.Validate(); err != nil {
+		return p, err
+	}
+	if err := cfg.Limits.Check(1, p.N, p.MaxTokens); err != nil {
+		return p, err
+	}
+	// Compared without adding: MaxTokens may be near the int range's end.
+	if p.MaxTokens > maxLen-promptLen {
+		return p, &apierr.Error{Param: "max_tokens", Err: ErrPromptTooLong, Msg: fmt.Sprintf(
+			"this model's maximum context length is %d tokens; you requested %d tokens (%d in the prompt, %d for the completion); lower max_tokens to at most %d",
+			maxLen, promptLen+p.MaxTokens, promptLen, p.MaxTokens, maxLen-promptLen)}
+	}
+	if err := checkVocab("stop_token_ids", p.StopTokenIDs, tok.VocabSize()); err != nil {
+		return p, err
+	}
+	// Further end-of-sequence ids (Llama 3's <|eot_id|>) stop like stop
+	// tokens unless EOS is ignored (vLLM update_from_generation_config).
+	if !p.IgnoreEOS {
+		for _, id := range tok.EOSIDs() {
+			if id != tok.EOS() && !slices.Contains(p.StopTokenIDs, id) {
+				p.StopTokenIDs = append(slices.Clip(p.StopTokenIDs), id)
+			}
+		}
+	}
+	return p, nil
+}
+
+// checkVocab refuses token ids outside [0, vocab) in field param.
+func checkVocab(param string, ids []int32, vocab int) error {
+	for _, id := range ids {
+		if id < 0 || int(id) >= vocab {
+			return apierr.New(param, "token id %d is out of range [0, %d)", id, vocab)
+		}
+	}
+	return nil
+}
+
+// CheckTokenIDs refuses token ids outside tok's vocabulary in field param
+// (for callers that take ids without generating, such as /detokenize).
+func CheckTokenIDs(tok *tokenizer.Tokenizer, param string, ids []int32) error {
+	return checkVocab(param, ids, tok.VocabSize())
 }

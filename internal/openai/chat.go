@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"govllm/internal/apierr"
 	"govllm/internal/sampling"
 )
 
@@ -55,7 +56,7 @@ func (c *ChatContent) UnmarshalJSON(b []byte) error {
 	if len(b) > 0 && b[0] == '"' {
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
-			return paramErr("messages", "content must be a string or an array of text parts")
+			return apierr.New("messages", "content must be a string or an array of text parts")
 		}
 		*c = ChatContent(s)
 		return nil
@@ -65,12 +66,12 @@ func (c *ChatContent) UnmarshalJSON(b []byte) error {
 		Text *string `json:"text"`
 	}
 	if err := json.Unmarshal(b, &parts); err != nil {
-		return paramErr("messages", "content must be a string or an array of text parts")
+		return apierr.New("messages", "content must be a string or an array of text parts")
 	}
 	texts := make([]string, 0, len(parts))
 	for _, p := range parts {
 		if p.Type != "text" || p.Text == nil {
-			return paramErr("messages", "content part type %q is not supported (only \"text\")", p.Type)
+			return apierr.New("messages", "content part type %q is not supported (only \"text\")", p.Type)
 		}
 		texts = append(texts, *p.Text)
 	}
@@ -82,7 +83,7 @@ var chatRoles = map[string]bool{"system": true, "developer": true, "user": true,
 
 // SamplingParams converts the request over the server defaults base.
 // max_completion_tokens wins over max_tokens; when both are absent MaxTokens
-// is 0 and FinishParams fills max-model-len − prompt length.
+// is 0 and the engine (llm.Preparer) fills max-model-len − prompt length.
 func (r *ChatCompletionRequest) SamplingParams(base sampling.Params) (sampling.Params, error) {
 	if err := r.check(); err != nil {
 		return base, err
@@ -99,41 +100,41 @@ func (r *ChatCompletionRequest) SamplingParams(base sampling.Params) (sampling.P
 			n = *r.TopLogprobs
 		}
 		if n < 0 || n > sampling.MaxLogprobs {
-			return base, paramErr("top_logprobs", "must be in [0, %d], got %d", sampling.MaxLogprobs, n)
+			return base, apierr.New("top_logprobs", "must be in [0, %d], got %d", sampling.MaxLogprobs, n)
 		}
 		lp = &n
 	case r.TopLogprobs != nil && *r.TopLogprobs != 0:
-		return base, paramErr("top_logprobs", "top_logprobs requires logprobs to be true")
+		return base, apierr.New("top_logprobs", "top_logprobs requires logprobs to be true")
 	}
 	return r.toParams(base, mt, lp)
 }
 
 func (r *ChatCompletionRequest) check() error {
 	if len(r.Messages) == 0 {
-		return paramErr("messages", "must contain at least one message")
+		return apierr.New("messages", "must contain at least one message")
 	}
 	for i, m := range r.Messages {
 		if !chatRoles[m.Role] {
-			return paramErr("messages", "messages[%d].role %q is not one of system, developer, user, assistant, tool", i, m.Role)
+			return apierr.New("messages", "messages[%d].role %q is not one of system, developer, user, assistant, tool", i, m.Role)
 		}
 	}
 	switch {
 	case r.Echo:
-		return paramErr("echo", "echo is not supported")
+		return apierr.New("echo", "echo is not supported")
 	case len(r.Tools) > 0:
-		return paramErr("tools", "tool calling is not supported")
+		return apierr.New("tools", "tool calling is not supported")
 	case len(r.ToolChoice) > 0 && !bytes.Equal(r.ToolChoice, []byte(`"none"`)) && !bytes.Equal(r.ToolChoice, []byte("null")):
-		return paramErr("tool_choice", "tool calling is not supported")
+		return apierr.New("tool_choice", "tool calling is not supported")
 	case r.ResponseFormat != nil && r.ResponseFormat.Type != "text":
-		return paramErr("response_format", "response_format %q is not supported (only \"text\")", r.ResponseFormat.Type)
+		return apierr.New("response_format", "response_format %q is not supported (only \"text\")", r.ResponseFormat.Type)
 	case r.ChatTemplate != nil:
-		return paramErr("chat_template", "a per-request chat template is not supported; start the server with --chat-template")
+		return apierr.New("chat_template", "a per-request chat template is not supported; start the server with --chat-template")
 	case r.StreamOptions != nil && !r.Stream:
-		return paramErr("stream_options", "stream_options is only allowed when stream is true")
+		return apierr.New("stream_options", "stream_options is only allowed when stream is true")
 	case r.ContinueFinalMessage && r.AddGenerationPrompt != nil && *r.AddGenerationPrompt:
-		return paramErr("continue_final_message", "continue_final_message and add_generation_prompt cannot both be true")
+		return apierr.New("continue_final_message", "continue_final_message and add_generation_prompt cannot both be true")
 	case r.ContinueFinalMessage && r.Messages[len(r.Messages)-1].Role != "assistant":
-		return paramErr("continue_final_message", "the final message must have role assistant")
+		return apierr.New("continue_final_message", "the final message must have role assistant")
 	}
 	return nil
 }

@@ -3,8 +3,7 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
+	"govllm/internal/apierr"
 )
 
 // Usage counts tokens for one request: completion tokens summed over every
@@ -49,14 +48,14 @@ func (s *Stop) UnmarshalJSON(b []byte) error {
 	case len(b) > 0 && b[0] == '"':
 		var one string
 		if err := json.Unmarshal(b, &one); err != nil {
-			return paramErr("stop", "expected a string or an array of strings")
+			return apierr.New("stop", "expected a string or an array of strings")
 		}
 		*s = Stop{one}
 		return nil
 	}
 	var many []string
 	if err := json.Unmarshal(b, &many); err != nil {
-		return paramErr("stop", "expected a string or an array of strings")
+		return apierr.New("stop", "expected a string or an array of strings")
 	}
 	*s = many
 	return nil
@@ -90,7 +89,7 @@ func (p *Prompt) UnmarshalJSON(b []byte) error {
 	if bytes.Equal(b, []byte("null")) {
 		return nil
 	}
-	bad := paramErr("prompt", "expected a string, an array of strings, an array of token ids, or an array of arrays of token ids")
+	bad := apierr.New("prompt", "expected a string, an array of strings, an array of token ids, or an array of arrays of token ids")
 	if len(b) > 0 && b[0] == '"' {
 		var text string
 		if err := json.Unmarshal(b, &text); err != nil {
@@ -104,7 +103,7 @@ func (p *Prompt) UnmarshalJSON(b []byte) error {
 		return bad
 	}
 	if len(items) == 0 {
-		return paramErr("prompt", "must not be empty")
+		return apierr.New("prompt", "must not be empty")
 	}
 	first := bytes.TrimSpace(items[0])
 	switch {
@@ -120,7 +119,7 @@ func (p *Prompt) UnmarshalJSON(b []byte) error {
 	case len(first) > 0 && first[0] == '[':
 		var lists [][]int32
 		if err := json.Unmarshal(b, &lists); err != nil {
-			return paramErr("prompt", "token ids must be integers in int32 range")
+			return apierr.New("prompt", "token ids must be integers in int32 range")
 		}
 		*p = make(Prompt, len(lists))
 		for i, ids := range lists {
@@ -129,7 +128,7 @@ func (p *Prompt) UnmarshalJSON(b []byte) error {
 	default:
 		var ids []int32
 		if err := json.Unmarshal(b, &ids); err != nil {
-			return paramErr("prompt", "token ids must be integers in int32 range")
+			return apierr.New("prompt", "token ids must be integers in int32 range")
 		}
 		*p = Prompt{{TokenIDs: ids, IsTokens: true}}
 	}
@@ -142,31 +141,19 @@ func (p *Prompt) UnmarshalJSON(b []byte) error {
 func (p Prompt) Validate() error {
 	switch {
 	case len(p) == 0:
-		return paramErr("prompt", "is required")
+		return apierr.New("prompt", "is required")
 	case len(p) > MaxPrompts:
-		return paramErr("prompt", "got %d prompts; at most %d are accepted per request", len(p), MaxPrompts)
+		return apierr.New("prompt", "got %d prompts; at most %d are accepted per request", len(p), MaxPrompts)
 	}
 	for i, in := range p {
 		if in.IsTokens && len(in.TokenIDs) == 0 || !in.IsTokens && in.Text == "" {
-			return InPrompt(paramErr("prompt", "must not be empty"), i, len(p))
+			return apierr.InPrompt(apierr.New("prompt", "must not be empty"), i, len(p))
 		}
 		for _, id := range in.TokenIDs {
 			if id < 0 {
-				return InPrompt(paramErr("prompt", "token ids must be non-negative, got %d", id), i, len(p))
+				return apierr.InPrompt(apierr.New("prompt", "token ids must be non-negative, got %d", id), i, len(p))
 			}
 		}
 	}
 	return nil
-}
-
-// InPrompt names prompt i of a request holding n prompts in err when err
-// is a *ParamError and n > 1 ("invalid prompt: prompt[2]: must not be
-// empty"); the param is kept. Other errors, and every error of a
-// single-prompt request, are returned as they are.
-func InPrompt(err error, i, n int) error {
-	var pe *ParamError
-	if n <= 1 || !errors.As(err, &pe) {
-		return err
-	}
-	return &ParamError{Param: pe.Param, Msg: fmt.Sprintf("prompt[%d]: %s", i, pe.Msg)}
 }

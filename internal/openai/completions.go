@@ -1,6 +1,9 @@
 package openai
 
-import "govllm/internal/sampling"
+import (
+	"govllm/internal/apierr"
+	"govllm/internal/sampling"
+)
 
 // CompletionRequest is the body of POST /v1/completions.
 type CompletionRequest struct {
@@ -19,7 +22,7 @@ type CompletionRequest struct {
 const DefaultCompletionMaxTokens = 16
 
 // SamplingParams converts the request over the server defaults base.
-// MaxTokens defaults to 16; call FinishParams once the prompt length is known.
+// MaxTokens defaults to 16; the engine (llm.Preparer) finishes them once the prompt length is known.
 func (r *CompletionRequest) SamplingParams(base sampling.Params) (sampling.Params, error) {
 	if err := r.check(); err != nil {
 		return base, err
@@ -38,11 +41,11 @@ func (r *CompletionRequest) check() error {
 	}
 	switch {
 	case r.Echo && r.Logprobs != nil:
-		return paramErr("echo", "echo together with logprobs is not supported (prompt logprobs are not computed)")
+		return apierr.New("echo", "echo together with logprobs is not supported (prompt logprobs are not computed)")
 	case r.Suffix != nil && *r.Suffix != "":
-		return paramErr("suffix", "suffix is not supported")
+		return apierr.New("suffix", "suffix is not supported")
 	case r.StreamOptions != nil && !r.Stream:
-		return paramErr("stream_options", "stream_options is only allowed when stream is true")
+		return apierr.New("stream_options", "stream_options is only allowed when stream is true")
 	}
 	return nil
 }

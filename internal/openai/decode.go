@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"govllm/internal/apierr"
 	"io"
+	"net/http"
 	"strings"
 )
 
 // Decode reads one JSON object from r into v. Malformed JSON, a value of the
-// wrong type, an empty body or trailing data give a *ParamError (Param is
+// wrong type, an empty body or trailing data give a *apierr.Error (Param is
 // the JSON path of the field for type errors). A body that cannot be read
 // (broken chunked encoding, a Content-Length longer than the body, the
 // body-size limit) gives a *BodyError wrapping the read error, so the
@@ -18,48 +20,51 @@ import (
 func Decode(r io.Reader, v any) error {
 	body, err := io.ReadAll(r)
 	if err != nil {
-		return &BodyError{Err: err}
+		return bodyError(err)
 	}
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
-		return &ParamError{Msg: "request body is empty; expected a JSON object"}
+		return &apierr.Error{Msg: "request body is empty; expected a JSON object"}
 	}
 	if body[0] != '{' {
-		return &ParamError{Msg: "request body must be a JSON object"}
+		return &apierr.Error{Msg: "request body must be a JSON object"}
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil {
 		return decodeError(err)
 	}
 	if dec.More() {
-		return &ParamError{Msg: "malformed JSON: unexpected data after the top-level object"}
+		return &apierr.Error{Msg: "malformed JSON: unexpected data after the top-level object"}
 	}
 	return nil
 }
 
-// BodyError is a request body that could not be read: the client's fault
-// (HTTP 400), or 413 when Err is the body-size limit.
-type BodyError struct{ Err error }
-
-func (e *BodyError) Error() string { return "reading the request body: " + e.Err.Error() }
-func (e *BodyError) Unwrap() error { return e.Err }
+// bodyError is a body that could not be read: the client's fault, 400, or
+// 413 when it is the body-size limit.
+func bodyError(err error) error {
+	status := http.StatusBadRequest
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		status = http.StatusRequestEntityTooLarge
+	}
+	return &apierr.Error{Status: status, Msg: "reading the request body: " + err.Error(), Err: err}
+}
 
 func decodeError(err error) error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
-	var pe *ParamError
+	var pe *apierr.Error
 	switch {
 	case errors.As(err, &pe):
 		return pe
 	case errors.As(err, &se):
-		return &ParamError{Msg: fmt.Sprintf("malformed JSON at offset %d: %v", se.Offset, se)}
+		return &apierr.Error{Msg: fmt.Sprintf("malformed JSON at offset %d: %v", se.Offset, se)}
 	case errors.As(err, &te):
 		field := topField(te.Field)
-		return &ParamError{Param: field, Msg: fmt.Sprintf("expected %s, got JSON %s", goTypeName(te.Type.String()), te.Value)}
+		return &apierr.Error{Param: field, Msg: fmt.Sprintf("expected %s, got JSON %s", goTypeName(te.Type.String()), te.Value)}
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return &ParamError{Msg: "malformed JSON: unexpected end of body"}
+		return &apierr.Error{Msg: "malformed JSON: unexpected end of body"}
 	}
-	return &ParamError{Msg: "malformed JSON: " + err.Error()}
+	return &apierr.Error{Msg: "malformed JSON: " + err.Error()}
 }
 
 func goTypeName(t string) string {

@@ -6,12 +6,12 @@
 // vLLM counterpart: vllm/entrypoints/openai/protocol.py (the pydantic models
 // and their to_sampling_params methods).
 //
-// Imports: internal/sampling and internal/stats only. Nothing here does I/O
+// Imports: internal/sampling, internal/stats and internal/apierr only. Nothing here does I/O
 // beyond decoding a request body handed in by the caller; the HTTP server
 // (internal/httpapi) owns routing, status codes and streaming.
 //
 // Invariants:
-//   - every decode or validation failure is a *ParamError naming the offending
+//   - every decode or validation failure is a *apierr.Error naming the offending
 //     field in its OpenAI spelling ("" when the body as a whole is bad), so
 //     the server maps it to a 400 envelope in one place;
 //   - optional request fields are pointers: absent means "use the default",

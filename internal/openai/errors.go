@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"fmt"
 	"net/http"
 )
 
@@ -50,22 +49,4 @@ func ErrorType(status int) string {
 		return "InternalServerError"
 	}
 	return "BadRequestError"
-}
-
-// ParamError is a bad request attributable to one field (Param, OpenAI
-// spelling) or to the body as a whole (Param == "").
-type ParamError struct {
-	Param string
-	Msg   string
-}
-
-func (e *ParamError) Error() string {
-	if e.Param == "" {
-		return e.Msg
-	}
-	return fmt.Sprintf("invalid %s: %s", e.Param, e.Msg)
-}
-
-func paramErr(param, format string, a ...any) error {
-	return &ParamError{Param: param, Msg: fmt.Sprintf(format, a...)}
 }

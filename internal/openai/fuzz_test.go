@@ -5,11 +5,12 @@ import (
 	"errors"
 	"testing"
 
+	"govllm/internal/apierr"
 	"govllm/internal/sampling"
 )
 
 // FuzzDecode: no body makes decoding or conversion panic, and every
-// failure is a *ParamError or a *sampling.ValidationError.
+// failure is an *apierr.Error.
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{
 		`{"prompt":"a","max_tokens":3,"stop":["x"],"n":2}`, `{"prompt":[1,2],"logprobs":2}`, `{"prompt":[[1]]}`,
@@ -21,9 +22,8 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		check := func(err error) {
-			var pe *ParamError
-			var ve *sampling.ValidationError
-			if err != nil && !errors.As(err, &pe) && !errors.As(err, &ve) {
+			var pe *apierr.Error
+			if err != nil && !errors.As(err, &pe) {
 				t.Fatalf("untyped error %T: %v", err, err)
 			}
 		}
@@ -33,7 +33,7 @@ func FuzzDecode(f *testing.F) {
 		} else if p, err := c.SamplingParams(sampling.Default()); err != nil {
 			check(err)
 		} else {
-			check(FinishParams(&p, 4, 64))
+			check(validate(p))
 		}
 		var ch ChatCompletionRequest
 		if err := Decode(bytes.NewReader(body), &ch); err != nil {
@@ -41,7 +41,16 @@ func FuzzDecode(f *testing.F) {
 		} else if p, err := ch.SamplingParams(sampling.Default()); err != nil {
 			check(err)
 		} else {
-			check(FinishParams(&p, 4, 64))
+			check(validate(p))
 		}
 	})
+}
+
+// validate runs sampling's checks on p, with an open max_tokens (0) filled
+// as the engine fills it.
+func validate(p sampling.Params) error {
+	if p.MaxTokens == 0 {
+		p.MaxTokens = 60
+	}
+	return p.Validate()
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"govllm/internal/apierr"
 	"govllm/internal/sampling"
 	"govllm/internal/stats"
 )
@@ -36,9 +37,9 @@ func TestDecodeCompletionErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var r CompletionRequest
 			err := Decode(strings.NewReader(tt.body), &r)
-			var pe *ParamError
+			var pe *apierr.Error
 			if !errors.As(err, &pe) {
-				t.Fatalf("err = %v (%T), want *ParamError", err, err)
+				t.Fatalf("err = %v (%T), want *apierr.Error", err, err)
 			}
 			if pe.Param != tt.param || !strings.Contains(pe.Error(), tt.msg) {
 				t.Fatalf("got param %q msg %q, want param %q containing %q", pe.Param, pe.Error(), tt.param, tt.msg)
@@ -95,7 +96,7 @@ func TestPromptShapes(t *testing.T) {
 				t.Fatalf("got %+v, want %+v", p, tt.want)
 			}
 			err := p.Validate()
-			var pe *ParamError
+			var pe *apierr.Error
 			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (!errors.As(err, &pe) || pe.Param != "prompt" || !strings.Contains(err.Error(), tt.wantErr)) {
 				t.Fatalf("Validate = %v, want %q", err, tt.wantErr)
 			}
@@ -126,36 +127,9 @@ func TestPromptDecodeErrors(t *testing.T) {
 					err = r.Prompt.Validate()
 				}
 			}
-			var pe *ParamError
+			var pe *apierr.Error
 			if !errors.As(err, &pe) || pe.Param != "prompt" || !strings.Contains(pe.Error(), tt.msg) {
 				t.Fatalf("err = %v, want a prompt error containing %q", err, tt.msg)
-			}
-		})
-	}
-}
-
-func TestInPrompt(t *testing.T) {
-	pe := &ParamError{Param: "max_tokens", Msg: "too many"}
-	other := errors.New("other")
-	tests := []struct {
-		name string
-		err  error
-		i, n int
-		want string
-	}{
-		{"single prompt unchanged", pe, 0, 1, "invalid max_tokens: too many"},
-		{"named among several", pe, 3, 4, "invalid max_tokens: prompt[3]: too many"},
-		{"other errors unchanged", other, 1, 2, "other"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := InPrompt(tt.err, tt.i, tt.n)
-			if got.Error() != tt.want {
-				t.Fatalf("got %q, want %q", got, tt.want)
-			}
-			var p *ParamError
-			if errors.As(tt.err, &p) && (!errors.As(got, &p) || p.Param != "max_tokens") {
-				t.Fatalf("param lost: %v", got)
 			}
 		})
 	}
@@ -222,7 +196,7 @@ func TestChatSamplingParams(t *testing.T) {
 			}
 			p, err := r.SamplingParams(sampling.Default())
 			if tt.param != "" {
-				var pe *ParamError
+				var pe *apierr.Error
 				if !errors.As(err, &pe) || pe.Param != tt.param {
 					t.Fatalf("err = %v, want param %q", err, tt.param)
 				}
@@ -250,46 +224,9 @@ func TestChatContentParts(t *testing.T) {
 		t.Fatalf("got %+v", r.Messages)
 	}
 	err := Decode(strings.NewReader(`{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{}}]}]}`), &r)
-	var pe *ParamError
+	var pe *apierr.Error
 	if !errors.As(err, &pe) || pe.Param != "messages" {
 		t.Fatalf("image part: %v", err)
-	}
-}
-
-func TestFinishParams(t *testing.T) {
-	tests := []struct {
-		name                   string
-		maxTokens, prompt, mml int
-		want                   int
-		param                  string
-	}{
-		{"fill", 0, 10, 100, 90, ""},
-		{"fits", 20, 10, 100, 20, ""},
-		{"too long prompt", 0, 100, 100, 0, "prompt"},
-		{"too many tokens", 95, 10, 100, 0, "max_tokens"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p := sampling.Default()
-			p.MaxTokens = tt.maxTokens
-			err := FinishParams(&p, tt.prompt, tt.mml)
-			if tt.param != "" {
-				var pe *ParamError
-				if !errors.As(err, &pe) || pe.Param != tt.param {
-					t.Fatalf("err = %v, want param %q", err, tt.param)
-				}
-				return
-			}
-			if err != nil || p.MaxTokens != tt.want {
-				t.Fatalf("max_tokens %d err %v, want %d", p.MaxTokens, err, tt.want)
-			}
-		})
-	}
-	p := sampling.Default()
-	p.TopP = 2
-	var ve *sampling.ValidationError
-	if err := FinishParams(&p, 1, 100); !errors.As(err, &ve) || ve.Param != "top_p" {
-		t.Fatalf("validation passes through: %v", err)
 	}
 }
 

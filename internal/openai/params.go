@@ -3,6 +3,7 @@ package openai
 import (
 	"math"
 
+	"govllm/internal/apierr"
 	"govllm/internal/sampling"
 )
 
@@ -43,15 +44,15 @@ func (f *SamplingFields) toParams(base sampling.Params, maxTokens *int, logprobs
 		p.N = *f.N
 	}
 	if f.BestOf != nil && *f.BestOf != p.N {
-		return p, paramErr("best_of", "best_of is not supported (it must equal n)")
+		return p, apierr.New("best_of", "best_of is not supported (it must equal n)")
 	}
 	if len(f.LogitBias) > 0 {
-		return p, paramErr("logit_bias", "logit_bias is not supported")
+		return p, apierr.New("logit_bias", "logit_bias is not supported")
 	}
 	p.MaxTokens = 0
 	if maxTokens != nil {
 		if *maxTokens < 1 {
-			return p, paramErr("max_tokens", "must be at least 1, got %d", *maxTokens)
+			return p, apierr.New("max_tokens", "must be at least 1, got %d", *maxTokens)
 		}
 		p.MaxTokens = *maxTokens
 	}
@@ -72,7 +73,7 @@ func (f *SamplingFields) toParams(base sampling.Params, maxTokens *int, logprobs
 			continue
 		}
 		if math.IsNaN(*x.src) || math.IsInf(*x.src, 0) || math.Abs(*x.src) > math.MaxFloat32 {
-			return p, paramErr(x.name, "must be a finite number")
+			return p, apierr.New(x.name, "must be a finite number")
 		}
 		*x.dst = float32(*x.src)
 	}
@@ -100,20 +101,4 @@ func (f *SamplingFields) toParams(base sampling.Params, maxTokens *int, logprobs
 		p.Logprobs = &n
 	}
 	return p, nil
-}
-
-// FinishParams fills MaxTokens when the request left it open (0) with
-// maxModelLen − promptLen, checks that the prompt plus max_tokens fit, and
-// runs sampling.Validate. It is the last check before the engine.
-func FinishParams(p *sampling.Params, promptLen, maxModelLen int) error {
-	if promptLen >= maxModelLen {
-		return paramErr("prompt", "this model's maximum context length is %d tokens, but the prompt has %d tokens", maxModelLen, promptLen)
-	}
-	if p.MaxTokens == 0 {
-		p.MaxTokens = maxModelLen - promptLen
-	}
-	if p.MaxTokens > maxModelLen-promptLen { // not promptLen+MaxTokens: that can overflow
-		return paramErr("max_tokens", "this model's maximum context length is %d tokens; the prompt has %d tokens and %d were requested (max_tokens); lower max_tokens to at most %d", maxModelLen, promptLen, p.MaxTokens, maxModelLen-promptLen)
-	}
-	return p.Validate()
 }

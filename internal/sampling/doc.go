@@ -2,7 +2,7 @@
 // the Sampler that turns a row of logits into a token.
 //
 // vLLM counterpart: vllm/sampling_params.py and vllm/v1/sample/sampler.py.
-// Imports: nothing internal (a leaf).
+// Imports: internal/apierr only (a leaf).
 //
 // # Sampler
 //

@@ -1,6 +1,6 @@
 package sampling
 
-import "fmt"
+import "govllm/internal/apierr"
 
 // Params are the per-request sampling parameters (vLLM SamplingParams).
 // The zero value is not valid: use Default() and override fields.
@@ -35,20 +35,10 @@ func (p *Params) Greedy() bool { return p.Temperature == 0 }
 // MaxLogprobs caps Params.Logprobs (vLLM's max_logprobs default).
 const MaxLogprobs = 20
 
-// ValidationError is returned by Validate; Param names the offending field in
-// its OpenAI spelling (e.g. "top_p").
-type ValidationError struct {
-	Param string
-	Msg   string
-}
-
-func (e *ValidationError) Error() string { return fmt.Sprintf("invalid %s: %s", e.Param, e.Msg) }
-
-// Validate checks the ranges vLLM checks and returns a *ValidationError.
+// Validate checks the ranges vLLM checks and returns an *apierr.Error
+// naming the field in its OpenAI spelling (e.g. "top_p").
 func (p *Params) Validate() error {
-	bad := func(param, format string, a ...any) error {
-		return &ValidationError{Param: param, Msg: fmt.Sprintf(format, a...)}
-	}
+	bad := func(param, format string, a ...any) error { return apierr.New(param, format, a...) }
 	switch {
 	case p.N < 1:
 		return bad("n", "must be at least 1, got %d", p.N)
