@@ -68,11 +68,15 @@ func (c Config) Validate() error {
 
 // Engine is the synchronous engine core. Not safe for concurrent use.
 type Engine struct {
+	cfg  Config
 	s    *sched.Scheduler
 	exec Executor
 	err  error // sticky executor failure
 	// errOutputs report Commands whose AddRequest failed (Run only).
 	errOutputs []sched.CoreOutput
+	// owed: the last request just left; one more step publishes the
+	// stats-only snapshot, so gauges return to 0 (HasWork says so).
+	owed bool
 }
 
 // New builds an Engine with a fresh KV-cache manager and scheduler.
@@ -91,10 +95,13 @@ func New(cfg Config, exec Executor) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{s: s, exec: exec}, nil
+	return &Engine{cfg: cfg, s: s, exec: exec}, nil
 }
 
-// Scheduler exposes the scheduler for inspection between steps.
+// Config returns the configuration the engine was built with.
+func (e *Engine) Config() Config { return e.cfg }
+
+// Scheduler exposes the scheduler for inspection between steps (tests).
 func (e *Engine) Scheduler() *sched.Scheduler { return e.s }
 
 // AddRequest queues a request (errors wrap sched.ErrDuplicateRequest,
@@ -107,8 +114,13 @@ func (e *Engine) Abort(ids ...sched.RequestID) { e.s.Abort(ids...) }
 // ResetPrefixCache drops the prefix cache when no KV block is in use.
 func (e *Engine) ResetPrefixCache() bool { return e.s.ResetPrefixCache() }
 
-// HasWork reports unfinished requests or undelivered outputs.
-func (e *Engine) HasWork() bool {
+// HasWork reports whether Step has something to do: unfinished requests,
+// undelivered outputs, or the stats-only snapshot owed after the last
+// request left (so that the gauges a stat logger records return to 0).
+func (e *Engine) HasWork() bool { return e.busy() || e.owed }
+
+// busy reports unfinished requests or undelivered outputs.
+func (e *Engine) busy() bool {
 	return e.s.HasRequests() || e.s.HasPendingOutputs() || len(e.errOutputs) > 0
 }
 
@@ -127,6 +139,7 @@ func (e *Engine) Step(ctx context.Context) (_ sched.CoreOutputs, err error) {
 			err = e.die(fmt.Errorf("core: step: %w", pe))
 		}
 	}()
+	busy := e.busy()
 	so := e.s.Schedule()
 	var ro *sched.RunnerOutput
 	if len(so.Requests) > 0 {
@@ -149,26 +162,24 @@ func (e *Engine) Step(ctx context.Context) (_ sched.CoreOutputs, err error) {
 		outs.Outputs = append(e.errOutputs, outs.Outputs...)
 		e.errOutputs = nil
 	}
+	e.owed = busy && !e.busy()
 	return outs, nil
 }
 
 // Command is one instruction to Run.
 type Command struct {
-	// Add queues a request.
+	// Add queues a request. A failed Add (the request was validated
+	// before, so this is a bug or a duplicate id) is reported as a
+	// CoreOutput{FinishReason: FinishError} for Add.ID in the next step.
 	Add *sched.EngineRequest
-	// Result, when non-nil, receives Add's error (nil on success); give it
-	// a buffer of 1: Run never blocks on it. When nil, a failed Add is
-	// reported as a CoreOutput{FinishReason: FinishError} for Add.ID in the
-	// next step.
-	Result chan<- error
 	// Abort finishes these requests (FinishAbort).
 	Abort []sched.RequestID
 }
 
 // Run owns the Engine on the calling goroutine: it applies pending
-// Commands, steps while there is work and sends every step's CoreOutputs
-// (stats-only ones too) to out, then one more stats-only CoreOutputs after
-// the last request leaves. When idle it blocks on in and ctx. It returns
+// Commands, steps while HasWork and sends every step's CoreOutputs
+// (stats-only ones too, such as the one after the last request leaves) to
+// out. When idle it blocks on in and ctx. It returns
 // ctx.Err() when ctx is done, nil when in is closed and the engine is idle,
 // and a wrapped error when the executor fails (the engine is then dead).
 func (e *Engine) Run(ctx context.Context, in <-chan Command, out chan<- sched.CoreOutputs) (err error) {
@@ -177,13 +188,12 @@ func (e *Engine) Run(ctx context.Context, in <-chan Command, out chan<- sched.Co
 			err = e.die(fmt.Errorf("core: run: %w", pe))
 		}
 	}()
-	owed := false // a stats-only snapshot after the last request left
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		in = e.drain(in)
-		if busy := e.HasWork(); busy || owed {
+		if e.HasWork() {
 			outs, err := e.Step(ctx)
 			if err != nil {
 				return err
@@ -201,7 +211,6 @@ func (e *Engine) Run(ctx context.Context, in <-chan Command, out chan<- sched.Co
 			// or the outputs would reach their streams a step late or, on
 			// a busy engine, only when it idles.
 			runtime.Gosched()
-			owed = busy && !e.HasWork()
 			continue
 		}
 		if in == nil {
@@ -239,14 +248,7 @@ func (e *Engine) drain(in <-chan Command) <-chan Command {
 
 func (e *Engine) apply(cmd Command) {
 	if cmd.Add != nil {
-		err := e.AddRequest(*cmd.Add)
-		switch {
-		case cmd.Result != nil:
-			select {
-			case cmd.Result <- err:
-			default:
-			}
-		case err != nil:
+		if err := e.AddRequest(*cmd.Add); err != nil {
 			e.errOutputs = append(e.errOutputs, sched.CoreOutput{
 				ReqID: cmd.Add.ID, FinishReason: stats.FinishError, StopReason: -1,
 			})

@@ -117,14 +117,20 @@ func TestStep(t *testing.T) {
 		t.Fatal("prefix cache reset while a request holds blocks")
 	}
 	outs, _ = e.Step(ctx)
-	if outs.Outputs[0].FinishReason != stats.FinishLength || outs.SchedulerStats.NumRunningReqs != 0 || e.HasWork() {
+	if outs.Outputs[0].FinishReason != stats.FinishLength || outs.SchedulerStats.NumRunningReqs != 0 {
 		t.Fatalf("second step %+v", outs)
+	}
+	if !e.HasWork() {
+		t.Fatal("no work owed after the last request left: the stats-only snapshot is due")
 	}
 	if !e.ResetPrefixCache() || e.Scheduler().KV().NumCachedBlocks() != 0 {
 		t.Fatal("prefix cache reset failed on an idle engine")
 	}
-	if outs, _ = e.Step(ctx); !outs.SchedulerStats.PrefixCacheStats.Reset {
-		t.Fatal("reset not reported in the next stats")
+	if outs, _ = e.Step(ctx); len(outs.Outputs) != 0 || !outs.SchedulerStats.PrefixCacheStats.Reset {
+		t.Fatalf("the owed snapshot %+v does not report the reset", outs)
+	}
+	if e.HasWork() {
+		t.Fatal("work after the owed snapshot")
 	}
 }
 
@@ -338,13 +344,7 @@ func TestRunAddErrors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEngine(t, fake())
 		r := startRun(t, e)
-		res := make(chan error, 1)
 		empty := sched.EngineRequest{ID: "e", Params: sampling.Default()}
-		r.in <- Command{Add: &empty, Result: res}
-		if err := <-res; !errors.Is(err, sched.ErrEmptyPrompt) {
-			t.Fatalf("Result = %v", err)
-		}
-		expectIdle(t, r.out) // a failed Add with Result creates no work
 		r.in <- Command{Add: &empty}
 		o := recv(t, r.out)
 		if len(o.Outputs) != 1 || o.Outputs[0].ReqID != "e" || o.Outputs[0].FinishReason != stats.FinishError {

@@ -81,21 +81,19 @@ func (e *Engine) Abort(ids ...string) {
 // HasUnfinished reports whether a request is in flight or the core still
 // has a step to run (including the final stats-only snapshot).
 func (e *Engine) HasUnfinished() bool {
-	return e.p.proc.HasUnfinished() || e.core.HasWork() || e.owed
+	return e.p.proc.HasUnfinished() || e.core.HasWork()
 }
 
 // Step runs one engine step through the shared seam and returns the
 // request outputs it produced.
 func (e *Engine) Step(ctx context.Context) ([]*output.RequestOutput, error) {
-	busy := e.core.HasWork()
-	if !busy && !e.owed {
+	if !e.core.HasWork() {
 		return nil, nil
 	}
 	co, err := e.core.Step(ctx)
 	if err != nil {
 		return nil, err
 	}
-	e.owed = busy && !e.core.HasWork()
 	outs, stops := e.p.handle(&co)
 	if len(stops) > 0 {
 		e.core.Abort(stops...)

@@ -65,7 +65,7 @@ func (c Config) resolve(e *core.Engine) (Config, error) {
 		return c, err
 	}
 	c.Limits = c.Limits.withDefaults()
-	sc := e.Scheduler().Config()
+	sc := e.Config().Sched
 	if c.MaxModelLen == 0 {
 		c.MaxModelLen = sc.MaxModelLen
 	}
@@ -105,7 +105,7 @@ func newPreparer(cfg Config, c *core.Engine, tok *tokenizer.Tokenizer) (*Prepare
 	if err != nil {
 		return nil, err
 	}
-	return NewPreparer(tok, cfg.MaxModelLen, cfg.Limits, c.Scheduler().Config().Policy == sched.Priority)
+	return NewPreparer(tok, cfg.MaxModelLen, cfg.Limits, c.Config().Sched.Policy == sched.Priority)
 }
 
 // Tokenizer returns the tokenizer requests are validated against.
