@@ -474,7 +474,7 @@ func catalogProblems(s *scrape) []string {
 		}
 		if f.name == "vllm:cache_config_info" {
 			for _, m := range fam.GetMetric() {
-				if !matches(m, []string{"engine", "0", "block_size", "16", "enable_prefix_caching", "true"}) || len(series(m, "model_name")) > 0 {
+				if !matches(m, []string{"engine", "0", "block_size", "16", "enable_prefix_caching", "True", "num_cpu_blocks", "None"}) || len(series(m, "model_name")) > 0 {
 					bad = append(bad, f.name+": labels "+seriesKey(m))
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,12 +104,20 @@ func TestGenerateStories260K(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			out, _, err := runGen(t, context.Background(), append(tc.args, "--prompt", "Once upon a time", "--max-tokens", "60", "--threads", "1")...)
+			out, stderr, err := runGen(t, context.Background(), append(tc.args, "--prompt", "Once upon a time", "--max-tokens", "60", "--threads", "1")...)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !strings.HasPrefix(out, want) {
 				t.Fatalf("got  %q\nwant %q…", out, want)
+			}
+			// The console line comes from the engine's statistics: the
+			// golden prompt's 5 ids (BOS included), 60 tokens to the limit.
+			g := testmodels.LoadGolden(t, "once_upon_a_time")
+			for _, w := range []string{fmt.Sprintf("prompt %d tokens", g.PromptLen), "generated 60 tokens (length)", "tok/s"} {
+				if !strings.Contains(stderr, w) {
+					t.Fatalf("stderr lacks %q:\n%s", w, stderr)
+				}
 			}
 		})
 	}
@@ -120,7 +129,7 @@ func TestGenerateStories260K(t *testing.T) {
 	})
 	t.Run("prompt too long", func(t *testing.T) {
 		_, _, err := runGen(t, context.Background(), "--model", filepath.Join(dir, "stories260K.gguf"), "--max-model-len", "3")
-		if err == nil || !strings.Contains(err.Error(), "max model length") {
+		if err == nil || !strings.Contains(err.Error(), "maximum context length") {
 			t.Fatalf("err = %v", err)
 		}
 	})

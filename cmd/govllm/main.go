@@ -16,7 +16,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 )
 
@@ -107,40 +106,4 @@ func wantsHelp(args []string) bool {
 		}
 	}
 	return false
-}
-
-// parseFlags parses args into fs. The flag package has already printed a
-// bad flag and the usage, so such an error is returned as errUsage (exit
-// 2, nothing printed again); a help request stays flag.ErrHelp (exit 0).
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	err := fs.Parse(args)
-	if err == nil || errors.Is(err, flag.ErrHelp) {
-		return err
-	}
-	return fmt.Errorf("%w: %v", errUsage, err)
-}
-
-// printDefaults is flag.PrintDefaults with vLLM's spelling of flags
-// ("--max-num-seqs"; the flag package accepts one or two dashes).
-func printDefaults(fs *flag.FlagSet) {
-	w := fs.Output()
-	fs.VisitAll(func(f *flag.Flag) {
-		name, usage := flag.UnquoteUsage(f)
-		line := "  --" + f.Name
-		if name != "" {
-			line += " " + name
-		}
-		usage = strings.ReplaceAll(usage, "\n", "\n    \t")
-		line += "\n    \t" + usage
-		switch f.DefValue {
-		case "", "0", "0s", "false", "[]":
-		default:
-			if name == "string" {
-				line += fmt.Sprintf(" (default %q)", f.DefValue)
-			} else {
-				line += fmt.Sprintf(" (default %v)", f.DefValue)
-			}
-		}
-		fmt.Fprintln(w, line)
-	})
 }

@@ -396,10 +396,10 @@ func TestKVBlocks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := testServeConfig()
+			c := testServeConfig().engineConfig
 			c.KVCacheMemory, c.NumGPUBlocksOverride, c.MaxModelLen, c.MaxNumSeqs, c.BlockSize = tt.mem, tt.override, tt.maxLen, tt.seqs, 16
-			got, err := kvBlocks(c, mc)
-			if (err != nil) != tt.err || got != tt.want {
+			r, err := c.resolve(mc)
+			if got := r.NumBlocks; (err != nil) != tt.err || got != tt.want {
 				t.Fatalf("kvBlocks = %d, %v; want %d (err %v)", got, err, tt.want, tt.err)
 			}
 		})
@@ -492,7 +492,7 @@ func TestServeDisableLogStats(t *testing.T) {
 func TestLoadModelQuantization(t *testing.T) {
 	cfg := defaultServeConfig()
 	cfg.Quantization = "q4_k"
-	if _, _, err := loadModel(cfg); err == nil || !strings.Contains(err.Error(), "--quantization") {
+	if _, _, err := loadModel(cfg.engineConfig, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "--quantization") {
 		t.Fatalf("loadModel with --quantization q4_k: err = %v, want a --quantization error", err)
 	}
 	for _, tc := range []struct {
@@ -505,7 +505,7 @@ func TestLoadModelQuantization(t *testing.T) {
 		{"", []tensor.DType{tensor.F32}},
 	} {
 		cfg.Quantization = tc.q
-		m, _, err := loadModel(cfg)
+		m, _, err := loadModel(cfg.engineConfig, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"govllm/internal/core"
+	"govllm/internal/model"
+	"govllm/internal/runner"
+	"govllm/internal/tensor"
+	"govllm/internal/tokenizer"
+)
+
+// engineParts is an engine core built from an engineConfig: the one loader
+// and wiring serve and generate share. Close releases the thread pool.
+type engineParts struct {
+	Model  *model.Model
+	Tok    *tokenizer.Tokenizer
+	Core   *core.Engine
+	Config resolvedConfig
+	pool   *tensor.Pool
+}
+
+// buildEngine loads the model and tokenizer, resolves cfg against the
+// model, and wires the thread pool, the runner and the core. wrap, when
+// set, wraps the runner the core executes (tests inject faults with it).
+func buildEngine(cfg engineConfig, logger *slog.Logger, wrap func(core.Executor) core.Executor) (p *engineParts, err error) {
+	m, tok, err := loadModel(cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := cfg.resolve(m.Config)
+	if err != nil {
+		return nil, err
+	}
+	pool, perr := tensor.NewPoolWith(rc.Threads, tensor.PoolOptions{Nice: rc.EngineNice})
+	switch {
+	case errors.Is(perr, tensor.ErrNiceUnsupported):
+		logger.Info("the forward pass runs at normal priority", "engine_nice", rc.EngineNice, "reason", perr)
+	case perr != nil:
+		logger.Warn("the forward pass runs at normal priority", "engine_nice", rc.EngineNice, "err", perr)
+	}
+	p = &engineParts{Model: m, Tok: tok, Config: rc, pool: pool}
+	defer func() {
+		if err != nil {
+			p.Close()
+		}
+	}()
+	run, err := runner.New(m, pool, rc.Runner(tok.EOS()))
+	if err != nil {
+		return nil, err
+	}
+	var exec core.Executor = run
+	if wrap != nil {
+		exec = wrap(exec)
+	}
+	if p.Core, err = core.New(rc.Core(), exec); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Close stops the thread pool.
+func (p *engineParts) Close() {
+	if p.pool != nil {
+		p.pool.Close()
+	}
+}
+
+// quantDType returns the weight type of a --quantization value (F32 for
+// none).
+func quantDType(q string) (tensor.DType, error) {
+	switch q {
+	case "":
+		return tensor.F32, nil
+	case "q8_0":
+		return tensor.Q8_0, nil
+	case "q4_0":
+		return tensor.Q4_0, nil
+	}
+	return tensor.F32, fmt.Errorf("--quantization must be q8_0 or q4_0, got %q", q)
+}
+
+// loadModel returns the model and tokenizer per --load-format.
+func loadModel(cfg engineConfig, logger *slog.Logger) (*model.Model, *tokenizer.Tokenizer, error) {
+	if err := cfg.check(); err != nil {
+		return nil, nil, err
+	}
+	dtype, _ := quantDType(cfg.Quantization)
+	if cfg.Model == "" {
+		mc, err := model.DummyConfig(cfg.DummyShape)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--dummy-shape: %w", err)
+		}
+		logger.Info("no model given: using the built-in random-weight model and a byte-level tokenizer; its text is gibberish",
+			"dummy_shape", cfg.DummyShape, "params", mc.NumParams())
+		return model.NewDummy(mc, dtype, cfg.Seed), tokenizer.NewDummy(mc.VocabSize), nil
+	}
+	m, err := model.Load(cfg.Model, model.LoadOptions{Quantize: cfg.Quantization})
+	if err != nil {
+		return nil, nil, err
+	}
+	tok, err := tokenizer.Load(cfg.Model, tokenizer.LoadOptions{TokenizerPath: cfg.Tokenizer})
+	if err != nil {
+		return nil, nil, fmt.Errorf("tokenizer: %w (a llama2.c checkpoint needs --tokenizer tok512.bin)", err)
+	}
+	if tok.VocabSize() > m.Config.VocabSize {
+		return nil, nil, fmt.Errorf("the tokenizer has %d tokens, the model only %d", tok.VocabSize(), m.Config.VocabSize)
+	}
+	if tok.VocabSize() < m.Config.VocabSize {
+		logger.Warn("the model has more token rows than the tokenizer has tokens", "tokenizer", tok.VocabSize(), "model", m.Config.VocabSize)
+	}
+	return m, tok, nil
+}
+
+// modelLabel names the model source in logs.
+func modelLabel(cfg engineConfig) string {
+	if cfg.Model == "" {
+		return "dummy:" + cfg.DummyShape
+	}
+	return cfg.Model
+}
