@@ -73,58 +73,30 @@ func (s *Server) renderChat(msgs []openai.ChatMessage, genPrompt, continueFinal 
 	return text, nil
 }
 
+// streamChat sends the assistant role first for every choice (as OpenAI
+// and vLLM do), then each choice's deltas, a finish chunk per choice, and
+// with include_usage one usage chunk.
 func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, g *genRequest, src *fanIn) {
-	sse := startSSE(w)
 	created := s.cfg.Now().Unix()
-	chunk := func(choices []openai.ChatChunkChoice, usage *openai.Usage) openai.ChatCompletionChunk {
+	chunk := func(choices []openai.ChatChunkChoice, usage *openai.Usage) any {
 		return openai.ChatCompletionChunk{ID: g.id, Object: "chat.completion.chunk", Created: created, Model: g.model, Choices: choices, Usage: usage}
 	}
-	// The role goes first, for every choice (as OpenAI and vLLM do).
-	empty0 := ""
-	for i := range g.params.N {
-		if err := sse.write(chunk([]openai.ChatChunkChoice{{Index: i, Delta: openai.ChatDelta{Role: "assistant", Content: &empty0}}}, nil)); err != nil {
-			return
-		}
-	}
-	if err := sse.flush(); err != nil {
-		return
-	}
-	generated := 0
-	continuous := g.usage != nil && g.usage.IncludeUsage && g.usage.ContinuousUsageStats
-	err := streamLoop(src, func(_ int, o *output.RequestOutput) error {
-		for i := range o.Outputs {
-			c := &o.Outputs[i]
-			generated += len(c.TokenIDs)
-			if empty(c) {
-				continue
-			}
-			text := c.Text
-			ch := openai.ChatChunkChoice{Index: c.Index, Delta: openai.ChatDelta{Content: &text},
-				FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason}
-			if g.params.Logprobs != nil {
-				ch.Logprobs = openai.ChatLogprobsFrom(c.Logprobs, s.tok.Piece)
-			}
-			var u *openai.Usage
-			if continuous {
-				u = openai.NewUsage(len(g.prompts[0].ids), generated, o.NumCachedTokens)
-			}
-			if err := sse.write(chunk([]openai.ChatChunkChoice{ch}, u)); err != nil {
+	roles := func(sse *sseWriter) error {
+		empty := ""
+		for i := range g.params.N {
+			if err := sse.write(chunk([]openai.ChatChunkChoice{{Index: i, Delta: openai.ChatDelta{Role: "assistant", Content: &empty}}}, nil)); err != nil {
 				return err
 			}
 		}
-		if o.Finished { // the last output: [DONE] follows and flushes
-			if g.usage != nil && g.usage.IncludeUsage {
-				return sse.write(chunk([]openai.ChatChunkChoice{}, openai.NewUsage(len(g.prompts[0].ids), generated, o.NumCachedTokens)))
-			}
-			return nil
-		}
 		return sse.flush()
-	})
-	if err != nil {
-		if r.Context().Err() != nil {
-			return
-		}
-		sse.fail(err)
 	}
-	sse.done()
+	s.streamDeltas(w, r, g, src, roles, func(_ int, c *output.CompletionOutput, u *openai.Usage) any {
+		text := c.Text
+		ch := openai.ChatChunkChoice{Index: c.Index, Delta: openai.ChatDelta{Content: &text},
+			FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason}
+		if g.params.Logprobs != nil {
+			ch.Logprobs = openai.ChatLogprobsFrom(c.Logprobs, s.tok.Piece)
+		}
+		return chunk([]openai.ChatChunkChoice{ch}, u)
+	}, func(u *openai.Usage) any { return chunk([]openai.ChatChunkChoice{}, u) })
 }

@@ -82,72 +82,23 @@ func (s *Server) prepareCompletion(req *openai.CompletionRequest, arrival time.T
 // choice, then with include_usage one usage chunk summing every prompt.
 // continuous_usage_stats puts on each chunk the usage of its prompt so far.
 func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, g *genRequest, src *fanIn) {
-	sse := startSSE(w)
 	created := s.cfg.Now().Unix()
 	n := len(g.prompts) * g.params.N
 	offsets := make([]int, n)
 	echoed := make([]bool, n)
-	generated := make([]int, len(g.prompts)) // per prompt, over its choices
-	cached := make([]int, len(g.prompts))
-	running := len(g.prompts)
-	chunk := func(choices []openai.CompletionChoice, usage *openai.Usage) openai.CompletionResponse {
+	chunk := func(choices []openai.CompletionChoice, usage *openai.Usage) any {
 		return openai.CompletionResponse{ID: g.id, Object: "text_completion", Created: created, Model: g.model, Choices: choices, Usage: usage}
 	}
-	continuous := g.usage != nil && g.usage.IncludeUsage && g.usage.ContinuousUsageStats
-	err := streamLoop(src, func(pi int, o *output.RequestOutput) error {
-		p := &g.prompts[pi]
-		for i := range o.Outputs {
-			c := &o.Outputs[i]
-			generated[pi] += len(c.TokenIDs)
-			if empty(c) {
-				continue
-			}
-			idx := g.choiceIndex(pi, c.Index)
-			ch := openai.CompletionChoice{Index: idx, Text: c.Text, FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason}
-			if idx < n && !echoed[idx] {
-				echoed[idx] = true
-				ch.Text = p.echo + ch.Text
-			}
-			if g.params.Logprobs != nil && idx < n {
-				ch.Logprobs, offsets[idx] = openai.CompletionLogprobsFrom(c.Logprobs, s.tok.Piece, offsets[idx])
-			}
-			var u *openai.Usage
-			if continuous {
-				u = openai.NewUsage(len(p.ids), generated[pi], o.NumCachedTokens)
-			}
-			if err := sse.write(chunk([]openai.CompletionChoice{ch}, u)); err != nil {
-				return err
-			}
+	s.streamDeltas(w, r, g, src, nil, func(pi int, c *output.CompletionOutput, u *openai.Usage) any {
+		idx := g.choiceIndex(pi, c.Index)
+		ch := openai.CompletionChoice{Index: idx, Text: c.Text, FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason}
+		if idx < n && !echoed[idx] {
+			echoed[idx] = true
+			ch.Text = g.prompts[pi].echo + ch.Text
 		}
-		if o.Finished {
-			cached[pi] = o.NumCachedTokens
-			running--
+		if g.params.Logprobs != nil && idx < n {
+			ch.Logprobs, offsets[idx] = openai.CompletionLogprobsFrom(c.Logprobs, s.tok.Piece, offsets[idx])
 		}
-		if running == 0 { // the last output: [DONE] follows and flushes
-			if g.usage != nil && g.usage.IncludeUsage {
-				prompt := 0
-				for i := range g.prompts {
-					prompt += len(g.prompts[i].ids)
-				}
-				return sse.write(chunk([]openai.CompletionChoice{}, openai.NewUsage(prompt, sum(generated), sum(cached))))
-			}
-			return nil
-		}
-		return sse.flush()
-	})
-	if err != nil {
-		if r.Context().Err() != nil {
-			return // the client left; the engine requests are aborted with the context
-		}
-		sse.fail(err)
-	}
-	sse.done()
-}
-
-func sum(xs []int) int {
-	t := 0
-	for _, x := range xs {
-		t += x
-	}
-	return t
+		return chunk([]openai.CompletionChoice{ch}, u)
+	}, func(u *openai.Usage) any { return chunk([]openai.CompletionChoice{}, u) })
 }

@@ -190,3 +190,77 @@ func streamLoop(src *fanIn, emit func(prompt int, o *output.RequestOutput) error
 func empty(c *output.CompletionOutput) bool {
 	return c.Text == "" && len(c.Logprobs) == 0 && c.FinishReason == 0
 }
+
+// streamDeltas is the streaming reply both generation endpoints share:
+// open writes what precedes the deltas (chat's role chunks); then every
+// non-empty delta of every prompt becomes the chunk choice returns (with
+// the prompt's usage so far when continuous_usage_stats asks); after the
+// last prompt finished, with include_usage, the chunk final returns for the
+// whole request's usage; then [DONE], or an error event before it when the
+// engine failed. A client that left gets nothing more.
+func (s *Server) streamDeltas(w http.ResponseWriter, r *http.Request, g *genRequest, src *fanIn,
+	open func(*sseWriter) error,
+	choice func(prompt int, c *output.CompletionOutput, usage *openai.Usage) any,
+	final func(usage *openai.Usage) any) {
+	sse := startSSE(w)
+	if open != nil {
+		if err := open(sse); err != nil {
+			return
+		}
+	}
+	generated := make([]int, len(g.prompts)) // per prompt, over its choices
+	cached := make([]int, len(g.prompts))
+	running := len(g.prompts)
+	continuous := g.usage != nil && g.usage.IncludeUsage && g.usage.ContinuousUsageStats
+	err := streamLoop(src, func(pi int, o *output.RequestOutput) error {
+		for i := range o.Outputs {
+			c := &o.Outputs[i]
+			generated[pi] += len(c.TokenIDs)
+			if empty(c) {
+				continue
+			}
+			var u *openai.Usage
+			if continuous {
+				u = openai.NewUsage(len(g.prompts[pi].ids), generated[pi], o.NumCachedTokens)
+			}
+			if err := sse.write(choice(pi, c, u)); err != nil {
+				return err
+			}
+		}
+		if o.Finished {
+			cached[pi] = o.NumCachedTokens
+			running--
+		}
+		if running > 0 {
+			return sse.flush()
+		}
+		if g.usage != nil && g.usage.IncludeUsage { // the last output: [DONE] follows and flushes
+			return sse.write(final(openai.NewUsage(g.promptTokens(), sum(generated), sum(cached))))
+		}
+		return nil
+	})
+	if err != nil {
+		if r.Context().Err() != nil {
+			return // the client left; the engine requests are aborted with the context
+		}
+		sse.fail(err)
+	}
+	sse.done()
+}
+
+// promptTokens counts every prompt's tokens once.
+func (g *genRequest) promptTokens() int {
+	n := 0
+	for i := range g.prompts {
+		n += len(g.prompts[i].ids)
+	}
+	return n
+}
+
+func sum(xs []int) int {
+	t := 0
+	for _, x := range xs {
+		t += x
+	}
+	return t
+}
