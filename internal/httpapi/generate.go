@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -117,10 +116,7 @@ func (s *Server) check(g *genRequest) error {
 	for i := range g.prompts {
 		g.prompts[i].pr = prs[i]
 	}
-	if err := s.eng.Err(); err != nil {
-		return fmt.Errorf("%w: %w", llm.ErrEngineDead, err)
-	}
-	return nil
+	return s.eng.Err() // ErrClosed (shutting down) or an ErrEngineDead wrap: 503 either way, each saying which
 }
 
 // kind is how outputs reach the handler: deltas when streaming.

@@ -291,6 +291,23 @@ func TestDeadEngine(t *testing.T) {
 	envelope(t, r)
 }
 
+// TestClosedEngine: a shut-down engine is 503 "shut down", not reported
+// as a dead one.
+func TestClosedEngine(t *testing.T) {
+	f := newFake()
+	srv := newTestServer(t, f, nil)
+	f.closed.Store(true)
+	for _, tc := range []struct{ method, path, body string }{
+		{"GET", "/health", ""}, {"POST", "/v1/completions", `{"prompt":"a"}`},
+	} {
+		r := do(t, srv, tc.method, tc.path, tc.body)
+		if b := string(r.body); r.status != 503 || strings.Contains(b, "dead") || !strings.Contains(b, "shut") && !strings.Contains(b, "closed") {
+			t.Fatalf("%s: %d %s", tc.path, r.status, r.body)
+		}
+		envelope(t, r)
+	}
+}
+
 func TestPanicIsA500(t *testing.T) {
 	f := newFake()
 	f.panicMsg = "boom"

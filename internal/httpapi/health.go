@@ -1,15 +1,21 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 
+	"govllm/internal/llm"
 	"govllm/internal/openai"
 )
 
 // health answers 200 with an empty body while the engine runs, 503 once it
-// has died (vLLM /health).
+// has died or was closed (vLLM /health).
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	if err := s.eng.Err(); err != nil {
+	switch err := s.eng.Err(); {
+	case errors.Is(err, llm.ErrClosed):
+		writeError(w, http.StatusServiceUnavailable, "", "the engine is shut down")
+		return
+	case err != nil:
 		writeError(w, http.StatusServiceUnavailable, "", "engine is dead: "+err.Error())
 		return
 	}
