@@ -28,7 +28,7 @@ type fakeEngine struct {
 	calls      atomic.Int64
 	aborted    atomic.Int64 // requests whose ctx was cancelled mid-generation
 	dead       atomic.Pointer[error]
-	closed     atomic.Bool // Err is llm.ErrClosed (the engine was shut down)
+	closed     atomic.Bool   // Err is llm.ErrClosed (the engine was shut down)
 	panicMsg   string        // Generate panics with it when set
 	byPrompt   bool          // token ids depend on the prompt length
 	holdAfter  int           // > 0: after that many tokens, wait for ctx (disconnect tests)
@@ -53,6 +53,7 @@ func newFake() *fakeEngine {
 
 func (f *fakeEngine) Tokenizer() *tokenizer.Tokenizer { return f.tok }
 func (f *fakeEngine) MaxModelLen() int                { return f.maxLen }
+
 // Err is as AsyncEngine's: the stored cause wrapped in ErrEngineDead.
 func (f *fakeEngine) Err() error {
 	if f.closed.Load() {
