@@ -25,7 +25,7 @@ import (
 // The async gate: the real server (serve on a loopback listener, the real
 // stories260K model, prefix caching on) driven over HTTP by real clients,
 // with /metrics scraped before, between and after the phases and checked
-// against metrics.md Part B §7.4 and Part A. Every expectation is derived
+// against docs/metrics.md (decisions and invariants). Every expectation is derived
 // from the requests sent.
 
 const (
@@ -34,7 +34,7 @@ const (
 	chatPath   = "/v1/chat/completions"
 )
 
-// The core catalog (metrics.md Part B §2.3 rows 1–29): exposed name, type,
+// The core catalog (docs/metrics.md, Catalog): exposed name, type,
 // and the extra label with its eagerly created values.
 var gateCatalog = []struct {
 	name   string
@@ -76,7 +76,7 @@ var gateCatalog = []struct {
 var finishReasons = []string{"stop", "length", "abort", "error", "repetition"}
 
 // Histograms observed once per finished request only when it was not
-// cancelled by its client (metrics.md Part A §6).
+// cancelled by its client (docs/metrics.md, decision 6).
 var latencyHistograms = []string{
 	"vllm:e2e_request_latency_seconds", "vllm:request_queue_time_seconds", "vllm:request_prefill_time_seconds",
 	"vllm:request_decode_time_seconds", "vllm:request_inference_time_seconds", "vllm:request_time_per_output_token_seconds",

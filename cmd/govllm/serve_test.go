@@ -255,7 +255,7 @@ func TestServeDummyStack(t *testing.T) {
 
 // TestServeClientDisconnect: a streaming client that goes away aborts its
 // engine request; the running gauge and KV usage return to 0 and the abort
-// is counted (govllm counts client aborts, metrics.md Part A §6).
+// is counted (govllm counts client aborts, docs/metrics.md decision 6).
 func TestServeClientDisconnect(t *testing.T) {
 	noLeaks(t)
 	cfg := testServeConfig()

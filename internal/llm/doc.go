@@ -12,7 +12,7 @@
 // step has outputs → output.Processor.Process → Record(SchedulerStats,
 // IterationStats) on every StatLogger. It runs for every step, including
 // steps that carry only a scheduler snapshot, so gauges return to 0 after
-// the last request leaves (metrics.md Part A §4, §5).
+// the last request leaves (docs/metrics.md, decisions 4 and 5).
 //
 // Validation happens in one place, before the engine sees a request:
 // Preparer.Prepare (which both front ends embed) tokenizes and checks every
@@ -32,7 +32,7 @@
 // aborts the request in the core, which frees its KV blocks at once; the
 // core's abort output then flows through the seam and is counted as a
 // finished request with reason abort, marked ClientAbort so the latency
-// histograms skip it (metrics.md Part A §6; vLLM does not count these).
+// histograms skip it (docs/metrics.md, decision 6; vLLM does not count these).
 //
 // vLLM counterpart: vllm/v1/engine/llm_engine.py, async_llm.py, and the
 // StatLoggerBase interface of vllm/v1/metrics/loggers.py.

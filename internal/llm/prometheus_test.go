@@ -59,7 +59,7 @@ func newPrometheus(t *testing.T, maxModelLen int) (*prometheus.Registry, *metric
 // TestPrometheusInvariantsBothFrontEnds scrapes a fresh registry fed by
 // metrics.Prometheus after each workload on each front end: every row of
 // vLLM's test_metrics_counts table (including the rows vLLM's own test
-// skips) and the self-consistency invariants of metrics.md §7.4.
+// skips) and the self-consistency invariants of docs/metrics.md.
 func TestPrometheusInvariantsBothFrontEnds(t *testing.T) {
 	tok := tokenizer.NewDummy(testVocab)
 	for _, w := range workloads {

@@ -12,8 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// family is one row of the contract catalog (metrics.md Part B §2.3 rows
-// 1–29), written out literally so the test does not trust the code's tables.
+// family is one row of the contract catalog (docs/metrics.md, Catalog), written out literally so the test does not trust the code's tables.
 type family struct {
 	name    string
 	typ     dto.MetricType

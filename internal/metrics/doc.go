@@ -18,7 +18,7 @@
 // LoggingStatLogger, build_1_2_5_buckets), vllm/v1/metrics/stats.py
 // (CachingMetrics), vllm/v1/metrics/reader.py (get_metrics_snapshot), and
 // prometheus-fastapi-instrumentator's default metrics. Contract:
-// shared/spec/metrics.md (Part A wins over Part B).
+// docs/metrics.md.
 //
 // Imports: internal/stats only (never internal/llm: llm consumes these types
 // through its StatLogger interface), client_golang, procfs (the process

@@ -123,7 +123,7 @@ func (p *Processor) NumUnfinished() int { return len(p.groups) }
 // Abort marks a user request as cancelled by its client and returns the
 // engine ids of its unfinished sequences, which the caller aborts in the
 // core. The state stays until the core's abort output arrives, so the
-// request is counted as finished with reason abort (metrics.md Part A §6).
+// request is counted as finished with reason abort (docs/metrics.md, decision 6).
 func (p *Processor) Abort(id string) []sched.RequestID {
 	g, ok := p.groups[id]
 	if !ok {

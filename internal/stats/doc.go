@@ -4,7 +4,7 @@
 // the per-iteration accumulator (IterationStats) with the interval formulas.
 //
 // vLLM counterpart: vllm/v1/metrics/stats.py and the event types of
-// vllm/v1/engine/__init__.py. Contract: shared/spec/metrics.md Part A and B §3–§4.
+// vllm/v1/engine/__init__.py. Contract: docs/metrics.md (decisions and formulas).
 //
 // Imports: nothing internal (a leaf).
 //

@@ -101,11 +101,11 @@ type FinishInfo struct {
 	NumPromptTokens int
 	MaxTokensParam  int // 0 when unset
 	NumCachedTokens int
-	ClientAbort     bool // the client cancelled it (metrics.md Part A §6)
+	ClientAbort     bool // the client cancelled it (docs/metrics.md, decision 6)
 }
 
 // UpdateFromFinished appends the request's FinishedRequestStats, computed
-// with the formulas of metrics.md Part B §4 (vLLM
+// with the formulas of docs/metrics.md (vLLM
 // IterationStats.update_from_finished_request):
 //
 //	e2e       = iteration time − arrival

@@ -55,7 +55,7 @@ type FinishedRequestStats struct {
 	NumCachedTokens        int
 	// ClientAbort is true for a request the client cancelled: govllm counts
 	// it in request_success{abort} and the token histograms but not in the
-	// latency histograms (metrics.md Part A §6).
+	// latency histograms (docs/metrics.md, decision 6).
 	ClientAbort bool
 }
 
