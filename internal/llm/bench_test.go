@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"govllm/internal/core"
+	"govllm/internal/cputime"
 	"govllm/internal/metrics"
 	"govllm/internal/output"
 	"govllm/internal/sched"
@@ -64,14 +65,14 @@ func BenchmarkSyncThroughput(b *testing.B) {
 			}
 			b.ReportAllocs()
 			round := 0
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				round++
 				if _, err := e.Generate(context.Background(), benchRequests(round)); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(cpuTime()-cpu0)/float64(round), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Process()-cpu0)/float64(round), "cpu-ns/op")
 			b.ReportMetric(float64(round*benchN*benchM)/b.Elapsed().Seconds(), "tok/s")
 		})
 	}
@@ -128,7 +129,7 @@ func BenchmarkStoriesThroughput(b *testing.B) {
 				b.Fatal(err)
 			}
 			round := 0
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				round++
 				reqs := make([]Request, benchN)
@@ -139,7 +140,7 @@ func BenchmarkStoriesThroughput(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(cpuTime()-cpu0)/float64(round), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Process()-cpu0)/float64(round), "cpu-ns/op")
 			b.ReportMetric(float64(round*benchN*benchM)/b.Elapsed().Seconds(), "tok/s")
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"govllm/internal/cputime"
 	"govllm/internal/tensor"
 	"govllm/internal/testmodels"
 )
@@ -138,13 +139,13 @@ func benchPrefill(b *testing.B, m *Model, threads, n int) {
 		Seqs: []Seq{{NumTokens: n, BlockTable: bt, NeedLogits: true}}}
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for range b.N {
 		if err := m.Forward(ws, pool, batch, kv, logits); err != nil {
 			b.Fatal(err)
 		}
 	}
-	reportSpeed(b, n*b.N, cpuTime()-cpu0)
+	reportSpeed(b, n*b.N, cputime.Process()-cpu0)
 }
 
 // BenchmarkDecode: one token of a single sequence per iteration, at
@@ -167,7 +168,7 @@ func BenchmarkDecode(b *testing.B) {
 				batch := &Batch{Tokens: toks[:1], Seqs: []Seq{{NumTokens: 1, BlockTable: bt, NeedLogits: true}}}
 				b.ReportAllocs()
 				b.ResetTimer()
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				for i := range b.N {
 					p := i % benchPrompt
 					batch.Tokens = toks[p : p+1]
@@ -176,7 +177,7 @@ func BenchmarkDecode(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				reportSpeed(b, b.N, cpuTime()-cpu0)
+				reportSpeed(b, b.N, cputime.Process()-cpu0)
 			})
 		}
 	}
@@ -207,7 +208,7 @@ func BenchmarkDecodeBatch(b *testing.B) {
 					logits := make([]float32, s*m.Config.VocabSize)
 					b.ReportAllocs()
 					b.ResetTimer()
-					cpu0 := cpuTime()
+					cpu0 := cputime.Process()
 					for i := range b.N {
 						for j := range batch.Seqs {
 							batch.Seqs[j].Start = benchPrompt/2 + i%(benchPrompt/2)
@@ -216,7 +217,7 @@ func BenchmarkDecodeBatch(b *testing.B) {
 							b.Fatal(err)
 						}
 					}
-					reportSpeed(b, s*b.N, cpuTime()-cpu0)
+					reportSpeed(b, s*b.N, cputime.Process()-cpu0)
 				})
 			}
 		}

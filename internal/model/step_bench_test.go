@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"testing"
 
+	"govllm/internal/cputime"
 	"govllm/internal/tensor"
 )
 
@@ -104,7 +105,7 @@ func BenchmarkDecodeStep(b *testing.B) {
 				}
 				b.ReportAllocs()
 				b.ResetTimer()
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				for range b.N {
 					if part == "matmuls" {
 						d.matmuls(pool)
@@ -112,7 +113,7 @@ func BenchmarkDecodeStep(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				reportSpeed(b, seqs*b.N, cpuTime()-cpu0)
+				reportSpeed(b, seqs*b.N, cputime.Process()-cpu0)
 			})
 		}
 	}
@@ -155,11 +156,11 @@ func BenchmarkAttention(b *testing.B) {
 				d.ws.planAttention(m, batch, pool)
 				b.ReportAllocs()
 				b.ResetTimer()
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				for range b.N {
 					m.attention(d.ws, pool, batch, kv, 0, ctx)
 				}
-				b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N*seqs), "cpu-ns/row")
+				b.ReportMetric(float64((cputime.Process()-cpu0).Nanoseconds())/float64(b.N*seqs), "cpu-ns/row")
 			})
 		}
 	}
@@ -194,13 +195,13 @@ func BenchmarkPrefillStep(b *testing.B) {
 			logits := make([]float32, c.seqs*m.Config.VocabSize)
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			for range b.N {
 				if err := m.Forward(ws, pool, batch, kv, logits); err != nil {
 					b.Fatal(err)
 				}
 			}
-			reportSpeed(b, len(batch.Tokens)*b.N, cpuTime()-cpu0)
+			reportSpeed(b, len(batch.Tokens)*b.N, cputime.Process()-cpu0)
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"govllm/internal/core"
+	"govllm/internal/cputime"
 	"govllm/internal/kvcache"
 	"govllm/internal/model"
 	"govllm/internal/runner"
@@ -76,7 +77,7 @@ func BenchmarkEngine(b *testing.B) {
 				var stepTime time.Duration
 				before := r.Stats()
 				b.ResetTimer()
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				for b.Loop() {
 					eng, err := core.New(core.Config{
 						Sched: sched.Config{
@@ -121,7 +122,7 @@ func BenchmarkEngine(b *testing.B) {
 					}
 				}
 				elapsed := b.Elapsed()
-				cpu := cpuTime() - cpu0
+				cpu := cputime.Process() - cpu0
 				st := r.Stats()
 				fwd := st.Forward - before.Forward
 				smp := st.Sample - before.Sample

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"govllm/internal/cputime"
 	"govllm/internal/kvcache"
 	"govllm/internal/model"
 	"govllm/internal/runner"
@@ -99,13 +100,13 @@ func BenchmarkDecodeStep(b *testing.B) {
 				before := r.Stats()
 				b.ReportAllocs()
 				b.ResetTimer()
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				for b.Loop() {
 					if _, err := r.Execute(context.Background(), so); err != nil {
 						b.Fatal(err)
 					}
 				}
-				cpu := cpuTime() - cpu0
+				cpu := cputime.Process() - cpu0
 				st := r.Stats()
 				n := float64(st.Steps - before.Steps)
 				fwd := (st.Forward - before.Forward).Seconds()

@@ -1,6 +1,7 @@
 package sampling
 
 import (
+	"govllm/internal/cputime"
 	"math"
 	"runtime"
 	"slices"
@@ -517,12 +518,12 @@ func BenchmarkSample(b *testing.B) {
 				rng := NewRNG(1)
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
-				c0, ok := threadCPU()
+				c0, ok := cputime.Thread()
 				for b.Loop() {
 					copy(buf, logits)
 					s.Sample(buf, p, nil, nil, -1, &rng)
 				}
-				if c1, ok1 := threadCPU(); ok && ok1 {
+				if c1, ok1 := cputime.Thread(); ok && ok1 {
 					b.ReportMetric(float64((c1-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 				}
 			})

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"govllm/internal/cputime"
 	"math/rand/v2"
 	"testing"
 )
@@ -47,12 +48,12 @@ func BenchmarkMatMul(b *testing.B) {
 				run := func(b *testing.B, f func()) {
 					f()
 					b.ResetTimer()
-					cpu0 := cpuTime()
+					cpu0 := cputime.Process()
 					for b.Loop() {
 						f()
 					}
 					b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-					if cpu := cpuTime() - cpu0; cpu > 0 {
+					if cpu := cputime.Process() - cpu0; cpu > 0 {
 						// Steadier on a shared machine; with t=2 it includes
 						// the workers' spinning.
 						b.ReportMetric(flops*float64(b.N)/cpu.Seconds()/1e9, "GFLOP/cpu-s")
@@ -345,13 +346,13 @@ func BenchmarkMatMulColdW(b *testing.B) {
 				p := NewPool(1)
 				defer p.Close()
 				i := 0
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				for b.Loop() {
 					p.MatMul(out, x, n, ws[i])
 					i = (i + 1) % len(ws)
 				}
 				flops := 2 * float64(n*s.rows*s.cols) * float64(b.N)
-				if cpu := cpuTime() - cpu0; cpu > 0 {
+				if cpu := cputime.Process() - cpu0; cpu > 0 {
 					b.ReportMetric(flops/cpu.Seconds()/1e9, "GFLOP/cpu-s")
 				}
 			})
@@ -377,12 +378,12 @@ func BenchmarkScoresBlocks(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("n=%d/bs=%d", n, bs), func(b *testing.B) {
 				flops := 2 * float64(n*np*hd)
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				for b.Loop() {
 					ScoresBlocks(sc, np, q, hd, n, kv, bt, bs*stride, stride, bs, np, hd, 0.125)
 				}
 				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-				if cpu := cpuTime() - cpu0; cpu > 0 {
+				if cpu := cputime.Process() - cpu0; cpu > 0 {
 					b.ReportMetric(flops*float64(b.N)/cpu.Seconds()/1e9, "GFLOP/cpu-s")
 				}
 			})

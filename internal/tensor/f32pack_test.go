@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"govllm/internal/cputime"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -168,11 +169,11 @@ func BenchmarkMatMulF32Packed(b *testing.B) {
 					p := NewPool(1)
 					defer p.Close()
 					p.MatMul(out, x, n, l.w)
-					c0 := cpuTime()
+					c0 := cputime.Process()
 					for b.Loop() {
 						p.MatMul(out, x, n, l.w)
 					}
-					if d := cpuTime() - c0; d > 0 {
+					if d := cputime.Process() - c0; d > 0 {
 						b.ReportMetric(2*float64(n*s.rows*s.cols)*float64(b.N)/d.Seconds()/1e9, "GFLOP/cpu-s")
 					}
 				})

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"govllm/internal/cputime"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -23,13 +24,13 @@ func BenchmarkGemmKernel(b *testing.B) {
 			packX(xp, x, k, 1, k)
 			for _, fl := range []int{gemmFinal, gemmLoad} {
 				b.Run(fmt.Sprintf("%s/blk/flags=%d/k=%d", kn.name, fl, k), func(b *testing.B) {
-					cpu0 := cpuTime()
+					cpu0 := cputime.Process()
 					for b.Loop() {
 						kn.gemmBlk(out, kn.nr, xp, w, k, k, acc, fl, w, 1)
 					}
 					flops := 2 * float64(kn.mr*kn.nr*k) * float64(b.N)
 					b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-					if cpu := cpuTime() - cpu0; cpu > 0 {
+					if cpu := cputime.Process() - cpu0; cpu > 0 {
 						b.ReportMetric(flops/cpu.Seconds()/1e9, "GFLOP/cpu-s")
 					}
 				})
@@ -39,13 +40,13 @@ func BenchmarkGemmKernel(b *testing.B) {
 			continue
 		}
 		b.Run(fmt.Sprintf("%s/k=%d", kn.name, k), func(b *testing.B) {
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				kn.gemm(out, kn.nr, x, k, w, k, k)
 			}
 			flops := 2 * float64(kn.mr*kn.nr*k) * float64(b.N)
 			b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			if cpu := cpuTime() - cpu0; cpu > 0 {
+			if cpu := cputime.Process() - cpu0; cpu > 0 {
 				b.ReportMetric(flops/cpu.Seconds()/1e9, "GFLOP/cpu-s")
 			}
 		})
@@ -98,13 +99,13 @@ func benchCeiling(b *testing.B, flops, kflops float64, matmul, kernel func()) {
 	matmul()
 	var mm, kt time.Duration
 	for b.Loop() {
-		c0 := cpuTime()
+		c0 := cputime.Process()
 		matmul()
-		c1 := cpuTime()
+		c1 := cputime.Process()
 		for range reps {
 			kernel()
 		}
-		mm, kt = mm+c1-c0, kt+cpuTime()-c1
+		mm, kt = mm+c1-c0, kt+cputime.Process()-c1
 	}
 	if mm > 0 && kt > 0 {
 		g := flops * float64(b.N) / mm.Seconds() / 1e9

@@ -3,6 +3,7 @@ package tensor
 import (
 	"bytes"
 	"fmt"
+	"govllm/internal/cputime"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -534,7 +535,7 @@ func BenchmarkMatMulQ4Packed(b *testing.B) {
 				q4pUnpackMin = l.unpackMin
 				p := NewPool(1)
 				defer p.Close()
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				i := 0
 				for b.Loop() {
 					p.MatMul(out, x, n, l.ws[i%copies])
@@ -542,7 +543,7 @@ func BenchmarkMatMulQ4Packed(b *testing.B) {
 				}
 				nbytes := float64(len(l.ws[0].P)) * float64(b.N)
 				b.ReportMetric(nbytes/b.Elapsed().Seconds()/1e9, "GB/s")
-				if cpu := cpuTime() - cpu0; cpu > 0 {
+				if cpu := cputime.Process() - cpu0; cpu > 0 {
 					b.ReportMetric(flops*float64(b.N)/cpu.Seconds()/1e9, "GFLOP/cpu-s")
 					b.ReportMetric(nbytes/cpu.Seconds()/1e9, "GB/cpu-s")
 				}
@@ -558,11 +559,11 @@ func BenchmarkQuantizeQ4_0(b *testing.B) {
 	rng := rand.New(rand.NewPCG(65, 66))
 	x := randVec(rng, 1<<20)
 	q := make([]byte, len(x)/32*Q4BlockBytes)
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		QuantizeQ4_0(q, x)
 	}
-	if cpu := cpuTime() - cpu0; cpu > 0 {
+	if cpu := cputime.Process() - cpu0; cpu > 0 {
 		b.ReportMetric(4*float64(len(x))*float64(b.N)/cpu.Seconds()/1e9, "GB/cpu-s")
 	}
 }

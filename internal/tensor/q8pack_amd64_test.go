@@ -4,6 +4,7 @@ package tensor
 
 import (
 	"fmt"
+	"govllm/internal/cputime"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -80,12 +81,12 @@ func BenchmarkQ8pGemv(b *testing.B) {
 				p := NewPool(1)
 				defer p.Close()
 				i := 0
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				for b.Loop() {
 					p.MatMul(out, x, 1, s.ws[i%len(s.ws)])
 					i++
 				}
-				if cpu := cpuTime() - cpu0; cpu > 0 {
+				if cpu := cputime.Process() - cpu0; cpu > 0 {
 					b.ReportMetric(float64(len(s.ws[0].P))*float64(b.N)/cpu.Seconds()/1e9, "GB/cpu-s")
 				}
 			})
@@ -123,7 +124,7 @@ func BenchmarkQ8pKernel(b *testing.B) {
 		q8pScales(xs, xq, randVec(rng, 4*s.nb))
 		out := make([]float32, 4*48)
 		b.Run(fmt.Sprintf("rows=%d/k=%d", s.rows, cols), func(b *testing.B) {
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			g := 0
 			for b.Loop() {
 				q8pGemm3x4VNNI(&out[0], 48, &xq[0], cols, &xs[0], 8*s.nb,
@@ -134,7 +135,7 @@ func BenchmarkQ8pKernel(b *testing.B) {
 			}
 			ops := 2 * float64(4*48*cols) * float64(b.N)
 			b.ReportMetric(ops/b.Elapsed().Seconds()/1e9, "GOPS")
-			if cpu := cpuTime() - cpu0; cpu > 0 {
+			if cpu := cputime.Process() - cpu0; cpu > 0 {
 				b.ReportMetric(ops/cpu.Seconds()/1e9, "GOPS/cpu-s")
 			}
 		})

@@ -3,6 +3,7 @@ package tensor
 import (
 	"bytes"
 	"fmt"
+	"govllm/internal/cputime"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -169,13 +170,13 @@ func BenchmarkMatMulQ8Packed(b *testing.B) {
 						defer p.Close()
 						p.MatMul(out, x, n, l.w)
 						b.ResetTimer()
-						cpu0 := cpuTime()
+						cpu0 := cputime.Process()
 						for b.Loop() {
 							p.MatMul(out, x, n, l.w)
 						}
 						b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 						nbytes := float64(len(l.w.Q)+len(l.w.P)) * float64(b.N)
-						if cpu := cpuTime() - cpu0; cpu > 0 {
+						if cpu := cputime.Process() - cpu0; cpu > 0 {
 							b.ReportMetric(flops*float64(b.N)/cpu.Seconds()/1e9, "GFLOP/cpu-s")
 							b.ReportMetric(nbytes/cpu.Seconds()/1e9, "GB/cpu-s") // weights read
 						}
@@ -229,12 +230,12 @@ func TestQ8pScales(t *testing.T) {
 func BenchmarkPackQ8(b *testing.B) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	w := quantizeMat(5632, 2048, randVec(rng, 5632*2048))
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		packQ8(w.Q, w.Rows, w.Cols)
 	}
 	b.ReportMetric(float64(len(w.Q))*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
-	if cpu := cpuTime() - cpu0; cpu > 0 {
+	if cpu := cputime.Process() - cpu0; cpu > 0 {
 		b.ReportMetric(float64(len(w.Q))*float64(b.N)/cpu.Seconds()/1e9, "GB/cpu-s")
 	}
 }
@@ -264,13 +265,13 @@ func BenchmarkMatMulQ8PackedDRAM(b *testing.B) {
 			b.Run(fmt.Sprintf("n=%d/%s", n, l.name), func(b *testing.B) {
 				p := NewPool(1)
 				defer p.Close()
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				i := 0
 				for b.Loop() {
 					p.MatMul(out, x, n, l.ws[i%copies])
 					i++
 				}
-				if cpu := cpuTime() - cpu0; cpu > 0 {
+				if cpu := cputime.Process() - cpu0; cpu > 0 {
 					b.ReportMetric(flops*float64(b.N)/cpu.Seconds()/1e9, "GFLOP/cpu-s")
 					b.ReportMetric(float64(len(wg.Q))*float64(b.N)/cpu.Seconds()/1e9, "GB/cpu-s")
 				}

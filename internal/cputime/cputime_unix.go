@@ -1,14 +1,14 @@
 //go:build unix
 
-package model
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the CPU time (user + system) the process has used.
-func cpuTime() time.Duration {
+// Process is the process's user + system CPU time (0 if unavailable).
+func Process() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
