@@ -52,6 +52,12 @@
 // SchedulerStats snapshot taken after finished requests left the queues.
 // KV usage is 1 − free/NumBlocks (kvcache keeps no null block).
 //
+// Stop strings are matched by the front end, on text: CoreOutputs.StopCheck
+// says that a step gave a token to an unfinished request with stop strings,
+// so a loop that runs the core ahead of its front end (core.Run) must hear
+// the front end's answer (and its aborts) before the next Schedule, or a
+// sequence a stop string finished is computed for nothing.
+//
 // SchedulerOutput.FinishedReqIDs are delivered with the next step that
 // schedules at least one request (an executor never sees an empty batch).
 //

@@ -100,7 +100,7 @@ func (s *Scheduler) UpdateFromOutput(so *SchedulerOutput, ro *RunnerOutput) Core
 	s.abortOutputs = s.abortOutputs[:0]
 	s.kv.CommitScheduled() // the step ran: the blocks it registered hold their KV
 
-	anyFinished := false
+	anyFinished, stopCheck := false, false
 	for i := range so.Requests {
 		sr := &so.Requests[i]
 		r := s.scheduledRequest(so, i)
@@ -129,13 +129,15 @@ func (s *Scheduler) UpdateFromOutput(so *SchedulerOutput, ro *RunnerOutput) Core
 		if r.FinishReason != stats.FinishNone {
 			s.finish(r)
 			anyFinished = true
+		} else if len(r.Params.Stop) > 0 {
+			stopCheck = true
 		}
 	}
 	if anyFinished {
 		s.running = slices.DeleteFunc(s.running, func(r *Request) bool { return r.Status == StatusFinished })
 	}
 	s.assertInvariants()
-	return CoreOutputs{Outputs: outs, SchedulerStats: s.MakeStats(), Timestamp: s.now()}
+	return CoreOutputs{Outputs: outs, SchedulerStats: s.MakeStats(), Timestamp: s.now(), StopCheck: stopCheck}
 }
 
 func (s *Scheduler) scheduledRequest(so *SchedulerOutput, i int) *Request {
