@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"govllm/internal/core"
+	"govllm/internal/kvcache"
 	"govllm/internal/output"
 	"govllm/internal/sampling"
 	"govllm/internal/sched"
@@ -31,7 +32,7 @@ func fakeOutputs(id string, prompt []int32, n int) []int32 {
 	return toks[len(prompt):]
 }
 
-// TestIterationTokensOnlyForStepsThatRan drives the engine core (with the
+// TestIterationTokensOnlyForStepsThatRan drives the scheduler (with the
 // FakeExecutor), the output processor and a fresh Prometheus the way the
 // front end does (an IterationStats for every step with outputs; stop
 // strings and client cancellations aborted in the core), and checks
@@ -66,7 +67,7 @@ func TestIterationTokensOnlyForStepsThatRan(t *testing.T) {
 			reg := prometheus.NewRegistry()
 			prom := newTestPrometheus(t, reg)
 			params := sampling.Params{N: 1, MaxTokens: M, Stop: tt.stop}
-			steps := runFrontEnd(t, prom, prompt, params, tt.abortAfter)
+			steps := runFrontEnd(t, prom, []output.Request{{ID: "r", PromptTokenIDs: prompt, Params: params, ArrivalTime: time.Now()}}, tt.abortAfter)
 			got := flatten(t, scrape(t, reg))
 			if tt.wantReason != "length" && steps != tt.wantSteps+1 {
 				t.Fatalf("%d engine steps, want %d and one that reports the abort", steps, tt.wantSteps)
@@ -89,41 +90,109 @@ func TestIterationTokensOnlyForStepsThatRan(t *testing.T) {
 	}
 }
 
-// runFrontEnd runs one request through the core until the core has no
-// work, recording every step as the front end's seam does, and returns the
-// number of steps. The client cancels the request after abortAfter steps
-// (never when negative).
-func runFrontEnd(t *testing.T, prom *Prometheus, prompt []int32, params sampling.Params, abortAfter int) int {
+// runFrontEnd runs requests through the scheduler and the FakeExecutor
+// until no work is left, recording every step as the front end's seam
+// does, and returns the number of steps. The clients cancel every request
+// after abortAfter steps (never when negative).
+func runFrontEnd(t *testing.T, prom *Prometheus, reqs []output.Request, abortAfter int) int {
 	t.Helper()
-	c, err := core.New(core.DefaultConfig(), &core.FakeExecutor{Vocab: 26})
+	cfg := core.DefaultConfig()
+	kv, err := kvcache.NewManager(cfg.KV)
 	if err != nil {
 		t.Fatal(err)
 	}
+	s, err := sched.New(cfg.Sched, kv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := &core.FakeExecutor{Vocab: 26, NumBlocks: cfg.KV.NumBlocks, BlockSize: cfg.KV.BlockSize}
 	proc := output.NewProcessor(func([]int32) output.Decoder { return letterDecoder{} })
-	ids, err := proc.AddRequest(output.Request{ID: "r", PromptTokenIDs: prompt, Params: params, ArrivalTime: time.Now()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.AddRequest(sched.EngineRequest{ID: ids[0], PromptTokenIDs: prompt, Params: params, EOSTokenID: -1}); err != nil {
-		t.Fatal(err)
-	}
-	steps := 0
-	for c.HasWork() {
-		if steps == abortAfter {
-			c.Abort(proc.Abort("r")...)
-		}
-		co, err := c.Step(context.Background())
+	for _, r := range reqs {
+		ids, err := proc.AddRequest(r)
 		if err != nil {
 			t.Fatal(err)
 		}
-		steps++
+		for i, id := range ids {
+			er := sched.EngineRequest{ID: id, PromptTokenIDs: r.PromptTokenIDs, Params: output.ChildParams(r.Params, i), EOSTokenID: -1}
+			if err := s.AddRequest(er); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	steps := 0
+	for ; s.HasRequests() || s.HasPendingOutputs(); steps++ {
+		if steps == abortAfter {
+			for _, r := range reqs {
+				s.Abort(proc.Abort(r.ID)...)
+			}
+		}
+		so := s.Schedule()
+		var ro *sched.RunnerOutput
+		if len(so.Requests) > 0 {
+			if ro, err = exec.Execute(context.Background(), so); err != nil {
+				t.Fatal(err)
+			}
+		}
+		co := s.UpdateFromOutput(so, ro)
 		var it *stats.IterationStats
 		if len(co.Outputs) > 0 {
 			it = stats.NewIterationStats(time.Now())
 		}
 		_, stops := proc.Process(&co, it)
 		prom.Record(co.SchedulerStats, it)
-		c.Abort(stops...)
+		s.Abort(stops...)
 	}
 	return steps
+}
+
+// TestPrefixCacheHitsWithinAStep: sequences admitted in one step share the
+// full prompt blocks of those admitted before them, as in vLLM (which
+// registers full blocks at allocation): with vLLM's block size of 16,
+// n = 3 on a 57-token prompt queries 3 × 57 tokens and hits 3 full blocks
+// for each of the last two sequences, 96 tokens; parallel requests with a
+// shared 64-token system prompt hit it from the second on.
+func TestPrefixCacheHitsWithinAStep(t *testing.T) {
+	p57 := make([]int32, 57)
+	for i := range p57 {
+		p57[i] = int32(i % 26)
+	}
+	tests := []struct {
+		name                  string
+		reqs                  []output.Request
+		wantQueries, wantHits float64
+	}{
+		{
+			name:        "n=3, 57-token prompt",
+			reqs:        []output.Request{{ID: "r", PromptTokenIDs: p57, Params: sampling.Params{N: 3, MaxTokens: 2}}},
+			wantQueries: 3 * 57, wantHits: 96,
+		},
+		{
+			name:        "three requests with a shared 4-block system prompt",
+			reqs:        []output.Request{sharedPrefix("a", 5), sharedPrefix("b", 9), sharedPrefix("c", 20)},
+			wantQueries: 69 + 73 + 84, wantHits: 2 * 64,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := prometheus.NewRegistry()
+			runFrontEnd(t, newTestPrometheus(t, reg), tt.reqs, -1)
+			got := flatten(t, scrape(t, reg))
+			if q, h := got["vllm:prefix_cache_queries_total"], got["vllm:prefix_cache_hits_total"]; q != tt.wantQueries || h != tt.wantHits {
+				t.Errorf("prefix cache queries %g, hits %g; want %g, %g", q, h, tt.wantQueries, tt.wantHits)
+			}
+		})
+	}
+}
+
+// sharedPrefix is a request whose prompt is a 64-token system prompt (4
+// blocks of 16) followed by n tokens of its own.
+func sharedPrefix(id string, n int) output.Request {
+	p := make([]int32, 0, 64+n)
+	for i := range 64 {
+		p = append(p, int32(i%26))
+	}
+	for i := range n {
+		p = append(p, int32((len(id)*7+int(id[0])+i)%26))
+	}
+	return output.Request{ID: id, PromptTokenIDs: p, Params: sampling.Params{N: 1, MaxTokens: 2}}
 }
