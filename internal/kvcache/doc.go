@@ -28,10 +28,10 @@
 // batch. Until CommitScheduled the blocks are pending: a pending block freed
 // by its last holder (a request preempted in the step that registered it) is
 // evicted, and DropScheduled unregisters them all when the step did not run.
-// A block registered by CacheFullBlocks is computed already. The key of a full
-// block is a 128-bit non-cryptographic hash of (parent key, block tokens); the
-// block also keeps a copy of its tokens, and a lookup verifies them, so a hash
-// collision can never make a request reuse the wrong KV.
+// The key of a full block is a 128-bit non-cryptographic hash of (parent key,
+// block tokens); the block also keeps a copy of its tokens, and a lookup
+// verifies them, so a hash collision can never make a request reuse the
+// wrong KV.
 //
 // # Use (one request, as the scheduler drives it)
 //

@@ -212,18 +212,11 @@ func (m *Manager) AllocateSlots(reqID string, numComputedTokens, numNewTokens in
 	return rb.blocks, true
 }
 
-// CacheFullBlocks registers the request's full blocks whose tokens are all
-// computed (the first numComputedTokens of tokens) in the prefix cache.
-// When an identical block is already cached, the request's copy stays
-// private.
-func (m *Manager) CacheFullBlocks(reqID string, tokens []int32, numComputedTokens int) {
-	m.cacheBlocks(reqID, tokens, numComputedTokens, false)
-}
-
 // CacheScheduledBlocks registers the request's full blocks among the first
 // numTokens tokens, which are computed or scheduled in the step being
 // planned, as vLLM's allocate_slots does: a request admitted later in the
-// same step then hits them. Such a hit is safe because the forward pass
+// same step then hits them. When an identical block is already cached, the
+// request's copy stays private. Such a hit is safe because the forward pass
 // writes every token's K/V of a layer before any token of the batch
 // attends in that layer, and the request that computes the block comes
 // first in the batch. The blocks it registers are pending until
@@ -231,10 +224,6 @@ func (m *Manager) CacheFullBlocks(reqID string, tokens []int32, numComputedToken
 // block whose last holder frees it is evicted, since its KV was never
 // written.
 func (m *Manager) CacheScheduledBlocks(reqID string, tokens []int32, numTokens int) {
-	m.cacheBlocks(reqID, tokens, numTokens, true)
-}
-
-func (m *Manager) cacheBlocks(reqID string, tokens []int32, numTokens int, pending bool) {
 	if !m.cfg.EnablePrefixCaching {
 		return
 	}
@@ -261,10 +250,8 @@ func (m *Manager) cacheBlocks(reqID string, tokens []int32, numTokens int, pendi
 			parent = rb.keys[i-1]
 		}
 		m.p.register(b, parent, k, tokens[i*bs:(i+1)*bs])
-		if pending {
-			m.p.pending[b] = true
-			m.pending = append(m.pending, b)
-		}
+		m.p.pending[b] = true
+		m.pending = append(m.pending, b)
 	}
 	rb.numCached = full
 	m.assertInvariants()
