@@ -28,7 +28,7 @@ type reqBlocks struct {
 	// lazily from its tokens (tokens only ever append, so keys stay valid).
 	keys []blockKey
 	// numCached blocks at the head of blocks have gone through
-	// CacheFullBlocks (registered, or left private because an identical block
+	// CacheScheduledBlocks (registered, or left private because an identical block
 	// was already cached).
 	numCached int
 }
