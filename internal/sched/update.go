@@ -85,8 +85,8 @@ func (s *Scheduler) unadmit(r *Request) {
 }
 
 // UpdateFromOutput applies one executed step (ro may be nil when nothing was
-// scheduled): it advances computed tokens, caches newly full blocks, appends
-// sampled tokens, checks stop conditions, frees finished requests and builds
+// scheduled): it commits the blocks the step registered in the prefix cache
+// (their KV is written now), advances computed tokens, appends sampled tokens, checks stop conditions, frees finished requests and builds
 // one CoreOutput per request that got a token or finished (pending aborts
 // first). SchedulerStats is attached to every call's result; Timestamp is
 // taken here, after the forward pass. ro must satisfy CheckRunnerOutput.
