@@ -84,8 +84,8 @@ type CoreOutputs struct {
 	// forward pass and sampling): the NEW_TOKENS time of every output.
 	Timestamp time.Time
 	// StopCheck is true when Outputs hold a token of an unfinished request
-	// with stop strings: only the front end can tell whether the text now
-	// ends with one, and the core must hear its answer (core.Command
-	// StopChecked) before it schedules that request again.
+	// with stop strings (past its MinTokens): only the front end can tell
+	// whether the text now ends with one, and the core must hear its answer
+	// before it schedules that request again.
 	StopCheck bool
 }

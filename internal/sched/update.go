@@ -129,8 +129,8 @@ func (s *Scheduler) UpdateFromOutput(so *SchedulerOutput, ro *RunnerOutput) Core
 		if r.FinishReason != stats.FinishNone {
 			s.finish(r)
 			anyFinished = true
-		} else if len(r.Params.Stop) > 0 {
-			stopCheck = true
+		} else if len(r.Params.Stop) > 0 && r.NumOutputTokens() > r.Params.MinTokens {
+			stopCheck = true // the front end matches stop strings after min_tokens
 		}
 	}
 	if anyFinished {
