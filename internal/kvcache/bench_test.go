@@ -8,7 +8,7 @@ func BenchmarkComputedBlocks(b *testing.B) {
 	m := newTestManager(b, 256, 16, true)
 	toks := seq(0, 1024)
 	m.AllocateSlots("a", 0, len(toks), m.ComputedBlocks("a", toks, false))
-	m.CacheFullBlocks("a", toks, len(toks))
+	cacheComputed(m, "a", toks, len(toks))
 	m.Free("a")
 	b.ReportAllocs()
 	for b.Loop() {

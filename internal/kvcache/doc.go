@@ -19,19 +19,27 @@
 // evicted first. A request frees its blocks in reverse order, so its tail
 // blocks (the least shareable) are evicted before its head blocks.
 //
-// A block is registered in the prefix cache once it is full and its tokens
-// have been computed (CacheFullBlocks is called after the forward pass), so a
-// cache hit never points at KV that is still being written. The key of a full
-// block is a 128-bit non-cryptographic hash of (parent key, block tokens); the
-// block also keeps a copy of its tokens, and a lookup verifies them, so a hash
-// collision can never make a request reuse the wrong KV.
+// As in vLLM (allocate_slots → cache_blocks), the scheduler registers a
+// request's full blocks in the prefix cache when it schedules their tokens
+// (CacheScheduledBlocks), so a request admitted later in the same step hits
+// blocks whose KV that step's forward pass writes. This is safe because the
+// forward pass writes the K/V of every token of the batch in a layer before
+// any token attends in that layer, and the writer precedes the reader in the
+// batch. Until CommitScheduled the blocks are pending: a pending block freed
+// by its last holder (a request preempted in the step that registered it) is
+// evicted, and DropScheduled unregisters them all when the step did not run.
+// The key of a full block is a 128-bit non-cryptographic hash of (parent key,
+// block tokens); the block also keeps a copy of its tokens, and a lookup
+// verifies them, so a hash collision can never make a request reuse the
+// wrong KV.
 //
 // # Use (one request, as the scheduler drives it)
 //
 //	p := m.ComputedBlocks(id, tokens, preempted) // 0 computed tokens: look up the cached prefix
 //	table, ok := m.AllocateSlots(id, p.NumTokens, n, p) // all-or-nothing
+//	m.CacheScheduledBlocks(id, tokens, p.NumTokens+n) // register the full blocks the step writes
 //	... forward pass computes n tokens ...
-//	m.CacheFullBlocks(id, tokens, numComputed)   // register newly full blocks
+//	m.CommitScheduled()                          // once per executed step
 //	table, ok = m.AllocateSlots(id, numComputed, 1, kvcache.Prefix{}) // decode
 //	m.Free(id)                                  // finished, aborted or preempted
 //
@@ -40,7 +48,9 @@
 //   - refcount(b) == number of live request block tables holding b;
 //   - b is in the free queue iff refcount(b) == 0; numFree == len(free queue);
 //   - the hash map holds (key → b) iff b is registered with key; a registered
-//     block is full and its stored tokens hash to key.
+//     block is full and its stored tokens hash to key;
+//   - a pending block is registered, held by a request, and listed for the
+//     next CommitScheduled or DropScheduled.
 //
 // Manager.CheckInvariants verifies them all (O(blocks)). Built with the
 // `invariants` tag, every mutating Manager method calls it and panics on a

@@ -64,8 +64,23 @@ func (m *Manager) CheckInvariants() error {
 	if back != count {
 		return fmt.Errorf("kvcache: free queue forward %d, backward %d", count, back)
 	}
+	return m.checkPrefixCache()
+}
+
+// checkPrefixCache verifies the prefix-cache map against the per-block
+// registrations (re-hashing every cached block), the pending blocks, and
+// the keys of the requests' registered blocks.
+func (m *Manager) checkPrefixCache() error {
+	p := m.p
+	listed := make(map[int32]bool, len(m.pending))
+	for _, b := range m.pending {
+		listed[b] = true
+	}
 	numCached := 0
 	for b := range p.n {
+		if p.pending[b] && (!p.cached[b] || p.refCnt[b] == 0 || !listed[b]) {
+			return fmt.Errorf("kvcache: pending block %d: cached %v, refcount %d, listed %v", b, p.cached[b], p.refCnt[b], listed[b])
+		}
 		if !p.cached[b] {
 			continue
 		}

@@ -28,7 +28,7 @@ type reqBlocks struct {
 	// lazily from its tokens (tokens only ever append, so keys stay valid).
 	keys []blockKey
 	// numCached blocks at the head of blocks have gone through
-	// CacheFullBlocks (registered, or left private because an identical block
+	// CacheScheduledBlocks (registered, or left private because an identical block
 	// was already cached).
 	numCached int
 }
@@ -43,6 +43,10 @@ type Manager struct {
 	spare   []*reqBlocks // recycled request states
 	scratch []BlockID    // Prefix.Blocks buffer
 	stats   stats.PrefixCacheStats
+	// pending lists the blocks CacheScheduledBlocks registered since the
+	// last CommitScheduled or DropScheduled (some may have been evicted
+	// since: pool.pending tells).
+	pending []int32
 }
 
 // NewManager builds a Manager with every block free.
@@ -208,11 +212,18 @@ func (m *Manager) AllocateSlots(reqID string, numComputedTokens, numNewTokens in
 	return rb.blocks, true
 }
 
-// CacheFullBlocks registers the request's full blocks whose tokens are all
-// computed (the first numComputedTokens of tokens) in the prefix cache. Call
-// it after the forward pass that computed them. When an identical block is
-// already cached, the request's copy stays private.
-func (m *Manager) CacheFullBlocks(reqID string, tokens []int32, numComputedTokens int) {
+// CacheScheduledBlocks registers the request's full blocks among the first
+// numTokens tokens, which are computed or scheduled in the step being
+// planned, as vLLM's allocate_slots does: a request admitted later in the
+// same step then hits them. When an identical block is already cached, the
+// request's copy stays private. Such a hit is safe because the forward pass
+// writes every token's K/V of a layer before any token of the batch
+// attends in that layer, and the request that computes the block comes
+// first in the batch. The blocks it registers are pending until
+// CommitScheduled (the step ran) or DropScheduled (it did not); a pending
+// block whose last holder frees it is evicted, since its KV was never
+// written.
+func (m *Manager) CacheScheduledBlocks(reqID string, tokens []int32, numTokens int) {
 	if !m.cfg.EnablePrefixCaching {
 		return
 	}
@@ -221,7 +232,10 @@ func (m *Manager) CacheFullBlocks(reqID string, tokens []int32, numComputedToken
 		return
 	}
 	bs := m.cfg.BlockSize
-	full := min(numComputedTokens/bs, len(rb.blocks))
+	full := min(numTokens/bs, len(rb.blocks))
+	if full <= rb.numCached {
+		return
+	}
 	for i := rb.numCached; i < full; i++ {
 		k := m.key(rb, i, tokens)
 		b := int32(rb.blocks[i])
@@ -236,9 +250,57 @@ func (m *Manager) CacheFullBlocks(reqID string, tokens []int32, numComputedToken
 			parent = rb.keys[i-1]
 		}
 		m.p.register(b, parent, k, tokens[i*bs:(i+1)*bs])
+		m.p.pending[b] = true
+		m.pending = append(m.pending, b)
 	}
-	rb.numCached = max(rb.numCached, full)
+	rb.numCached = full
 	m.assertInvariants()
+}
+
+// CommitScheduled marks the blocks registered by CacheScheduledBlocks as
+// computed: call it once the step's forward pass ran.
+func (m *Manager) CommitScheduled() {
+	for _, b := range m.pending {
+		m.p.pending[b] = false
+	}
+	m.pending = m.pending[:0]
+}
+
+// DropScheduled undoes CacheScheduledBlocks for a step that did not run:
+// its pending blocks leave the prefix cache (their holders keep them), and
+// each request registers them again when it next schedules their tokens.
+// A request that hit a pending block (PendingBefore) must be freed by the
+// caller, before or after: nothing computed its prefix.
+func (m *Manager) DropScheduled() {
+	for _, rb := range m.reqs {
+		for i := range rb.numCached {
+			if m.p.pending[rb.blocks[i]] {
+				rb.numCached = i
+				break
+			}
+		}
+	}
+	for _, b := range m.pending {
+		m.p.evict(b) // no-op for a block evicted since
+	}
+	m.pending = m.pending[:0]
+	m.assertInvariants()
+}
+
+// PendingBefore reports whether one of the request's blocks that hold its
+// first numTokens tokens is pending: registered in the step being planned,
+// its KV not yet written.
+func (m *Manager) PendingBefore(reqID string, numTokens int) bool {
+	rb := m.reqs[reqID]
+	if rb == nil || len(m.pending) == 0 {
+		return false
+	}
+	for _, b := range rb.blocks[:min(m.BlocksFor(numTokens), len(rb.blocks))] {
+		if m.p.pending[b] {
+			return true
+		}
+	}
+	return false
 }
 
 // Free releases the request's blocks, last block first, so that its tail
@@ -252,6 +314,9 @@ func (m *Manager) Free(reqID string) {
 		b := int32(rb.blocks[i])
 		m.p.refCnt[b]--
 		if m.p.refCnt[b] == 0 {
+			if m.p.pending[b] {
+				m.p.evict(b) // registered for a step that will not write it
+			}
 			m.p.pushTail(b)
 		}
 	}

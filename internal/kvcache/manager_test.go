@@ -26,6 +26,13 @@ func check(t testing.TB, m *Manager) {
 	}
 }
 
+// cacheComputed registers the request's full blocks among the first n
+// tokens as a step that computed them does: scheduled, then committed.
+func cacheComputed(m *Manager, id string, toks []int32, n int) {
+	m.CacheScheduledBlocks(id, toks, n)
+	m.CommitScheduled()
+}
+
 // seq returns n tokens start, start+1, ...
 func seq(start, n int) []int32 {
 	s := make([]int32, n)
@@ -180,7 +187,7 @@ func TestPrefixHits(t *testing.T) {
 			if _, ok := m.AllocateSlots("a", 0, len(tt.first), p); !ok {
 				t.Fatal("alloc a")
 			}
-			m.CacheFullBlocks("a", tt.first, len(tt.first))
+			cacheComputed(m, "a", tt.first, len(tt.first))
 			aTable := slices.Clone(m.BlockTable("a"))
 			if !tt.aliveFirst {
 				m.Free("a")
@@ -224,7 +231,7 @@ func TestSharedBlockRefcount(t *testing.T) {
 	toks := seq(0, 5)
 	p := m.ComputedBlocks("a", toks, false)
 	m.AllocateSlots("a", 0, 5, p)
-	m.CacheFullBlocks("a", toks, 5)
+	cacheComputed(m, "a", toks, 5)
 	p = m.ComputedBlocks("b", toks, false)
 	if p.NumTokens != 4 {
 		t.Fatalf("hit %d", p.NumTokens)
@@ -253,7 +260,7 @@ func TestEvictionOrder(t *testing.T) {
 	toks = toks[:8]
 	p := m.ComputedBlocks("a", toks, false)
 	m.AllocateSlots("a", 0, 8, p)
-	m.CacheFullBlocks("a", toks, 8)
+	cacheComputed(m, "a", toks, 8)
 	m.Free("a")
 	if m.NumCachedBlocks() != 4 {
 		t.Fatalf("cached %d", m.NumCachedBlocks())
@@ -280,7 +287,7 @@ func TestHitRemovedFromFreeQueue(t *testing.T) {
 	m := newTestManager(t, 3, 2, true)
 	toks := seq(0, 4)
 	m.AllocateSlots("a", 0, 4, m.ComputedBlocks("a", toks, false))
-	m.CacheFullBlocks("a", toks, 4)
+	cacheComputed(m, "a", toks, 4)
 	m.Free("a")
 	p := m.ComputedBlocks("b", append(slices.Clone(toks), 7), false) // 5 tokens: 2 blocks hit
 	if p.NumTokens != 4 {
@@ -308,7 +315,7 @@ func TestAllocateWithHitsAllOrNothing(t *testing.T) {
 	m := newTestManager(t, 3, 2, true)
 	toks := seq(0, 4)
 	m.AllocateSlots("a", 0, 4, m.ComputedBlocks("a", toks, false))
-	m.CacheFullBlocks("a", toks, 4)
+	cacheComputed(m, "a", toks, 4)
 	m.Free("a")
 	long := append(slices.Clone(toks), seq(10, 3)...) // 7 tokens: 4 blocks
 	p := m.ComputedBlocks("b", long, false)
@@ -326,7 +333,7 @@ func TestPreemptedStatsAndDisabled(t *testing.T) {
 	m := newTestManager(t, 8, 2, true)
 	toks := seq(0, 6)
 	m.AllocateSlots("a", 0, 6, m.ComputedBlocks("a", toks, false))
-	m.CacheFullBlocks("a", toks, 6)
+	cacheComputed(m, "a", toks, 6)
 	m.Free("a")
 	m.TakePrefixCacheStats()
 	// hog leaves two free blocks: a's first two (cached) blocks.
@@ -353,7 +360,7 @@ func TestPreemptedStatsAndDisabled(t *testing.T) {
 
 	off := newTestManager(t, 8, 2, false)
 	off.AllocateSlots("a", 0, 6, off.ComputedBlocks("a", toks, false))
-	off.CacheFullBlocks("a", toks, 6)
+	cacheComputed(off, "a", toks, 6)
 	off.Free("a")
 	if p := off.ComputedBlocks("b", toks, false); p.NumTokens != 0 {
 		t.Fatalf("hit with caching off: %d", p.NumTokens)
@@ -371,8 +378,8 @@ func TestDuplicateBlocksStayPrivate(t *testing.T) {
 	toks := seq(0, 5)
 	m.AllocateSlots("a", 0, 5, m.ComputedBlocks("a", toks, false))
 	m.AllocateSlots("b", 0, 5, m.ComputedBlocks("b", toks, false))
-	m.CacheFullBlocks("a", toks, 5)
-	m.CacheFullBlocks("b", toks, 5)
+	cacheComputed(m, "a", toks, 5)
+	cacheComputed(m, "b", toks, 5)
 	if m.NumCachedBlocks() != 2 {
 		t.Fatalf("cached %d, want 2", m.NumCachedBlocks())
 	}
@@ -418,7 +425,7 @@ func TestResetPrefixCache(t *testing.T) {
 	m := newTestManager(t, 4, 2, true)
 	toks := seq(0, 4)
 	m.AllocateSlots("a", 0, 4, m.ComputedBlocks("a", toks, false))
-	m.CacheFullBlocks("a", toks, 4)
+	cacheComputed(m, "a", toks, 4)
 	if m.ResetPrefixCache() {
 		t.Fatal("reset with blocks in use")
 	}
@@ -461,7 +468,7 @@ func TestRandomOps(t *testing.T) {
 					}
 					p := m.ComputedBlocks(id, toks, false)
 					if _, ok := m.AllocateSlots(id, p.NumTokens, len(toks)-p.NumTokens, p); ok {
-						m.CacheFullBlocks(id, toks, len(toks))
+						cacheComputed(m, id, toks, len(toks))
 						live[id] = &req{toks: toks, computed: len(toks)}
 					} else {
 						m.Free(id)
@@ -478,7 +485,7 @@ func TestRandomOps(t *testing.T) {
 					}
 					r.toks = append(r.toks, int32(rng.IntN(50)))
 					r.computed++
-					m.CacheFullBlocks(id, r.toks, r.computed)
+					cacheComputed(m, id, r.toks, r.computed)
 				}
 				if err := m.CheckInvariants(); err != nil {
 					t.Fatalf("step %d: %v", step, err)

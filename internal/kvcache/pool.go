@@ -12,7 +12,10 @@ type pool struct {
 	numFree    int
 
 	// Prefix cache: registered blocks.
-	cached  []bool
+	cached []bool
+	// pending marks registered blocks whose KV the step being planned is to
+	// write (registered at allocation, not yet committed).
+	pending []bool
 	keys    []blockKey
 	parents []blockKey // the parent key each registered block was hashed with
 	tokens  []int32    // n*blockSize: the tokens of registered blocks
@@ -27,6 +30,7 @@ func newPool(n, blockSize int) *pool {
 		prev:      make([]int32, n+1),
 		next:      make([]int32, n+1),
 		cached:    make([]bool, n),
+		pending:   make([]bool, n),
 		keys:      make([]blockKey, n),
 		parents:   make([]blockKey, n),
 		table:     make(map[blockKey]BlockID),
@@ -94,6 +98,7 @@ func (p *pool) evict(b int32) {
 	}
 	delete(p.table, p.keys[b])
 	p.cached[b] = false
+	p.pending[b] = false
 	p.keys[b] = blockKey{}
 	p.parents[b] = blockKey{}
 }

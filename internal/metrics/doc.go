@@ -45,6 +45,9 @@
 //     (cache_config_info: its config keys sorted, then engine, no
 //     model_name); client_golang writes the labels of a sample sorted by
 //     name, which Prometheus parsers treat the same.
-//   - A step without outputs is recorded with a nil IterationStats, so
-//     iteration_tokens_total counts only steps with outputs (vLLM AsyncLLM).
+//   - A step without outputs is recorded with a nil IterationStats, and a
+//     step whose outputs carry no token (aborts, failed adds) observes
+//     nothing, so iteration_tokens_total counts only steps that scheduled
+//     tokens and produced outputs (vLLM AsyncLLM, whose engine core emits no
+//     output for an aborted request).
 package metrics

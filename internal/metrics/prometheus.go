@@ -246,8 +246,15 @@ func (p *Prometheus) Unregister(reg prometheus.Registerer) {
 // Record applies one engine step's statistics (vLLM
 // PrometheusStatLogger.record, in its order). Either argument may be nil: s
 // when the step carried no scheduler snapshot, it when the step had no
-// outputs (as vLLM's AsyncLLM does, so iteration_tokens_total counts only
-// steps with outputs; a non-nil empty it observes 0 tokens there).
+// outputs.
+//
+// iteration_tokens_total observes only a step whose outputs carry tokens.
+// vLLM creates IterationStats only for an engine-core message with outputs,
+// and its engine core emits an output only for a request that ran in the
+// step, so every observed step scheduled tokens. govllm's core also emits a
+// token-less output for every abort (client cancellation, stop string) and
+// every failed add, so that they reach the finished-request statistics; a
+// step carrying only those is not an engine iteration and observes nothing.
 func (p *Prometheus) Record(s *stats.SchedulerStats, it *stats.IterationStats) {
 	if s != nil {
 		p.running.Set(float64(s.NumRunningReqs))
@@ -269,7 +276,9 @@ func (p *Prometheus) Record(s *stats.SchedulerStats, it *stats.IterationStats) {
 	}
 	addCount(p.promptCached, pts.CachedTokens)
 	addCount(p.genTokens, it.NumGenerationTokens)
-	p.iterTokens.Observe(float64(max(it.NumIterationTokens(), 0)))
+	if n := it.NumIterationTokens(); n > 0 {
+		p.iterTokens.Observe(float64(n))
+	}
 	for _, v := range it.MaxNumGenerationTokensIter {
 		p.reqMaxGenTokens.Observe(float64(v))
 	}

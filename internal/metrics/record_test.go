@@ -178,7 +178,6 @@ func TestRecord(t *testing.T) {
 			want: merge(map[string]float64{
 				`vllm:request_success_total{finished_reason="abort"}`: 1,
 			},
-				hist("vllm:iteration_tokens_total", bIter, 0),
 				hist("vllm:request_prefill_kv_computed_tokens", b125_4096, 50),
 				hist("vllm:request_prompt_tokens", b125_4096, 50),
 				hist("vllm:request_generation_tokens", b125_4096, 4),
@@ -191,7 +190,6 @@ func TestRecord(t *testing.T) {
 			want: merge(map[string]float64{
 				`vllm:request_success_total{finished_reason="abort"}`: 1,
 			},
-				hist("vllm:iteration_tokens_total", bIter, 0),
 				hist("vllm:e2e_request_latency_seconds", bLatency, 3),
 				hist("vllm:request_queue_time_seconds", bLatency, 0.125),
 				hist("vllm:request_prefill_time_seconds", bLatency, 0.25),
@@ -213,7 +211,6 @@ func TestRecord(t *testing.T) {
 				`vllm:request_success_total{finished_reason="error"}`:      1,
 				`vllm:request_success_total{finished_reason="repetition"}`: 2,
 			},
-				hist("vllm:iteration_tokens_total", bIter, 0),
 				hist("vllm:e2e_request_latency_seconds", bLatency, 0, 0, 0),
 				hist("vllm:request_queue_time_seconds", bLatency, 0, 0, 0),
 				hist("vllm:request_prefill_time_seconds", bLatency, 0, 0, 0),
@@ -234,7 +231,6 @@ func TestRecord(t *testing.T) {
 				InterTokenLatenciesIter: []time.Duration{-ms},
 			}}},
 			want: merge(
-				hist("vllm:iteration_tokens_total", bIter, 0),
 				hist("vllm:time_to_first_token_seconds", bTTFT, 0),
 				hist("vllm:inter_token_latency_seconds", bITL, 0),
 			),
@@ -285,11 +281,15 @@ func freshPrometheus(t *testing.T) *prometheus.Registry {
 func TestRecordSumsAcrossSteps(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	p := newTestPrometheus(t, reg)
+	iterations := 0
 	for i := range 50 {
 		it := &stats.IterationStats{NumGenerationTokens: i % 7}
 		if i%5 == 0 {
 			cached := i % 3 * 16
 			it.PromptTokenStats = stats.PromptTokenStats{Computed: 64 - cached, LocalCacheHit: cached, CachedTokens: cached, Total: 64}
+		}
+		if it.NumIterationTokens() > 0 {
+			iterations++
 		}
 		p.Record(&stats.SchedulerStats{NumRunningReqs: i % 4}, it)
 		p.Record(&stats.SchedulerStats{}, nil) // stats-only step
@@ -299,8 +299,8 @@ func TestRecordSumsAcrossSteps(t *testing.T) {
 	if s := got["vllm:iteration_tokens_total_sum"]; s != prompt+gen {
 		t.Errorf("iteration_tokens_total_sum = %g, want prompt %g + generation %g", s, prompt, gen)
 	}
-	if c := got["vllm:iteration_tokens_total_count"]; c != 50 {
-		t.Errorf("iteration_tokens_total_count = %g, want 50 (stats-only steps are not iterations)", c)
+	if c := got["vllm:iteration_tokens_total_count"]; c != float64(iterations) || iterations != 44 {
+		t.Errorf("iteration_tokens_total_count = %g, want %d of 44 (stats-only and token-less steps are not iterations)", c, iterations)
 	}
 	var bySource float64
 	for _, src := range stats.PromptSources {

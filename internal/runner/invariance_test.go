@@ -143,7 +143,9 @@ func TestBatchInvariance(t *testing.T) {
 		t.Fatal(err)
 	}
 	setups := []engineSetup{
-		{name: "prefix cache on", prefixCache: true, tokenBudget: 2048, numBlocks: 256, blockSize: 16, maxNumSeqs: 64},
+		// Every request is admitted in the first step: the hits are on
+		// blocks that step computes (shared within the step, as in vLLM).
+		{name: "prefix cache on", prefixCache: true, tokenBudget: 2048, numBlocks: 256, blockSize: 16, maxNumSeqs: 64, wantCacheHit: true},
 		{name: "prefix cache hits", prefixCache: true, tokenBudget: 2048, numBlocks: 256, blockSize: 16, maxNumSeqs: 16, wantCacheHit: true},
 		{name: "prefix cache off", tokenBudget: 2048, numBlocks: 256, blockSize: 16, maxNumSeqs: 64},
 		{name: "chunked prefill budget 16", prefixCache: true, tokenBudget: 16, numBlocks: 256, blockSize: 16, maxNumSeqs: 16},

@@ -23,11 +23,19 @@
 // request blocked at the head of the queue for many steps counts once
 // (vLLM counts every attempt, inflating queries under memory pressure); a
 // request's
-// PrefillStats are set the first time it is scheduled. The executor runs the
-// SchedulerOutput; UpdateFromOutput advances computed tokens, registers newly
-// full blocks in the prefix cache (only now, after their KV was written),
-// appends sampled tokens and checks stops: EOS (unless IgnoreEOS) and stop
-// token ids once MinTokens are out, then MaxTokens, then MaxModelLen.
+// PrefillStats are set the first time it is scheduled. Every scheduled
+// request registers the full blocks its step writes in the prefix cache at
+// once (vLLM's allocate_slots → cache_blocks), so a request admitted later
+// in the same step hits them: n > 1 sequences and parallel requests with a
+// shared system prompt compute the shared blocks once (the forward pass
+// writes a layer's K/V for the whole batch before any token attends, and the
+// writer comes first in the batch). Blocks registered for a step that does
+// not run them leave the cache: a preempted writer's on Free, all of them in
+// AbandonStep, which also sends requests that hit them back to waiting. The
+// executor runs the SchedulerOutput; UpdateFromOutput commits the step's
+// blocks, advances computed tokens, appends sampled tokens and checks stops:
+// EOS (unless IgnoreEOS) and stop token ids once MinTokens are out, then
+// MaxTokens, then MaxModelLen.
 //
 // # Outputs and events
 //
@@ -43,6 +51,12 @@
 // CoreOutput.NewTokenIDs alias the request's token storage: read-only. Every UpdateFromOutput carries a
 // SchedulerStats snapshot taken after finished requests left the queues.
 // KV usage is 1 − free/NumBlocks (kvcache keeps no null block).
+//
+// Stop strings are matched by the front end, on text: CoreOutputs.StopCheck
+// says that a step gave a token to an unfinished request with stop strings,
+// so a loop that runs the core ahead of its front end (core.Run) must hear
+// the front end's answer (and its aborts) before the next Schedule, or a
+// sequence a stop string finished is computed for nothing.
 //
 // SchedulerOutput.FinishedReqIDs are delivered with the next step that
 // schedules at least one request (an executor never sees an empty batch).

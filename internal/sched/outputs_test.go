@@ -76,3 +76,50 @@ func TestFinishedReqIDs(t *testing.T) {
 		t.Fatalf("FinishedReqIDs %v, want [c]", so.FinishedReqIDs)
 	}
 }
+
+// TestStopCheck: a step that gave a token to an unfinished request with
+// stop strings says so (CoreOutputs.StopCheck), because only the front end
+// can tell whether that token completed a stop string, and the core must
+// hear its answer before scheduling the request again; once the front end
+// aborts it, the next step does not schedule it.
+func TestStopCheck(t *testing.T) {
+	withStop := func(id string, n, maxTokens, minTokens int) sched.EngineRequest {
+		p := params(maxTokens)
+		p.Stop = []string{"x"}
+		p.MinTokens = minTokens
+		return sched.EngineRequest{ID: sched.RequestID(id), PromptTokenIDs: prompt(0, n), Params: p, EOSTokenID: -1}
+	}
+	plain := sched.EngineRequest{ID: "p", PromptTokenIDs: prompt(50, 3), Params: params(5), EOSTokenID: -1}
+	tests := []struct {
+		name     string
+		reqs     []sched.EngineRequest
+		want     bool
+		nextPlan string // after the front end aborts "s"
+	}{
+		{name: "stop strings, running", reqs: []sched.EngineRequest{withStop("s", 3, 5, 0), plain}, want: true, nextPlan: "p:3+1*"},
+		{name: "no stop strings", reqs: []sched.EngineRequest{plain}, want: false, nextPlan: "p:3+1*"},
+		{name: "stop strings, finished by length", reqs: []sched.EngineRequest{withStop("s", 3, 1, 0)}, want: false, nextPlan: ""},
+		{name: "stop strings, partial prefill", reqs: []sched.EngineRequest{withStop("s", 40, 5, 0)}, want: false, nextPlan: ""},
+		// The front end matches stop strings only after min_tokens.
+		{name: "stop strings, within min_tokens", reqs: []sched.EngineRequest{withStop("s", 3, 5, 1)}, want: false, nextPlan: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := defaultOpts()
+			o.sched.MaxNumBatchedTokens = 16
+			h := newHarness(t, o)
+			for _, r := range tt.reqs {
+				h.addReq(r)
+			}
+			if _, outs := h.step(); outs.StopCheck != tt.want {
+				t.Fatalf("StopCheck %v, want %v (outputs %+v)", outs.StopCheck, tt.want, outs.Outputs)
+			}
+			h.s.Abort("s")
+			if plan, _ := h.step(); plan != tt.nextPlan {
+				t.Fatalf("next plan %q, want %q", plan, tt.nextPlan)
+			}
+			h.run()
+			h.checkDrained()
+		})
+	}
+}

@@ -305,6 +305,13 @@ func (s *Scheduler) addScheduled(r *Request, n int, table []kvcache.BlockID) {
 	})
 	s.scheduled = append(s.scheduled, r)
 	s.step.budget -= n
+	// Register the full blocks this step writes now, as vLLM does at
+	// allocation, so that requests admitted after r in this step hit them.
+	// Blocks before start are registered already (an abandoned step's
+	// blocks are scheduled again from the same start).
+	if bs := s.kv.BlockSize(); (start+n)/bs > start/bs {
+		s.kv.CacheScheduledBlocks(string(r.ID), r.allTokens, start+n)
+	}
 }
 
 // Abort finishes the named requests with FinishAbort at once, wherever they

@@ -236,18 +236,20 @@ func TestChunkedPrefillOutputs(t *testing.T) {
 }
 
 // TestPrefixHits: a second request sharing a prompt hits the blocks the
-// first computed; the hits show in that step's stats and its PrefillStats.
+// first computes, in a later step or in the same one (vLLM registers full
+// blocks when it allocates them); the hits show in that step's stats and
+// its PrefillStats.
 func TestPrefixHits(t *testing.T) {
 	shared := prompt(0, 18) // block size 4: 4 full blocks + 2
 	second := append(slices.Clone(shared), 77, 78, 79)
 	tests := []struct {
 		name       string
-		together   bool // added in the same step: nothing is cached yet
-		wantHits   int
+		together   bool // added in the same step: a's blocks are being computed
+		wantPlan   string
 		wantPrefix stats.PrefillStats
 	}{
-		{"after the first", false, 16, stats.PrefillStats{NumPromptTokens: 21, NumCachedTokens: 16, NumComputedTokens: 5}},
-		{"same step", true, 0, stats.PrefillStats{NumPromptTokens: 21, NumComputedTokens: 21}},
+		{"after the first", false, "a:0+18*", stats.PrefillStats{NumPromptTokens: 21, NumCachedTokens: 16, NumComputedTokens: 5}},
+		{"same step", true, "a:0+18* b:16+5*", stats.PrefillStats{NumPromptTokens: 21, NumCachedTokens: 16, NumComputedTokens: 5}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -256,14 +258,14 @@ func TestPrefixHits(t *testing.T) {
 			if tt.together {
 				h.add("b", second, 3)
 			}
-			_, outs := h.step()
+			plan, outs := h.step()
 			st := outs.SchedulerStats.PrefixCacheStats
-			wantQueries := 18
+			want := stats.PrefixCacheStats{Requests: 1, Queries: 18}
 			if tt.together {
-				wantQueries += 21
+				want = stats.PrefixCacheStats{Requests: 2, Queries: 18 + 21, Hits: 16}
 			}
-			if st.Requests != 1+boolInt(tt.together) || st.Queries != wantQueries || st.Hits != 0 {
-				t.Fatalf("first step prefix stats %+v", st)
+			if st != want || plan != tt.wantPlan {
+				t.Fatalf("first step: plan %q, prefix stats %+v, want %q, %+v", plan, st, tt.wantPlan, want)
 			}
 			if !tt.together {
 				h.add("b", second, 3)
@@ -286,13 +288,6 @@ func TestPrefixHits(t *testing.T) {
 			h.checkDrained()
 		})
 	}
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // TestFullPromptHitRecomputesLastToken: an identical prompt hits all but

@@ -83,4 +83,9 @@ type CoreOutputs struct {
 	// Timestamp is taken when the step's outputs are assembled (after the
 	// forward pass and sampling): the NEW_TOKENS time of every output.
 	Timestamp time.Time
+	// StopCheck is true when Outputs hold a token of an unfinished request
+	// with stop strings (past its MinTokens): only the front end can tell
+	// whether the text now ends with one, and the core must hear its answer
+	// before it schedules that request again.
+	StopCheck bool
 }

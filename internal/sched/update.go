@@ -37,14 +37,24 @@ func CheckRunnerOutput(so *SchedulerOutput, ro *RunnerOutput) error {
 
 // AbandonStep undoes the hand-off of so, the current step's plan, when the
 // executor did not run it (its context was cancelled): the finished ids go
-// back for the next step. Nothing else needs undoing: computed tokens only
-// advance in UpdateFromOutput and blocks are registered in the prefix cache
-// only there, so the next Schedule plans the same tokens again (in the
+// back for the next step, the blocks the plan registered in the prefix
+// cache leave it (kvcache DropScheduled), and a request admitted with a
+// prefix hit on such a block goes back to the front of the waiting queue,
+// since nothing computed its prefix (its lookup counts again when it is
+// admitted again). Computed tokens only advance in UpdateFromOutput, so the
+// next Schedule plans the same tokens again for the other requests (in the
 // blocks already allocated for them).
 func (s *Scheduler) AbandonStep(so *SchedulerOutput) {
 	if so != &s.out {
 		return
 	}
+	for i := len(s.scheduled) - 1; i >= 0; i-- {
+		r := s.scheduled[i]
+		if r.Status == StatusRunning && s.kv.PendingBefore(string(r.ID), r.NumComputedTokens) {
+			s.unadmit(r)
+		}
+	}
+	s.kv.DropScheduled()
 	s.finishedIDs = append(s.finishedIDs, so.FinishedReqIDs...)
 	so.FinishedReqIDs = so.FinishedReqIDs[:0]
 	so.Requests = so.Requests[:0]
@@ -53,9 +63,30 @@ func (s *Scheduler) AbandonStep(so *SchedulerOutput) {
 	s.assertInvariants()
 }
 
+// unadmit returns r, admitted in an abandoned step, to the front of the
+// waiting queue as it was before: no blocks, no computed tokens, and its
+// SCHEDULED event and undelivered PrefillStats taken back.
+func (s *Scheduler) unadmit(r *Request) {
+	s.running = slices.DeleteFunc(s.running, func(x *Request) bool { return x == r })
+	s.kv.Free(string(r.ID))
+	r.blockTable = nil
+	r.NumComputedTokens = 0
+	r.Status = StatusWaiting
+	if r.NumPreemptions > 0 {
+		r.Status = StatusPreempted
+	}
+	if n := len(r.events); n > 0 && r.events[n-1].Type == stats.EventScheduled {
+		r.events = r.events[:n-1]
+	}
+	if r.prefillStats != nil { // set at this admission: the first output never came
+		r.prefillStats, r.prefillSet = nil, false
+	}
+	s.waiting.PushFront(r)
+}
+
 // UpdateFromOutput applies one executed step (ro may be nil when nothing was
-// scheduled): it advances computed tokens, caches newly full blocks, appends
-// sampled tokens, checks stop conditions, frees finished requests and builds
+// scheduled): it commits the blocks the step registered in the prefix cache
+// (their KV is written now), advances computed tokens, appends sampled tokens, checks stop conditions, frees finished requests and builds
 // one CoreOutput per request that got a token or finished (pending aborts
 // first). SchedulerStats is attached to every call's result; Timestamp is
 // taken here, after the forward pass. ro must satisfy CheckRunnerOutput.
@@ -67,20 +98,16 @@ func (s *Scheduler) UpdateFromOutput(so *SchedulerOutput, ro *RunnerOutput) Core
 	outs = append(outs, s.abortOutputs...)
 	clear(s.abortOutputs)
 	s.abortOutputs = s.abortOutputs[:0]
+	s.kv.CommitScheduled() // the step ran: the blocks it registered hold their KV
 
-	anyFinished := false
+	anyFinished, stopCheck := false, false
 	for i := range so.Requests {
 		sr := &so.Requests[i]
 		r := s.scheduledRequest(so, i)
 		if r == nil || r.Status != StatusRunning {
 			continue // aborted after Schedule
 		}
-		before := r.NumComputedTokens
 		r.NumComputedTokens += len(sr.TokenIDs)
-		if bs := s.kv.BlockSize(); r.NumComputedTokens/bs > before/bs {
-			// A block filled up: register it in the prefix cache.
-			s.kv.CacheFullBlocks(string(r.ID), r.allTokens, r.NumComputedTokens)
-		}
 		if !sr.Sample {
 			continue // partial prefill: no output
 		}
@@ -102,13 +129,15 @@ func (s *Scheduler) UpdateFromOutput(so *SchedulerOutput, ro *RunnerOutput) Core
 		if r.FinishReason != stats.FinishNone {
 			s.finish(r)
 			anyFinished = true
+		} else if len(r.Params.Stop) > 0 && r.NumOutputTokens() > r.Params.MinTokens {
+			stopCheck = true // the front end matches stop strings after min_tokens
 		}
 	}
 	if anyFinished {
 		s.running = slices.DeleteFunc(s.running, func(r *Request) bool { return r.Status == StatusFinished })
 	}
 	s.assertInvariants()
-	return CoreOutputs{Outputs: outs, SchedulerStats: s.MakeStats(), Timestamp: s.now()}
+	return CoreOutputs{Outputs: outs, SchedulerStats: s.MakeStats(), Timestamp: s.now(), StopCheck: stopCheck}
 }
 
 func (s *Scheduler) scheduledRequest(so *SchedulerOutput, i int) *Request {

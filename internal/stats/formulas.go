@@ -151,7 +151,9 @@ func (it *IterationStats) ObserveParent(n, maxGenerationTokens int) {
 }
 
 // NumIterationTokens is the iteration_tokens_total observation: prompt
-// tokens first reported this iteration plus generation tokens.
+// tokens first reported this iteration plus generation tokens. A step whose
+// outputs carry no token (only aborts or failed adds) is not an engine
+// iteration: it is not observed (vLLM's engine core emits no output there).
 func (it *IterationStats) NumIterationTokens() int {
 	return it.PromptTokenStats.Total + it.NumGenerationTokens
 }
