@@ -174,6 +174,9 @@ type Command struct {
 	Add *sched.EngineRequest
 	// Abort finishes these requests (FinishAbort).
 	Abort []sched.RequestID
+	// StopChecked answers a CoreOutputs with StopCheck: the front end
+	// checked its stop strings, and Abort holds the sequences they finished.
+	StopChecked bool
 }
 
 // Run owns the Engine on the calling goroutine: it applies pending
@@ -211,6 +214,13 @@ func (e *Engine) Run(ctx context.Context, in <-chan Command, out chan<- sched.Co
 			// or the outputs would reach their streams a step late or, on
 			// a busy engine, only when it idles.
 			runtime.Gosched()
+			if outs.StopCheck {
+				// A stop string may have finished a sequence: hear the
+				// front end before scheduling it again.
+				if in, err = e.awaitStopCheck(ctx, in); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		if in == nil {
@@ -227,6 +237,26 @@ func (e *Engine) Run(ctx context.Context, in <-chan Command, out chan<- sched.Co
 			e.apply(cmd)
 		}
 	}
+}
+
+// awaitStopCheck applies Commands until one with StopChecked arrives. It
+// returns nil once in is closed.
+func (e *Engine) awaitStopCheck(ctx context.Context, in <-chan Command) (<-chan Command, error) {
+	for in != nil {
+		select {
+		case <-ctx.Done():
+			return in, ctx.Err()
+		case cmd, ok := <-in:
+			if !ok {
+				return nil, nil
+			}
+			e.apply(cmd)
+			if cmd.StopChecked {
+				return in, nil
+			}
+		}
+	}
+	return nil, nil
 }
 
 // drain applies every Command already waiting, without blocking. It returns

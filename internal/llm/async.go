@@ -220,8 +220,8 @@ func (a *AsyncEngine) handle(co *sched.CoreOutputs, pending []core.Command) []co
 			delete(a.streams, o.RequestID)
 		}
 	}
-	if len(stops) > 0 {
-		pending = append(pending, core.Command{Abort: stops})
+	if len(stops) > 0 || co.StopCheck {
+		pending = append(pending, core.Command{Abort: stops, StopChecked: co.StopCheck})
 	}
 	return pending
 }
