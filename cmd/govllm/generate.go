@@ -171,7 +171,7 @@ type consoleStats struct {
 }
 
 func (s *consoleStats) Record(_ *stats.SchedulerStats, it *stats.IterationStats) {
-	if it != nil && len(it.FinishedRequests) > 0 {
+	if len(it.FinishedRequests) > 0 {
 		s.done = &it.FinishedRequests[0]
 	}
 }

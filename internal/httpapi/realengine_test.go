@@ -27,9 +27,6 @@ type countingLogger struct {
 }
 
 func (c *countingLogger) Record(_ *stats.SchedulerStats, it *stats.IterationStats) {
-	if it == nil {
-		return
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.promptTokens += it.NumPromptTokens()

@@ -33,7 +33,7 @@ type recorder struct {
 
 type aggregate struct {
 	Records, IterRecords    int
-	StatsOnly               int  // records without IterationStats
+	StatsOnly               int  // records whose IterationStats is empty
 	LastStatsOnly           bool // the latest record was stats-only
 	PromptTokens, GenTokens int
 	PromptComputed          int
@@ -64,17 +64,15 @@ func (r *recorder) Record(s *stats.SchedulerStats, it *stats.IterationStats) {
 	r.mu.Lock()
 	a := &r.agg
 	a.Records++
-	a.LastStatsOnly = it == nil
-	if it == nil {
+	a.LastStatsOnly = it.Empty()
+	if it.Empty() {
 		a.StatsOnly++
 	}
-	if s != nil {
-		a.Last = *s
-		a.MaxRunning = max(a.MaxRunning, s.NumRunningReqs)
-		a.MaxKVUsage = max(a.MaxKVUsage, s.KVCacheUsage)
-		a.PrefixQueries += s.PrefixCacheStats.Queries
-	}
-	if it != nil {
+	a.Last = *s
+	a.MaxRunning = max(a.MaxRunning, s.NumRunningReqs)
+	a.MaxKVUsage = max(a.MaxKVUsage, s.KVCacheUsage)
+	a.PrefixQueries += s.PrefixCacheStats.Queries
+	if !it.Empty() {
 		a.IterRecords++
 		a.PromptTokens += it.NumPromptTokens()
 		a.PromptComputed += it.PromptTokenStats.Computed

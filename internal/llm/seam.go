@@ -10,10 +10,11 @@ import (
 )
 
 // StatLogger receives every engine step's statistics (vLLM
-// StatLoggerBase.record). s is the scheduler snapshot after the step; it is
-// nil for a step without request outputs (a stats-only step, e.g. the
-// snapshot after the last request left). Record is called from one
-// goroutine at a time, in step order.
+// StatLoggerBase.record). Neither argument is ever nil: s is the scheduler
+// snapshot the core takes after every step, it the step's iteration
+// statistics — empty (its zero value but the timestamp) for a step without
+// request outputs, such as the snapshot after the last request left.
+// Record is called from one goroutine at a time, in step order.
 type StatLogger interface {
 	Record(s *stats.SchedulerStats, it *stats.IterationStats)
 }
@@ -35,16 +36,13 @@ func newPipeline(tok *tokenizer.Tokenizer, loggers []StatLogger) pipeline {
 // including steps with a scheduler snapshot and no outputs. stopAborts are
 // sequences a stop string finished that the caller must abort in the core.
 func (p *pipeline) handle(co *sched.CoreOutputs) (outs []*output.RequestOutput, stopAborts []sched.RequestID) {
-	var it *stats.IterationStats
-	if len(co.Outputs) > 0 && len(p.loggers) > 0 {
+	var it *stats.IterationStats // collected only for loggers
+	if len(p.loggers) > 0 {
 		it = stats.NewIterationStats(time.Now())
 		// Usually one inter-token sample per output: size it once.
 		it.InterTokenLatenciesIter = make([]time.Duration, 0, len(co.Outputs))
 	}
 	outs, stopAborts = p.proc.Process(co, it)
-	if co.SchedulerStats == nil && it == nil {
-		return outs, stopAborts
-	}
 	for _, l := range p.loggers {
 		l.Record(co.SchedulerStats, it)
 	}

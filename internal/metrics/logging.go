@@ -57,19 +57,15 @@ func NewLogging(logger *slog.Logger, interval time.Duration) *Logging {
 // Interval is the period of Run.
 func (l *Logging) Interval() time.Duration { return l.interval }
 
-// Record accumulates one engine step; either argument may be nil.
+// Record accumulates one engine step (neither argument is nil).
 func (l *Logging) Record(s *stats.SchedulerStats, it *stats.IterationStats) {
 	l.mu.Lock()
-	if it != nil {
-		// Prompt throughput counts computed tokens only (vLLM #33290).
-		l.numPromptTokens += it.PromptTokenStats.Computed
-		l.numGenerationTokens += it.NumGenerationTokens
-		l.numPreemptions += it.NumPreemptedReqs
-	}
-	if s != nil {
-		l.prefix.Observe(&s.PrefixCacheStats)
-		l.sched = *s
-	}
+	// Prompt throughput counts computed tokens only (vLLM #33290).
+	l.numPromptTokens += it.PromptTokenStats.Computed
+	l.numGenerationTokens += it.NumGenerationTokens
+	l.numPreemptions += it.NumPreemptedReqs
+	l.prefix.Observe(&s.PrefixCacheStats)
+	l.sched = *s
 	l.mu.Unlock()
 }
 

@@ -101,7 +101,7 @@ func TestLoggingLine(t *testing.T) {
 				}
 				start := time.Now() // the bubble's clock stands still
 				for _, st := range tt.steps {
-					l.Record(st.s, st.it)
+					l.Record(st.args())
 				}
 				l.Log(start.Add(10 * time.Second))
 				got := rec.records()
@@ -136,9 +136,9 @@ func TestLoggingIdle(t *testing.T) {
 		}
 		for _, busy := range traffic {
 			if busy {
-				l.Record(nil, &stats.IterationStats{NumGenerationTokens: 2, NumPreemptedReqs: 1})
+				l.Record(&stats.SchedulerStats{}, &stats.IterationStats{NumGenerationTokens: 2, NumPreemptedReqs: 1})
 			} else {
-				l.Record(&stats.SchedulerStats{}, nil)
+				l.Record(&stats.SchedulerStats{}, &stats.IterationStats{})
 			}
 			now = now.Add(time.Second)
 			l.Log(now)
@@ -156,7 +156,7 @@ func TestLoggingIdle(t *testing.T) {
 			}
 		}
 		// Log at the same instant as the previous one: no division by zero.
-		l.Record(nil, &stats.IterationStats{NumGenerationTokens: 5})
+		l.Record(&stats.SchedulerStats{}, &stats.IterationStats{NumGenerationTokens: 5})
 		l.Log(now)
 		if msg := rec.records()[len(want)].msg; msg != wantMsg[false] {
 			t.Errorf("zero-length interval: %q", msg)
@@ -193,7 +193,7 @@ func TestLoggingRun(t *testing.T) {
 			t.Errorf("first line %v %q, want INFO %q", got[0].level, got[0].msg, want)
 		}
 
-		l.Record(nil, &stats.IterationStats{NumGenerationTokens: 5})
+		l.Record(&stats.SchedulerStats{}, &stats.IterationStats{NumGenerationTokens: 5})
 		time.Sleep(20 * time.Second)
 		synctest.Wait()
 		got = rec.records()

@@ -244,9 +244,8 @@ func (p *Prometheus) Unregister(reg prometheus.Registerer) {
 }
 
 // Record applies one engine step's statistics (vLLM
-// PrometheusStatLogger.record, in its order). Either argument may be nil: s
-// when the step carried no scheduler snapshot, it when the step had no
-// outputs.
+// PrometheusStatLogger.record, in its order). Neither argument is nil; it
+// is empty for a step without outputs.
 //
 // iteration_tokens_total observes only a step whose outputs carry tokens.
 // vLLM creates IterationStats only for an engine-core message with outputs,
@@ -256,18 +255,13 @@ func (p *Prometheus) Unregister(reg prometheus.Registerer) {
 // every failed add, so that they reach the finished-request statistics; a
 // step carrying only those is not an engine iteration and observes nothing.
 func (p *Prometheus) Record(s *stats.SchedulerStats, it *stats.IterationStats) {
-	if s != nil {
-		p.running.Set(float64(s.NumRunningReqs))
-		p.waiting.Set(float64(s.NumWaitingReqs + s.NumSkippedWaitingReqs))
-		p.waitingCapacity.Set(float64(s.NumWaitingReqs))
-		p.waitingDeferred.Set(float64(s.NumSkippedWaitingReqs))
-		p.kvUsage.Set(s.KVCacheUsage)
-		addCount(p.prefixQueries, s.PrefixCacheStats.Queries)
-		addCount(p.prefixHits, s.PrefixCacheStats.Hits)
-	}
-	if it == nil {
-		return
-	}
+	p.running.Set(float64(s.NumRunningReqs))
+	p.waiting.Set(float64(s.NumWaitingReqs + s.NumSkippedWaitingReqs))
+	p.waitingCapacity.Set(float64(s.NumWaitingReqs))
+	p.waitingDeferred.Set(float64(s.NumSkippedWaitingReqs))
+	p.kvUsage.Set(s.KVCacheUsage)
+	addCount(p.prefixQueries, s.PrefixCacheStats.Queries)
+	addCount(p.prefixHits, s.PrefixCacheStats.Hits)
 	pts := &it.PromptTokenStats
 	addCount(p.preemptions, it.NumPreemptedReqs)
 	addCount(p.promptTokens, pts.Total)

@@ -41,9 +41,23 @@ func merge(ms ...map[string]float64) map[string]float64 {
 	return out
 }
 
+// step is one Record call; a nil field stands for its empty value (a
+// step without a scheduler change, or without outputs).
 type step struct {
 	s  *stats.SchedulerStats
 	it *stats.IterationStats
+}
+
+// args are the step's Record arguments, never nil.
+func (st step) args() (*stats.SchedulerStats, *stats.IterationStats) {
+	s, it := st.s, st.it
+	if s == nil {
+		s = &stats.SchedulerStats{}
+	}
+	if it == nil {
+		it = &stats.IterationStats{}
+	}
+	return s, it
 }
 
 const ms = time.Millisecond
@@ -75,7 +89,7 @@ func TestRecord(t *testing.T) {
 		steps []step
 		want  map[string]float64
 	}{
-		{name: "nil stats change nothing", steps: []step{{nil, nil}}},
+		{name: "empty stats change nothing", steps: []step{{nil, nil}}},
 		{
 			name: "scheduler snapshot only",
 			steps: []step{{s: &stats.SchedulerStats{
@@ -243,7 +257,7 @@ func TestRecord(t *testing.T) {
 			reg := prometheus.NewRegistry()
 			p := newTestPrometheus(t, reg)
 			for _, st := range tt.steps {
-				p.Record(st.s, st.it)
+				p.Record(st.args())
 			}
 			got := flatten(t, scrape(t, reg))
 			for k := range tt.want {
@@ -292,7 +306,7 @@ func TestRecordSumsAcrossSteps(t *testing.T) {
 			iterations++
 		}
 		p.Record(&stats.SchedulerStats{NumRunningReqs: i % 4}, it)
-		p.Record(&stats.SchedulerStats{}, nil) // stats-only step
+		p.Record(&stats.SchedulerStats{}, &stats.IterationStats{}) // stats-only step
 	}
 	got := flatten(t, scrape(t, reg))
 	prompt, gen := got["vllm:prompt_tokens_total"], got["vllm:generation_tokens_total"]

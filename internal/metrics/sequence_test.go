@@ -47,7 +47,7 @@ func TestSequentialRequests(t *testing.T) {
 			}
 			pm.Record(s, it)
 		}
-		pm.Record(&stats.SchedulerStats{}, nil)
+		pm.Record(&stats.SchedulerStats{}, &stats.IterationStats{})
 	}
 
 	snap, err := Snapshot(reg)

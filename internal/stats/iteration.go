@@ -73,5 +73,14 @@ type IterationStats struct {
 	InterTokenLatenciesIter    []time.Duration
 }
 
+// Empty reports whether the step had nothing to say about requests (a
+// stats-only step: no outputs, or outputs without tokens, finishes or
+// preemptions). Every field but the timestamp is then its zero value.
+func (it *IterationStats) Empty() bool {
+	return it.NumGenerationTokens == 0 && it.PromptTokenStats == (PromptTokenStats{}) && it.NumPreemptedReqs == 0 &&
+		len(it.FinishedRequests) == 0 && len(it.MaxNumGenerationTokensIter) == 0 && len(it.NParamsIter) == 0 &&
+		len(it.TimeToFirstTokensIter) == 0 && len(it.InterTokenLatenciesIter) == 0
+}
+
 // NumPromptTokens is the prompt tokens first reported this iteration.
 func (it *IterationStats) NumPromptTokens() int { return it.PromptTokenStats.Total }
