@@ -13,6 +13,12 @@ type rawLayer struct {
 	attnNorm, ffnNorm []float32
 	wq, wk, wv, wo    tensor.Mat
 	wGate, wUp, wDown tensor.Mat
+
+	bqkv                      []float32 // q|k|v biases, nil when none
+	qNorm, kNorm              []float32
+	postAttnNorm, postFFNNorm []float32
+	router                    tensor.Mat   // MoE router (then wGate, wUp, wDown are unused)
+	exGate, exUp, exDown      []tensor.Mat // MoE experts
 }
 
 // rawModel is a model as read from a file, before fusion and checks.
@@ -86,33 +92,11 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 		return nil, bad("rope_freqs has %d values, want %d", len(r.ropeFactors), c.HeadDim/2)
 	}
 	m := &Model{Config: c, Embed: r.embed, Norm: r.norm, Layers: make([]Layer, c.NumLayers), ropeFactors: r.ropeFactors}
-	qd, kvd := c.QDim(), c.KVDim()
 	for i := range r.layers {
-		rl := &r.layers[i]
-		name := func(s string) string { return fmt.Sprintf("layer %d %s", i, s) }
-		for _, chk := range []error{
-			vec(name("attention norm"), rl.attnNorm, c.Dim),
-			vec(name("ffn norm"), rl.ffnNorm, c.Dim),
-			shape(name("wq"), &rl.wq, qd, c.Dim),
-			shape(name("wk"), &rl.wk, kvd, c.Dim),
-			shape(name("wv"), &rl.wv, kvd, c.Dim),
-			shape(name("wo"), &rl.wo, c.Dim, qd),
-			shape(name("gate (w1)"), &rl.wGate, c.HiddenDim, c.Dim),
-			shape(name("up (w3)"), &rl.wUp, c.HiddenDim, c.Dim),
-			shape(name("down (w2)"), &rl.wDown, c.Dim, c.HiddenDim),
-		} {
-			if chk != nil {
-				return nil, chk
-			}
+		if err := buildLayer(&m.Layers[i], &r.layers[i], &c, i, shape, vec); err != nil {
+			return nil, err
 		}
-		m.Layers[i] = Layer{
-			AttnNorm: rl.attnNorm, FFNNorm: rl.ffnNorm,
-			Wqkv: concatRows(rl.wq, rl.wk, rl.wv),
-			Wo:   rl.wo,
-			W13:  concatRows(rl.wGate, rl.wUp),
-			W2:   rl.wDown,
-		}
-		*rl = rawLayer{} // let the unfused copies go
+		r.layers[i] = rawLayer{} // let the unfused copies go
 	}
 	if r.output != nil {
 		m.Output = *r.output
@@ -130,8 +114,7 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 		return nil, fmt.Errorf("model: %s: unsupported quantization %q (want q8_0 or q4_0)", source, quantize)
 	}
 	for i := range m.Layers {
-		L := &m.Layers[i]
-		for _, w := range []*tensor.Mat{&L.Wqkv, &L.Wo, &L.W13, &L.W2} {
+		for _, w := range m.Layers[i].matrices() {
 			quantizeMat(w, dt)
 		}
 	}
@@ -145,7 +128,98 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 		m.Embed = m.Output
 	}
 	m.rope = newRopeTable(&m.Config, m.ropeFactors, ropePositions(&m.Config))
+	if t := c.RopeThetaLocal; t != 0 && t != c.RopeTheta {
+		lc := c
+		lc.RopeTheta, lc.RopeScaling = t, nil
+		m.ropeLocal = newRopeTable(&lc, m.ropeFactors, ropePositions(&lc))
+	}
 	return m, nil
+}
+
+// buildLayer checks one layer's raw weights against c and fuses them into
+// L: Wq|Wk|Wv, the q|k|v biases, and gate|up (of the layer, or of every
+// expert).
+func buildLayer(L *Layer, rl *rawLayer, c *Config, i int, shape func(string, *tensor.Mat, int, int) error, vec func(string, []float32, int) error) error {
+	name := func(s string) string { return fmt.Sprintf("layer %d %s", i, s) }
+	qd, kvd := c.QDim(), c.KVDim()
+	opt := func(what string, v []float32, n int) error {
+		if v == nil {
+			return nil
+		}
+		return vec(name(what), v, n)
+	}
+	checks := []error{
+		vec(name("attention norm"), rl.attnNorm, c.Dim),
+		vec(name("ffn norm"), rl.ffnNorm, c.Dim),
+		shape(name("wq"), &rl.wq, qd, c.Dim),
+		shape(name("wk"), &rl.wk, kvd, c.Dim),
+		shape(name("wv"), &rl.wv, kvd, c.Dim),
+		shape(name("wo"), &rl.wo, c.Dim, qd),
+		opt("q|k|v bias", rl.bqkv, qd+2*kvd),
+		opt("q norm", rl.qNorm, c.HeadDim),
+		opt("k norm", rl.kNorm, c.HeadDim),
+		opt("post-attention norm", rl.postAttnNorm, c.Dim),
+		opt("post-ffn norm", rl.postFFNNorm, c.Dim),
+	}
+	if (rl.qNorm == nil) != (rl.kNorm == nil) {
+		checks = append(checks, fmt.Errorf("model: %w: %s", ErrConfig, name("has only one of the q and k norms")))
+	}
+	if c.NumExperts == 0 {
+		checks = append(checks,
+			shape(name("gate (w1)"), &rl.wGate, c.HiddenDim, c.Dim),
+			shape(name("up (w3)"), &rl.wUp, c.HiddenDim, c.Dim),
+			shape(name("down (w2)"), &rl.wDown, c.Dim, c.HiddenDim))
+	} else {
+		checks = append(checks, shape(name("router"), &rl.router, c.NumExperts, c.Dim))
+		if len(rl.exGate) != c.NumExperts || len(rl.exUp) != c.NumExperts || len(rl.exDown) != c.NumExperts {
+			checks = append(checks, fmt.Errorf("model: %w: %s", ErrConfig, name(fmt.Sprintf("has %d/%d/%d experts, want %d", len(rl.exGate), len(rl.exUp), len(rl.exDown), c.NumExperts))))
+		}
+	}
+	for _, chk := range checks {
+		if chk != nil {
+			return chk
+		}
+	}
+	*L = Layer{
+		AttnNorm: rl.attnNorm, FFNNorm: rl.ffnNorm,
+		Wqkv: concatRows(rl.wq, rl.wk, rl.wv),
+		Wo:   rl.wo,
+		Bqkv: rl.bqkv, QNorm: rl.qNorm, KNorm: rl.kNorm,
+		PostAttnNorm: rl.postAttnNorm, PostFFNNorm: rl.postFFNNorm,
+	}
+	if c.NumExperts == 0 {
+		L.W13, L.W2 = concatRows(rl.wGate, rl.wUp), rl.wDown
+		return nil
+	}
+	L.Router = toF32(rl.router)
+	L.Experts = make([]Expert, c.NumExperts)
+	for e := range L.Experts {
+		en := func(s string) string { return name(fmt.Sprintf("expert %d %s", e, s)) }
+		for _, chk := range []error{
+			shape(en("gate"), &rl.exGate[e], c.HiddenDim, c.Dim),
+			shape(en("up"), &rl.exUp[e], c.HiddenDim, c.Dim),
+			shape(en("down"), &rl.exDown[e], c.Dim, c.HiddenDim),
+		} {
+			if chk != nil {
+				return chk
+			}
+		}
+		L.Experts[e] = Expert{W13: concatRows(rl.exGate[e], rl.exUp[e]), W2: rl.exDown[e]}
+	}
+	return nil
+}
+
+// matrices lists the layer's weight matrices that go through MatMul (the
+// router stays F32, as llama.cpp keeps it).
+func (L *Layer) matrices() []*tensor.Mat {
+	ms := []*tensor.Mat{&L.Wqkv, &L.Wo}
+	if len(L.Experts) == 0 {
+		return append(ms, &L.W13, &L.W2)
+	}
+	for e := range L.Experts {
+		ms = append(ms, &L.Experts[e].W13, &L.Experts[e].W2)
+	}
+	return ms
 }
 
 // packWeights repacks the matmul weights into the layouts of the fast
@@ -154,8 +228,7 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 // copy.
 func packWeights(m *Model) {
 	for i := range m.Layers {
-		L := &m.Layers[i]
-		for _, w := range []*tensor.Mat{&L.Wqkv, &L.Wo, &L.W13, &L.W2} {
+		for _, w := range m.Layers[i].matrices() {
 			tensor.PackQ4(w)
 			tensor.PackQ8(w)
 			tensor.PackF32InPlace(w)
