@@ -68,6 +68,30 @@ func testModels(t *testing.T) map[string]*Model {
 	tall := gqa
 	tall.HiddenDim = 4160 // W2 is 4160 wide: matMul splits batches into blocks of 64 rows
 	ms["dummy-wide-hidden"] = NewDummy(tall, tensor.F32, 4)
+	// The family fields: a sliding window of 5 on every other layer with
+	// its own RoPE base, soft-caps, GELU, an embedding scale; with small
+	// heads (attendSmall), GQA groups (attendGroup) and one query head per
+	// KV head (attendTile); and a mixture of experts.
+	fam := gqa
+	fam.SlidingWindow, fam.SlidingPattern, fam.RopeThetaLocal = 5, 2, 100
+	fam.AttnSoftcap, fam.FinalSoftcap, fam.Act, fam.EmbedScale, fam.AttnScale = 0.5, 3, ActGELUTanh, 8, 0.3
+	ms["dummy-family-small-heads"] = NewDummy(fam, tensor.F32, 5)
+	fam.Dim, fam.NumHeads, fam.NumKVHeads, fam.HeadDim = 128, 4, 2, 32
+	ms["dummy-family-gqa"] = NewDummy(fam, tensor.Q8_0, 6)
+	fam.NumKVHeads, fam.SlidingPattern = 4, 0
+	ms["dummy-family-tiles"] = NewDummy(fam, tensor.F32, 7)
+	moe := gqa
+	moe.NumExperts, moe.NumExpertsUsed = 4, 2
+	ms["dummy-moe"] = NewDummy(moe, tensor.Q8_0, 8)
+	for _, sm := range testmodels.SyntheticModels(t) {
+		if sm.Quant == "Q8_0" && sm.Arch != "llama" {
+			m, err := Load(sm.Path, LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms["synthetic-"+sm.Arch] = m
+		}
+	}
 	if dir := testmodels.Dir(t, "stories260K"); dir != "" {
 		m, err := Load(filepath.Join(dir, "stories260K.gguf"), LoadOptions{})
 		if err != nil {
@@ -231,5 +255,36 @@ func TestWorkspaceGrowsAndNoAllocs(t *testing.T) {
 	limit := float64(4*cfg.NumLayers + 1)
 	if a := testing.AllocsPerRun(10, step); a > limit {
 		t.Fatalf("decode step allocates %v times, want ≤ %v", a, limit)
+	}
+}
+
+// TestChunkedPrefillMatchesOneShot holds every model (sliding windows,
+// soft-caps and experts included) to the same logits whether an 80-token
+// prompt is prefilled at once, in uneven chunks, or token by token: each
+// row's result depends only on its own position and the cache.
+func TestChunkedPrefillMatchesOneShot(t *testing.T) {
+	models := testModels(t)
+	names := make([]string, 0, len(models))
+	for name := range models {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	pool := tensor.NewPool(2)
+	defer pool.Close()
+	ones := make([]int, 80)
+	for i := range ones {
+		ones[i] = 1
+	}
+	for _, name := range names {
+		m := models[name]
+		toks := randTokens(80, m.Config.VocabSize, 5)
+		want := runAlone(t, m, pool, toks, []int{80})
+		for _, chunks := range [][]int{{7, 13, 1, 59}, {33, 47}, ones} {
+			t.Run(fmt.Sprintf("%s/%d-chunks", name, len(chunks)), func(t *testing.T) {
+				if d := maxDiff(runAlone(t, m, pool, toks, chunks), want); d != 0 {
+					t.Errorf("chunks %v: max diff %g from one forward", chunks, d)
+				}
+			})
+		}
 	}
 }

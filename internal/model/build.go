@@ -127,13 +127,20 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 		// than keep the Q4_0 blocks beside it.
 		m.Embed = m.Output
 	}
-	m.rope = newRopeTable(&m.Config, m.ropeFactors, ropePositions(&m.Config))
-	if t := c.RopeThetaLocal; t != 0 && t != c.RopeTheta {
-		lc := c
-		lc.RopeTheta, lc.RopeScaling = t, nil
-		m.ropeLocal = newRopeTable(&lc, m.ropeFactors, ropePositions(&lc))
-	}
+	m.initRope()
 	return m, nil
+}
+
+// initRope precomputes the RoPE tables: the global one and, when the
+// local layers have their own base, theirs (without the global scaling,
+// as llama.cpp's local layers).
+func (m *Model) initRope() {
+	c := m.Config
+	m.rope = newRopeTable(&c, m.ropeFactors, ropePositions(&c))
+	if t := c.RopeThetaLocal; t != 0 && t != c.RopeTheta {
+		c.RopeTheta, c.RopeScaling = t, nil
+		m.ropeLocal = newRopeTable(&c, m.ropeFactors, ropePositions(&c))
+	}
 }
 
 // buildLayer checks one layer's raw weights against c and fuses them into

@@ -1,0 +1,179 @@
+package model
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"govllm/internal/gguf"
+	"govllm/internal/tensor"
+	"govllm/internal/testmodels"
+)
+
+// editGGUF rewrites src into a temporary file after edit changes its
+// metadata and tensors, and returns the new path.
+func editGGUF(t *testing.T, src string, edit func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData)) string {
+	t.Helper()
+	f, err := gguf.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.ReadTensorData(); err != nil {
+		t.Fatal(err)
+	}
+	var kvs []gguf.KV
+	for _, k := range f.Keys {
+		kvs = append(kvs, gguf.KV{Key: k, Value: f.Metadata[k]})
+	}
+	var ts []gguf.TensorData
+	for i := range f.Tensors {
+		ti := &f.Tensors[i]
+		d, err := f.TensorData(ti)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts = append(ts, gguf.TensorData{Name: ti.Name, Dims: ti.Dims, Type: ti.Type, Data: d})
+	}
+	kvs, ts = edit(kvs, ts)
+	var buf bytes.Buffer
+	if err := gguf.Encode(&buf, kvs, ts); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "edited.gguf")
+	if err := os.WriteFile(dst, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// TestGGUFNothingSilent: a file whose architecture, metadata or tensors
+// the loader does not fully use is refused, naming what it did not use.
+func TestGGUFNothingSilent(t *testing.T) {
+	dir := testmodels.Dir(t, "synthetic")
+	f32Vec := func(name string, n int) gguf.TensorData {
+		return gguf.TensorData{Name: name, Dims: []uint64{uint64(n)}, Type: gguf.GGMLTypeF32, Data: make([]byte, 4*n)}
+	}
+	setKey := func(key string, v any) func([]gguf.KV, []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
+		return func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
+			for i := range kvs {
+				if kvs[i].Key == key {
+					kvs[i].Value = v
+					return kvs, ts
+				}
+			}
+			return append(kvs, gguf.KV{Key: key, Value: v}), ts
+		}
+	}
+	addTensor := func(td gguf.TensorData) func([]gguf.KV, []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
+		return func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) { return kvs, append(ts, td) }
+	}
+	dropTensor := func(name string) func([]gguf.KV, []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
+		return func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
+			return kvs, slices.DeleteFunc(ts, func(td gguf.TensorData) bool { return td.Name == name })
+		}
+	}
+	for _, tc := range []struct {
+		name, src string
+		edit      func([]gguf.KV, []gguf.TensorData) ([]gguf.KV, []gguf.TensorData)
+		want      string
+	}{
+		{"unknown architecture", "qwen2/qwen2-Q8_0.gguf", setKey("general.architecture", "qwen9"),
+			`"qwen9" is not supported (supported: gemma2, gemma3, llama, mistral, phi3, qwen2, qwen3, qwen3moe)`},
+		{"llama file with q/k/v biases", "llama/llama-Q8_0.gguf", addTensor(f32Vec("blk.1.attn_q.bias", 256)),
+			"tensor blk.1.attn_q.bias is not used by architecture llama"},
+		{"llama file with q/k norms", "llama/llama-Q8_0.gguf", addTensor(f32Vec("blk.0.attn_k_norm.weight", 64)),
+			"tensor blk.0.attn_k_norm.weight is not used"},
+		{"qwen2 without a bias", "qwen2/qwen2-Q8_0.gguf", dropTensor("blk.1.attn_v.bias"),
+			"missing tensor blk.1.attn_v.bias"},
+		{"qwen2 with an output bias", "qwen2/qwen2-Q8_0.gguf", addTensor(f32Vec("output.bias", 503)),
+			"tensor output.bias is not used"},
+		{"rope scaling factor", "qwen3/qwen3-Q8_0.gguf", setKey("qwen3.rope.scaling.factor", float32(4)),
+			"metadata qwen3.rope.scaling.factor not supported"},
+		{"shared experts", "qwen3moe/qwen3moe-Q8_0.gguf", setKey("qwen3moe.expert_shared_count", uint32(1)),
+			"metadata qwen3moe.expert_shared_count not supported"},
+		{"qwen3moe without experts", "qwen3moe/qwen3moe-Q8_0.gguf", func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
+			return slices.DeleteFunc(kvs, func(kv gguf.KV) bool { return kv.Key == "qwen3moe.expert_count" }), ts
+		}, "qwen3moe.expert_count is missing"},
+		{"gemma2 without post norm", "gemma2/gemma2-Q8_0.gguf", dropTensor("blk.0.post_ffw_norm.weight"),
+			"missing tensor blk.0.post_ffw_norm.weight"},
+		{"phi3 with unfused q", "phi3/phi3-Q8_0.gguf", addTensor(f32Vec("blk.0.attn_q.weight", 256)),
+			"tensor blk.0.attn_q.weight is not used"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(editGGUF(t, filepath.Join(dir, tc.src), tc.edit), LoadOptions{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestRoute(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		logits  []float32
+		k       int
+		wantSel []int32
+	}{
+		{"top 2 of 4", []float32{0.1, 2, -1, 1.5}, 2, []int32{1, 3}},
+		{"ties go to the lower id", []float32{1, 3, 3, 3}, 2, []int32{1, 2}},
+		{"top 1", []float32{-5, -4, -3}, 1, []int32{2}},
+		{"all", []float32{0, 1, 2}, 3, []int32{2, 1, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := slices.Clone(tc.logits)
+			sel, w := make([]int32, tc.k), make([]float32, tc.k)
+			route(p, sel, w)
+			if !slices.Equal(sel, tc.wantSel) {
+				t.Fatalf("selected %v, want %v", sel, tc.wantSel)
+			}
+			// Softmax then renormalization over the chosen: exp(l_e) / Σ_chosen exp(l).
+			var z float64
+			for _, e := range sel {
+				z += math.Exp(float64(tc.logits[e]))
+			}
+			for k, e := range sel {
+				if want := math.Exp(float64(tc.logits[e])) / z; math.Abs(float64(w[k])-want) > 1e-6 {
+					t.Errorf("weight of expert %d = %g, want %g", e, w[k], want)
+				}
+			}
+		})
+	}
+}
+
+// TestNeoxPermutation: rotating NEOX pairs (i, i+hd/2) and then permuting
+// equals permuting and then rotating adjacent pairs, which is how the
+// loader turns NEOX q and k rows into the forward pass's layout.
+func TestNeoxPermutation(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range []struct{ heads, hd, pos int }{{1, 8, 3}, {2, 64, 17}, {3, 16, 200}} {
+		half := tc.hd / 2
+		x := make([]float32, tc.heads*tc.hd)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		cs, sn := make([]float32, half), make([]float32, half)
+		for i := range cs {
+			s, c := math.Sincos(float64(tc.pos) / math.Pow(10000, float64(2*i)/float64(tc.hd)))
+			cs[i], sn[i] = float32(c), float32(s)
+		}
+		neox := slices.Clone(x) // llama.cpp's NEOX rotation
+		for h := 0; h < tc.heads; h++ {
+			for i := 0; i < half; i++ {
+				a, b := x[h*tc.hd+i], x[h*tc.hd+i+half]
+				neox[h*tc.hd+i], neox[h*tc.hd+i+half] = a*cs[i]-b*sn[i], a*sn[i]+b*cs[i]
+			}
+		}
+		perm := neoxPerm(tc.heads, tc.hd)
+		got := permuteVec(x, perm)
+		tensor.Rope(got, cs, sn)
+		if d := maxDiff(got, permuteVec(neox, perm)); d > 1e-6 {
+			t.Errorf("heads %d, hd %d: max diff %g", tc.heads, tc.hd, d)
+		}
+	}
+}
