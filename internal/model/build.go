@@ -358,21 +358,3 @@ func decodeBF16(b []byte) []float32 {
 	}
 	return out
 }
-
-// unpermuteQK converts the rows of a q or k projection (heads×headDim rows)
-// from the HF rotate_half layout to the adjacent-pairs layout:
-// new row h·hd + 2i + j = old row h·hd + j·hd/2 + i.
-func unpermuteQK(w []float32, heads, hd, cols int) []float32 {
-	out := make([]float32, len(w))
-	half := hd / 2
-	for h := 0; h < heads; h++ {
-		for i := 0; i < half; i++ {
-			for j := 0; j < 2; j++ {
-				dst := (h*hd + 2*i + j) * cols
-				src := (h*hd + j*half + i) * cols
-				copy(out[dst:dst+cols], w[src:src+cols])
-			}
-		}
-	}
-	return out
-}

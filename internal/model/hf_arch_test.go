@@ -1,0 +1,99 @@
+package model
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"govllm/internal/gguf"
+	"govllm/internal/testmodels"
+)
+
+// ggufToHF maps GGUF tensor names to Hugging Face ones.
+var ggufToHF = strings.NewReplacer(
+	"token_embd.weight", "model.embed_tokens.weight", "output_norm.weight", "model.norm.weight",
+	"output.weight", "lm_head.weight", "blk.", "model.layers.",
+	".attn_q_norm.", ".self_attn.q_norm.", ".attn_k_norm.", ".self_attn.k_norm.",
+	".attn_q.", ".self_attn.q_proj.", ".attn_k.", ".self_attn.k_proj.", ".attn_v.", ".self_attn.v_proj.",
+	".attn_output.", ".self_attn.o_proj.", ".attn_norm.", ".input_layernorm.",
+	".ffn_norm.", ".post_attention_layernorm.", ".ffn_gate.", ".mlp.gate_proj.",
+	".ffn_up.", ".mlp.up_proj.", ".ffn_down.", ".mlp.down_proj.",
+)
+
+// TestHFMatchesGGUF writes a synthetic GGUF model's weights (as F32) both
+// as a GGUF file and as config.json + safetensors, and requires the two
+// loaders to give identical logits: HF's q/k layout (rotate_half) is
+// llama.cpp's NEOX, so both permute the same rows.
+func TestHFMatchesGGUF(t *testing.T) {
+	dir := testmodels.Dir(t, "synthetic")
+	for _, tc := range []struct {
+		src, arch string
+		extra     map[string]any
+	}{
+		{"qwen2/qwen2-F32.gguf", "Qwen2ForCausalLM", nil},
+		{"qwen3/qwen3-Q8_0.gguf", "Qwen3ForCausalLM", map[string]any{"head_dim": 64}},
+	} {
+		t.Run(tc.arch, func(t *testing.T) {
+			st := map[string]stTensor{}
+			f32 := editGGUF(t, filepath.Join(dir, tc.src), func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
+				for i := range ts {
+					td := &ts[i]
+					ti := gguf.TensorInfo{Name: td.Name, Dims: td.Dims, Type: td.Type}
+					v, err := ggmlToF32(&ti, td.Data)
+					if err != nil {
+						t.Fatal(err)
+					}
+					td.Type, td.Data = gguf.GGMLTypeF32, make([]byte, 0, 4*len(v))
+					for _, x := range v {
+						td.Data = binary.LittleEndian.AppendUint32(td.Data, math.Float32bits(x))
+					}
+					shape := make([]int64, len(td.Dims))
+					for j, d := range td.Dims {
+						shape[len(td.Dims)-1-j] = int64(d)
+					}
+					st[ggufToHF.Replace(td.Name)] = stTensor{"F32", shape, td.Data}
+				}
+				return kvs, ts
+			})
+			ref, err := Load(f32, LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := ref.Config
+			cfg := map[string]any{
+				"architectures": []string{tc.arch}, "hidden_size": c.Dim, "intermediate_size": c.HiddenDim,
+				"num_hidden_layers": c.NumLayers, "num_attention_heads": c.NumHeads, "num_key_value_heads": c.NumKVHeads,
+				"vocab_size": c.VocabSize, "max_position_embeddings": c.MaxSeqLen, "rms_norm_eps": 1e-6,
+				"rope_theta": c.RopeTheta, "tie_word_embeddings": c.TiedEmbeddings, "hidden_act": "silu",
+				"sliding_window": 32, "use_sliding_window": false,
+			}
+			for k, v := range tc.extra {
+				cfg[k] = v
+			}
+			hf := t.TempDir()
+			b, _ := json.Marshal(cfg)
+			if err := os.WriteFile(filepath.Join(hf, "config.json"), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			writeSafetensors(t, filepath.Join(hf, "model.safetensors"), st)
+			m, err := Load(hf, LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			toks := randTokens(40, c.VocabSize, 9)
+			if d := maxDiff(logitsOf(t, m, toks), logitsOf(t, ref, toks)); d != 0 {
+				t.Fatalf("HF and GGUF logits differ by %g", d)
+			}
+			// A tensor the HF loader does not use is an error.
+			st["model.layers.0.mlp.gate_proj.bias"] = stTensor{"F32", []int64{int64(c.HiddenDim)}, make([]byte, 4*c.HiddenDim)}
+			writeSafetensors(t, filepath.Join(hf, "model.safetensors"), st)
+			if _, err := Load(hf, LoadOptions{}); err == nil || !strings.Contains(err.Error(), "model.layers.0.mlp.gate_proj.bias is not used") {
+				t.Fatalf("err = %v, want the unused bias named", err)
+			}
+		})
+	}
+}
