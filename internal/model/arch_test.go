@@ -19,6 +19,15 @@ import (
 // metadata and tensors, and returns the new path.
 func editGGUF(t *testing.T, src string, edit func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData)) string {
 	t.Helper()
+	dst := filepath.Join(t.TempDir(), "edited.gguf")
+	editGGUFTo(t, src, dst, edit)
+	return dst
+}
+
+// editGGUFTo re-encodes src into dst after edit changes its metadata and
+// tensors (in file order).
+func editGGUFTo(t *testing.T, src, dst string, edit func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData)) {
+	t.Helper()
 	f, err := gguf.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
@@ -44,11 +53,9 @@ func editGGUF(t *testing.T, src string, edit func(kvs []gguf.KV, ts []gguf.Tenso
 	if err := gguf.Encode(&buf, kvs, ts); err != nil {
 		t.Fatal(err)
 	}
-	dst := filepath.Join(t.TempDir(), "edited.gguf")
 	if err := os.WriteFile(dst, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return dst
 }
 
 // TestGGUFNothingSilent: a file whose architecture, metadata or tensors

@@ -102,16 +102,22 @@ func testModels(t *testing.T) map[string]*Model {
 	return ms
 }
 
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
 // TestBatchedMatchesAlone runs several sequences in one batch — a decode,
 // a prefill split across two Forward calls, a sequence that needs no logits
 // — and checks each against the same sequence run on its own.
 func TestBatchedMatchesAlone(t *testing.T) {
 	models := testModels(t)
-	names := make([]string, 0, len(models))
-	for name := range models {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := sortedKeys(models)
 	for _, threads := range []int{1, 2} {
 		pool := tensor.NewPool(threads)
 		for _, name := range names {
@@ -264,11 +270,7 @@ func TestWorkspaceGrowsAndNoAllocs(t *testing.T) {
 // row's result depends only on its own position and the cache.
 func TestChunkedPrefillMatchesOneShot(t *testing.T) {
 	models := testModels(t)
-	names := make([]string, 0, len(models))
-	for name := range models {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := sortedKeys(models)
 	pool := tensor.NewPool(2)
 	defer pool.Close()
 	ones := make([]int, 80)
