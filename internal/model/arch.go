@@ -18,6 +18,7 @@ import (
 // is a row of archs (plus, where its math truly differs, that math in the
 // forward pass, switched on by a Config field).
 type archSpec struct {
+	name        string     // the GGUF general.architecture
 	neox        bool       // RoPE rotates pairs (i, i+HeadDim/2): q and k rows are permuted at load to adjacent pairs
 	qkvBias     bool       // attn_{q,k,v}.bias, added after the projections
 	qkNorm      bool       // attn_{q,k}_norm: per-head RMSNorm of q and k before RoPE
@@ -52,6 +53,13 @@ var archs = map[string]archSpec{
 		hparams: gemma2Params},
 	"gemma3": {neox: true, qkNorm: true, postNorms: true, embedScale: true, act: ActGELUTanh,
 		hparams: gemma3Params},
+}
+
+func init() {
+	for name, s := range archs {
+		s.name = name
+		archs[name] = s
+	}
 }
 
 // supportedArchs lists archs' names, sorted, for errors.
@@ -112,6 +120,37 @@ func (k *ggufKeys) unused() []string {
 		}
 	}
 	return out
+}
+
+// ggufHeader finds f's architecture and reads its configuration; every
+// metadata key of the architecture must be read.
+func ggufHeader(f *gguf.File, bad func(string, ...any) error) (Config, archSpec, error) {
+	arch, err := f.String("general.architecture")
+	if err != nil {
+		return Config{}, archSpec{}, err
+	}
+	spec, ok := archs[arch]
+	if !ok {
+		return Config{}, spec, bad("architecture %q is not supported (supported: %s)", arch, supportedArchs())
+	}
+	keys := &ggufKeys{f: f, arch: arch, used: map[string]bool{}}
+	c, err := ggufConfig(keys, &spec)
+	if err != nil {
+		return c, spec, err
+	}
+	if u := keys.unused(); len(u) > 0 {
+		return c, spec, bad("metadata %s not supported (each may change the math)", strings.Join(u, ", "))
+	}
+	emb := f.Tensor("token_embd.weight")
+	if emb == nil || len(emb.Dims) != 2 {
+		return c, spec, bad("missing or malformed token_embd.weight")
+	}
+	c.VocabSize = int(emb.Dims[1])
+	c.TiedEmbeddings = spec.tiedAlways || f.Tensor("output.weight") == nil
+	if err := c.Validate(); err != nil {
+		return c, spec, fmt.Errorf("model: %s: %w", f.Path, err)
+	}
+	return c, spec, nil
 }
 
 // ggufConfig reads the hyper-parameters every family shares, then the
@@ -280,6 +319,41 @@ func gemma3Params(k *ggufKeys, c *Config) error {
 type ggufTensors struct {
 	mat func(name string, rows, cols, n int) (tensor.Mat, error)
 	vec func(name string, n int) ([]float32, error)
+	bad func(format string, a ...any) error // an ErrFormat naming the file
+}
+
+// readModel reads the embeddings, output head, final norm, RoPE factors
+// (when the file has them) and every layer.
+func (g *ggufTensors) readModel(c *Config, spec *archSpec, ropeFreqs bool) (*rawModel, error) {
+	r := &rawModel{cfg: *c, layers: make([]rawLayer, c.NumLayers)}
+	var err error
+	if r.embed, err = g.mat("token_embd.weight", c.VocabSize, c.Dim, 0); err != nil {
+		return nil, err
+	}
+	if r.embed.Type != tensor.F32 && c.Dim%tensor.Q8BlockSize != 0 {
+		return nil, g.bad("quantized token embeddings need dim %% 32 == 0")
+	}
+	if !c.TiedEmbeddings {
+		o, err := g.mat("output.weight", c.VocabSize, c.Dim, 0)
+		if err != nil {
+			return nil, err
+		}
+		r.output = &o
+	}
+	if r.norm, err = g.vec("output_norm.weight", c.Dim); err != nil {
+		return nil, err
+	}
+	if ropeFreqs {
+		if r.ropeFactors, err = g.vec("rope_freqs.weight", c.HeadDim/2); err != nil {
+			return nil, err
+		}
+	}
+	for i := range r.layers {
+		if err := g.readLayer(&r.layers[i], i, c, spec); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
 }
 
 // readLayer reads layer i's tensors as spec describes them.

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"govllm/internal/gguf"
 	"govllm/internal/tensor"
@@ -97,39 +96,33 @@ func readGGUF(path string) (*rawModel, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s: %s", ErrFormat, path, fmt.Sprintf(format, a...))
 	}
-	arch, err := f.String("general.architecture")
+	c, spec, err := ggufHeader(f, bad)
 	if err != nil {
 		return nil, err
 	}
-	spec, ok := archs[arch]
-	if !ok {
-		return nil, bad("architecture %q is not supported (supported: %s)", arch, supportedArchs())
+	if err := f.ReadTensorData(); err != nil {
+		return nil, err
 	}
-	keys := &ggufKeys{f: f, arch: arch, used: map[string]bool{}}
-	c, err := ggufConfig(keys, &spec)
+	g, used := newGGUFTensors(f, bad)
+	r, err := g.readModel(&c, &spec, f.Tensor("rope_freqs.weight") != nil)
 	if err != nil {
 		return nil, err
 	}
-	if u := keys.unused(); len(u) > 0 {
-		return nil, bad("metadata %s not supported (each may change the math)", strings.Join(u, ", "))
+	for _, t := range f.Tensors {
+		if !used[t.Name] {
+			return nil, bad("tensor %s is not used by architecture %s (not supported)", t.Name, spec.name)
+		}
 	}
+	return r, nil
+}
+
+// newGGUFTensors returns the readers of f's tensors (converted or kept
+// quantized) and the set of tensor names they have been asked for.
+func newGGUFTensors(f *gguf.File, bad func(string, ...any) error) (*ggufTensors, map[string]bool) {
 	used := map[string]bool{}
 	tensorInfo := func(name string) *gguf.TensorInfo {
 		used[name] = true
 		return f.Tensor(name)
-	}
-	emb := tensorInfo("token_embd.weight")
-	if emb == nil || len(emb.Dims) != 2 {
-		return nil, bad("missing or malformed token_embd.weight")
-	}
-	c.VocabSize = int(emb.Dims[1])
-	c.TiedEmbeddings = spec.tiedAlways || f.Tensor("output.weight") == nil
-
-	if err := c.Validate(); err != nil {
-		return nil, fmt.Errorf("model: %s: %w", path, err)
-	}
-	if err := f.ReadTensorData(); err != nil {
-		return nil, err
 	}
 	// mat reads a rows × cols matrix, or (n > 0) n of them stacked, ggml
 	// shape [cols rows n], as one matrix of n·rows rows.
@@ -195,40 +188,7 @@ func readGGUF(path string) (*rawModel, error) {
 		}
 		return v, nil
 	}
-	r := &rawModel{cfg: c, layers: make([]rawLayer, c.NumLayers)}
-	if r.embed, err = mat("token_embd.weight", c.VocabSize, c.Dim, 0); err != nil {
-		return nil, err
-	}
-	if r.embed.Type != tensor.F32 && c.Dim%tensor.Q8BlockSize != 0 {
-		return nil, bad("quantized token embeddings need dim %% 32 == 0")
-	}
-	if !c.TiedEmbeddings {
-		o, err := mat("output.weight", c.VocabSize, c.Dim, 0)
-		if err != nil {
-			return nil, err
-		}
-		r.output = &o
-	}
-	if r.norm, err = vec("output_norm.weight", c.Dim); err != nil {
-		return nil, err
-	}
-	if f.Tensor("rope_freqs.weight") != nil {
-		if r.ropeFactors, err = vec("rope_freqs.weight", c.HeadDim/2); err != nil {
-			return nil, err
-		}
-	}
-	g := &ggufTensors{mat: mat, vec: vec}
-	for i := range r.layers {
-		if err := g.readLayer(&r.layers[i], i, &c, &spec); err != nil {
-			return nil, err
-		}
-	}
-	for _, t := range f.Tensors {
-		if !used[t.Name] {
-			return nil, bad("tensor %s is not used by architecture %s (not supported)", t.Name, arch)
-		}
-	}
-	return r, nil
+	return &ggufTensors{mat: mat, vec: vec, bad: bad}, used
 }
 
 // ggmlToF32 converts a tensor of a float or quantized type to F32.
