@@ -1,4 +1,5 @@
-// Package model is the Llama-family forward pass and its weight loaders.
+// Package model is the transformer forward pass and its weight loaders,
+// for the Llama family and the architectures that differ from it by data.
 //
 // Loading:
 //
@@ -6,9 +7,32 @@
 //	m := model.NewDummy(cfg, tensor.F32, seed)          // deterministic random weights
 //	cfg, err := model.DummyConfig("default")            // also "stories110m", "tinyllama-1.1b"
 //
+// Architectures (arch.go): one forward pass serves every family; what a
+// family changes is data, an archSpec per GGUF general.architecture —
+// llama and mistral (with Mixtral's experts when expert_count is set, and
+// Mistral's sliding window on every layer), qwen2 (q|k|v biases), qwen3
+// (per-head q/k RMSNorm before RoPE), qwen3moe (q/k norms, experts), phi3
+// (fused attn_qkv and gate|up ffn_up), gemma2 (√Dim embedding scale,
+// GELU-tanh gated FFN, post-attention and post-FFN norms, attention and
+// final logit soft-caps, a sliding window on every other layer) and
+// gemma3 (q/k norms, local layers with their own RoPE base). The loader
+// turns a spec and the file's metadata into Config's family fields (their
+// zero values are Llama's) and Layer's optional parts (Bqkv, QNorm/KNorm,
+// PostAttnNorm/PostFFNNorm, Router/Experts); the forward pass applies
+// each where it is set. NEOX RoPE (pairs i, i+HeadDim/2) is a permutation
+// of the q and k rows (and biases and norms) at load into the adjacent
+// pairs the forward pass rotates. A load fails, naming it, on any metadata
+// key of the architecture it did not read and on any tensor it did not
+// use; an unknown architecture's error lists the supported ones. Phi-3's
+// sliding_window is read and, as in llama.cpp, not applied. Not
+// supported (refused at load): RoPE scaling other than Llama 3's (so
+// Gemma 3's linear scaling and Phi-3's LongRoPE), partial rotary
+// embeddings, shared experts (qwen2moe), the output bias.
+//
 // Path detection: a directory with config.json and *.safetensors (HF
-// LlamaForCausalLM / MistralForCausalLM, sharded through
-// model.safetensors.index.json); a file starting with the GGUF magic; any
+// LlamaForCausalLM / MistralForCausalLM / Qwen2ForCausalLM /
+// Qwen3ForCausalLM, sharded through model.safetensors.index.json; every
+// tensor must be used); a file starting with the GGUF magic; any
 // other file is read as a llama2.c checkpoint (legacy v0 header, or the
 // "ak42" v1 header). F16/BF16 weights become F32 at load; GGUF Q8_0 weights
 // stay Q8_0; GGUF Q4_0 matrices stay Q4_0 (tensor.PackQ4: packed where the
@@ -37,10 +61,17 @@
 // multiplications together. Each token's K and V are written to its paged
 // slot BlockTable[pos/BlockSize]·BlockSize + pos%BlockSize, then every token
 // attends causally to positions 0..pos of its own sequence (GQA: NumHeads /
-// NumKVHeads query heads share a KV head). Logits are computed only for the
+// NumKVHeads query heads share a KV head); in a sliding-window layer
+// (Config.IsLocal) the keys before pos − SlidingWindow + 1 get weight 0 —
+// masking by position, exact whatever the chunking of a prefill (freeing
+// the KV blocks that fall out of every layer's window is not done: the
+// cache holds the whole sequence). Logits are computed only for the
 // last token of each Seq with NeedLogits, laid out [k × VocabSize] in Seq
 // order (k = number of such Seqs); only those rows take the final norm and
-// the output head.
+// the output head. A mixture-of-experts layer (moe.go) routes each row
+// to its NumExpertsUsed experts (softmax over the router's logits, top k,
+// weights renormalized) and runs each expert once, on the rows routed to
+// it; experts no row chose are not computed.
 //
 // Parallelism: the matrix multiplications go through pool.MatMul, in
 // blocks of rows whose activations fit half a core's L2 cache (at least 64
