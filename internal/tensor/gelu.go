@@ -12,12 +12,13 @@ const (
 )
 
 // geluF16 is ggml's CPU GELU table: for every half-precision input, the
-// half-precision result of gelu_tanh in float32 (built on first use).
-var geluF16 = sync.OnceValue(func() []uint16 {
-	t := make([]uint16, 1<<16)
+// half-precision result of gelu_tanh in float32, held as float32 (built on
+// first use).
+var geluF16 = sync.OnceValue(func() []float32 {
+	t := make([]float32, 1<<16)
 	for i := range t {
 		x := F16ToF32(uint16(i))
-		t[i] = F32ToF16(0.5 * x * (1 + float32(math.Tanh(float64(geluSqrt2OverPi*x*(1+geluCoefA*x*x))))))
+		t[i] = F16ToF32(F32ToF16(0.5 * x * (1 + float32(math.Tanh(float64(geluSqrt2OverPi*x*(1+geluCoefA*x*x)))))))
 	}
 	return t
 })
@@ -28,14 +29,26 @@ var geluF16 = sync.OnceValue(func() []uint16 {
 // of half-precision results (so outputs carry half-precision rounding).
 func GELUTanh(x float32) float32 { return geluLookup(geluF16(), x) }
 
-func geluLookup(t []uint16, x float32) float32 {
+func geluLookup(t []float32, x float32) float32 {
 	switch {
 	case x <= -10:
 		return 0
 	case x >= 10:
 		return x
 	}
-	return F16ToF32(t[F32ToF16(x)])
+	return t[f32ToF16Fast(x)]
+}
+
+// f32ToF16Fast is F32ToF16 with a branch-light path for values in the
+// normal half-precision range (round to nearest even on the bits).
+func f32ToF16Fast(x float32) uint16 {
+	b := math.Float32bits(x)
+	abs := b & 0x7fffffff
+	if abs < 0x38800000 || abs >= 0x477ff000 { // half subnormal, or rounding to ±Inf, or Inf/NaN
+		return F32ToF16(x)
+	}
+	r := abs + 0xfff + (abs>>13)&1
+	return uint16(b>>16)&0x8000 | uint16(r>>13-(127-15)<<10)
 }
 
 // GeGLU computes gate[i] = GELUTanh(gate[i]) · up[i] in place over

@@ -54,3 +54,24 @@ func TestSoftcap(t *testing.T) {
 		}
 	}
 }
+
+// TestF32ToF16Fast compares the fast path with F32ToF16 over a sweep of
+// float32 bit patterns (every 4099th, both signs, all exponents) and every
+// pattern near the ends of its range and around 1.
+func TestF32ToF16Fast(t *testing.T) {
+	check := func(b uint32) {
+		x := math.Float32frombits(b)
+		if got, want := f32ToF16Fast(x), F32ToF16(x); got != want && x == x {
+			t.Fatalf("f32ToF16Fast(%g = %#x) = %#x, want %#x", x, b, got, want)
+		}
+	}
+	for b := uint64(0); b < 1<<32; b += 4099 {
+		check(uint32(b))
+	}
+	for _, edge := range []uint32{0x38800000, 0x477ff000, 0x3f800000} {
+		for b := edge - 1<<14; b < edge+1<<14; b++ {
+			check(b)
+			check(b | 1<<31)
+		}
+	}
+}
