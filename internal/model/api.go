@@ -31,7 +31,11 @@ type Config struct {
 	// (llama.cpp's swa pattern: 2 = layers 0, 2, 4, … local).
 	SlidingWindow  int
 	SlidingPattern int
-	RopeThetaLocal float64 // RoPE base of local layers; 0 = RopeTheta
+	// RopeThetaLocal, when set and unlike RopeTheta, gives the local layers
+	// their own RoPE: that base, without RopeScaling or RopeLinear (Gemma 3).
+	RopeThetaLocal float64
+	// RopeLinear is linear RoPE scaling: positions divided by it; 0 = none.
+	RopeLinear float64
 	// NumExperts > 0 makes every FFN a mixture of experts: a softmax router
 	// over NumExperts, the top NumExpertsUsed experts (weights renormalized
 	// to sum 1), each a gated FFN of width HiddenDim.

@@ -197,9 +197,8 @@ func ggufConfig(k *ggufKeys, spec *archSpec) (Config, error) {
 	if c.RopeTheta, err = k.float("rope.freq_base", 10000); err != nil {
 		return c, err
 	}
-	k.used[k.arch+".rope.scaling.type"] = true
-	if st, err := k.f.String(k.arch + ".rope.scaling.type"); err == nil && st != "none" && st != "" {
-		return c, bad("rope scaling type %q is not supported", st)
+	if c.RopeLinear, err = ggufRopeScaling(k); err != nil {
+		return c, err
 	}
 	if err := ggufMoE(k, spec, &c); err != nil {
 		return c, err
@@ -214,6 +213,39 @@ func ggufConfig(k *ggufKeys, spec *archSpec) (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// ggufRopeScaling reads the RoPE scaling keys as llama.cpp does (type
+// "linear" when absent; the factor from rope.scaling.factor or the older
+// rope.scale_linear) and returns the linear factor (0: none). Other
+// scaling types are refused. (Llama 3 scaling comes as rope_freqs.weight.)
+func ggufRopeScaling(k *ggufKeys) (float64, error) {
+	full := k.arch + ".rope.scaling.type"
+	k.used[full] = true
+	typ, err := k.f.String(full)
+	if errors.Is(err, gguf.ErrKeyNotFound) {
+		typ = "linear"
+	} else if err != nil {
+		return 0, err
+	}
+	factor, err := k.float("rope.scaling.factor", 0)
+	if err == nil && factor == 0 {
+		factor, err = k.float("rope.scale_linear", 0)
+	}
+	if err != nil {
+		return 0, err
+	}
+	// The training context and the fine-tuned flag matter to YaRN only.
+	for _, key := range []string{"rope.scaling.original_context_length", "rope.scaling.finetuned"} {
+		k.used[k.arch+"."+key] = true
+	}
+	switch {
+	case typ == "none" || (typ == "linear" && (factor == 0 || factor == 1)):
+		return 0, nil
+	case typ == "linear":
+		return factor, nil
+	}
+	return 0, fmt.Errorf("%w: %s: rope scaling type %q is not supported (linear is)", ErrFormat, k.f.Path, typ)
 }
 
 // ggufMoE reads the expert counts: each expert's FFN width is
@@ -290,6 +322,9 @@ func gemma2Params(k *ggufKeys, c *Config) error {
 			return err
 		}
 		*p.dst = float32(v)
+	}
+	if c.RopeThetaLocal != c.RopeTheta && c.RopeLinear != 0 {
+		return fmt.Errorf("%w: %s: gemma2 with rope.freq_base_swa and linear RoPE scaling is not supported", ErrFormat, k.f.Path)
 	}
 	gemmaScale(c, 46)
 	return nil

@@ -99,8 +99,10 @@ func TestGGUFNothingSilent(t *testing.T) {
 			"missing tensor blk.1.attn_v.bias"},
 		{"qwen2 with an output bias", "qwen2/qwen2-Q8_0.gguf", addTensor(f32Vec("output.bias", 503)),
 			"tensor output.bias is not used"},
-		{"rope scaling factor", "qwen3/qwen3-Q8_0.gguf", setKey("qwen3.rope.scaling.factor", float32(4)),
-			"metadata qwen3.rope.scaling.factor not supported"},
+		{"yarn", "qwen3/qwen3-Q8_0.gguf", setKey("qwen3.rope.scaling.type", "yarn"),
+			`rope scaling type "yarn" is not supported`},
+		{"rope attention factor", "qwen3/qwen3-Q8_0.gguf", setKey("qwen3.rope.scaling.attn_factor", float32(1.2)),
+			"metadata qwen3.rope.scaling.attn_factor not supported"},
 		{"shared experts", "qwen3moe/qwen3moe-Q8_0.gguf", setKey("qwen3moe.expert_shared_count", uint32(1)),
 			"metadata qwen3moe.expert_shared_count not supported"},
 		{"qwen3moe without experts", "qwen3moe/qwen3moe-Q8_0.gguf", func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
@@ -182,5 +184,49 @@ func TestNeoxPermutation(t *testing.T) {
 		if d := maxDiff(got, permuteVec(neox, perm)); d > 1e-6 {
 			t.Errorf("heads %d, hd %d: max diff %g", tc.heads, tc.hd, d)
 		}
+	}
+}
+
+// TestGGUFRopeScaling: llama.cpp's reading of the scaling keys (type
+// "linear" when absent, the factor's two names, 1 meaning none).
+func TestGGUFRopeScaling(t *testing.T) {
+	src := filepath.Join(testmodels.Dir(t, "synthetic"), "qwen3", "qwen3-Q8_0.gguf")
+	for _, tc := range []struct {
+		name string
+		kvs  map[string]any
+		want float64
+	}{
+		{"none", nil, 0},
+		{"factor alone is linear", map[string]any{"qwen3.rope.scaling.factor": float32(4)}, 4},
+		{"old key", map[string]any{"qwen3.rope.scale_linear": float32(2)}, 2},
+		{"linear 1", map[string]any{"qwen3.rope.scaling.type": "linear", "qwen3.rope.scaling.factor": float32(1)}, 0},
+		{"type none", map[string]any{"qwen3.rope.scaling.type": "none", "qwen3.rope.scaling.factor": float32(8)}, 0},
+		{"linear 8 with the training context", map[string]any{"qwen3.rope.scaling.type": "linear",
+			"qwen3.rope.scaling.factor": float32(8), "qwen3.rope.scaling.original_context_length": uint32(256)}, 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := Load(editGGUF(t, src, func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
+				for _, k := range sortedKeys(tc.kvs) {
+					kvs = append(kvs, gguf.KV{Key: k, Value: tc.kvs[k]})
+				}
+				return kvs, ts
+			}), LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Config.RopeLinear != tc.want {
+				t.Fatalf("RopeLinear = %g, want %g", m.Config.RopeLinear, tc.want)
+			}
+			// Linear scaling divides every frequency.
+			base := m.Config
+			base.RopeLinear = 0
+			f0, f := ropeFreqs(&base, nil), ropeFreqs(&m.Config, nil)
+			div := max(tc.want, 1)
+			for i := range f {
+				if math.Abs(f[i]*div-f0[i]) > 1e-12*f0[i] {
+					t.Fatalf("freq %d = %g, want %g/%g", i, f[i], f0[i], div)
+				}
+			}
+		})
 	}
 }

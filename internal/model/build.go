@@ -133,12 +133,12 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 
 // initRope precomputes the RoPE tables: the global one and, when the
 // local layers have their own base, theirs (without the global scaling,
-// as llama.cpp's local layers).
+// as Gemma 3's local layers in llama.cpp).
 func (m *Model) initRope() {
 	c := m.Config
 	m.rope = newRopeTable(&c, m.ropeFactors, ropePositions(&c))
 	if t := c.RopeThetaLocal; t != 0 && t != c.RopeTheta {
-		c.RopeTheta, c.RopeScaling = t, nil
+		c.RopeTheta, c.RopeScaling, c.RopeLinear = t, nil, 0
 		m.ropeLocal = newRopeTable(&c, m.ropeFactors, ropePositions(&c))
 	}
 }

@@ -69,8 +69,8 @@ func (c *Config) validateFamily(bad func(string, ...any) error) error {
 		return bad("sliding window %d, pattern %d: negative", c.SlidingWindow, c.SlidingPattern)
 	case !(c.AttnSoftcap >= 0) || !(c.FinalSoftcap >= 0) || !(c.AttnScale >= 0) || !(c.EmbedScale >= 0):
 		return bad("soft-caps %g, %g, scales %g, %g: want ≥ 0", c.AttnSoftcap, c.FinalSoftcap, c.AttnScale, c.EmbedScale)
-	case !(c.RopeThetaLocal >= 0):
-		return bad("local rope_theta = %g must not be negative", c.RopeThetaLocal)
+	case !(c.RopeThetaLocal >= 0) || !(c.RopeLinear >= 0):
+		return bad("local rope_theta = %g, linear rope factor %g: must not be negative", c.RopeThetaLocal, c.RopeLinear)
 	}
 	return nil
 }

@@ -24,10 +24,11 @@
 // pairs the forward pass rotates. A load fails, naming it, on any metadata
 // key of the architecture it did not read and on any tensor it did not
 // use; an unknown architecture's error lists the supported ones. Phi-3's
-// sliding_window is read and, as in llama.cpp, not applied. Not
-// supported (refused at load): RoPE scaling other than Llama 3's (so
-// Gemma 3's linear scaling and Phi-3's LongRoPE), partial rotary
-// embeddings, shared experts (qwen2moe), the output bias.
+// sliding_window is read and, as in llama.cpp, not applied. RoPE
+// scaling: Llama 3's and linear (Gemma 3: its global layers only). Not
+// supported (refused at load): YaRN, dynamic and LongRoPE scaling (so
+// Phi-3's 128k variants), partial rotary embeddings, shared experts
+// (qwen2moe), the output bias.
 //
 // Path detection: a directory with config.json and *.safetensors (HF
 // LlamaForCausalLM / MistralForCausalLM / Qwen2ForCausalLM /

@@ -137,10 +137,12 @@ func hfCommon(path string, h *hfConfig, arch string) (Config, error) {
 		}
 		switch typ {
 		case "default", "":
+		case "linear":
+			c.RopeLinear = s.Factor
 		case "llama3":
 			c.RopeScaling = &RopeScaling{Factor: s.Factor, LowFreqFactor: s.LowFreqFactor, HighFreqFactor: s.HighFreqFactor, OriginalMaxPositionEmbeddings: s.OriginalMaxPositionEmbeddings}
 		default:
-			return Config{}, bad("rope_scaling type %q not supported (llama3 is)", typ)
+			return Config{}, bad("rope_scaling type %q not supported (linear and llama3 are)", typ)
 		}
 	}
 	if err := c.Validate(); err != nil {

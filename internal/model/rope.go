@@ -14,7 +14,7 @@ type ropeTable struct {
 }
 
 // ropeFreqs returns the inverse frequencies θ^(-2i/headDim), with Llama-3
-// scaling and per-frequency divisors applied.
+// scaling, linear scaling and per-frequency divisors applied.
 func ropeFreqs(c *Config, factors []float32) []float64 {
 	half := c.HeadDim / 2
 	f := make([]float64, half)
@@ -22,6 +22,9 @@ func ropeFreqs(c *Config, factors []float32) []float64 {
 		f[i] = 1 / math.Pow(c.RopeTheta, float64(2*i)/float64(c.HeadDim))
 		if i < len(factors) && factors[i] > 0 {
 			f[i] /= float64(factors[i])
+		}
+		if c.RopeLinear > 0 {
+			f[i] /= c.RopeLinear
 		}
 	}
 	if s := c.RopeScaling; s != nil {
