@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,17 +41,8 @@ func TestHFMatchesGGUF(t *testing.T) {
 		t.Run(tc.arch, func(t *testing.T) {
 			st := map[string]stTensor{}
 			f32 := editGGUF(t, filepath.Join(dir, tc.src), func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
-				for i := range ts {
-					td := &ts[i]
-					ti := gguf.TensorInfo{Name: td.Name, Dims: td.Dims, Type: td.Type}
-					v, err := ggmlToF32(&ti, td.Data)
-					if err != nil {
-						t.Fatal(err)
-					}
-					td.Type, td.Data = gguf.GGMLTypeF32, make([]byte, 0, 4*len(v))
-					for _, x := range v {
-						td.Data = binary.LittleEndian.AppendUint32(td.Data, math.Float32bits(x))
-					}
+				toF32Tensors(t, ts)
+				for _, td := range ts {
 					shape := make([]int64, len(td.Dims))
 					for j, d := range td.Dims {
 						shape[len(td.Dims)-1-j] = int64(d)
@@ -95,5 +87,76 @@ func TestHFMatchesGGUF(t *testing.T) {
 				t.Fatalf("err = %v, want the unused bias named", err)
 			}
 		})
+	}
+}
+
+// toF32Tensors dequantizes every tensor of ts to F32 in place.
+func toF32Tensors(t *testing.T, ts []gguf.TensorData) {
+	for i := range ts {
+		td := &ts[i]
+		v, err := ggmlToF32(&gguf.TensorInfo{Name: td.Name, Dims: td.Dims, Type: td.Type}, td.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		td.Type, td.Data = gguf.GGMLTypeF32, make([]byte, 0, 4*len(v))
+		for _, x := range v {
+			td.Data = binary.LittleEndian.AppendUint32(td.Data, math.Float32bits(x))
+		}
+	}
+}
+
+// TestMixtralOfIdenticalExperts turns the synthetic llama model into a
+// Mixtral-style one (llama architecture with expert_count, ffn_gate_inp
+// and stacked *_exps tensors) whose 4 experts are all the dense FFN: the
+// renormalized top-2 weights sum to 1, so the logits must equal the dense
+// model's whatever the router (random here) chooses.
+func TestMixtralOfIdenticalExperts(t *testing.T) {
+	src := filepath.Join(testmodels.Dir(t, "synthetic"), "llama", "llama-Q8_0.gguf")
+	dense := editGGUF(t, src, func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
+		toF32Tensors(t, ts)
+		return kvs, ts
+	})
+	const experts = 4
+	moe := editGGUF(t, dense, func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
+		kvs = append(kvs, gguf.KV{Key: "llama.expert_count", Value: uint32(experts)}, gguf.KV{Key: "llama.expert_used_count", Value: uint32(2)})
+		var out []gguf.TensorData
+		for _, td := range ts {
+			name, ok := strings.CutSuffix(td.Name, ".weight")
+			if !ok || !strings.Contains(name, ".ffn_") || strings.HasSuffix(name, "_norm") {
+				out = append(out, td)
+				continue
+			}
+			stacked := gguf.TensorData{Name: name + "_exps.weight", Dims: append(slices.Clone(td.Dims), experts), Type: td.Type}
+			for range experts {
+				stacked.Data = append(stacked.Data, td.Data...)
+			}
+			out = append(out, stacked)
+			if strings.HasSuffix(name, "ffn_gate") {
+				router := make([]float32, 256*experts)
+				fillUniform(router, 7, uint64(len(out)), 0.3)
+				var b []byte
+				for _, x := range router {
+					b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+				}
+				out = append(out, gguf.TensorData{Name: strings.TrimSuffix(name, "ffn_gate") + "ffn_gate_inp.weight",
+					Dims: []uint64{256, experts}, Type: gguf.GGMLTypeF32, Data: b})
+			}
+		}
+		return kvs, out
+	})
+	ref, err := Load(dense, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(moe, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Config.NumExperts != experts || len(m.Layers[1].Experts) != experts {
+		t.Fatalf("loaded %d experts (layer 1: %d), want %d", m.Config.NumExperts, len(m.Layers[1].Experts), experts)
+	}
+	toks := randTokens(40, m.Config.VocabSize, 11)
+	if d := maxDiff(logitsOf(t, m, toks), logitsOf(t, ref, toks)); d > 1e-4 {
+		t.Fatalf("logits differ from the dense model's by %g", d)
 	}
 }
