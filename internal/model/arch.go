@@ -20,10 +20,8 @@ import (
 type archSpec struct {
 	name        string     // the GGUF general.architecture
 	neox        bool       // RoPE rotates pairs (i, i+HeadDim/2): q and k rows are permuted at load to adjacent pairs
-	qkvBias     bool       // attn_{q,k,v}.bias, added after the projections
 	qkNorm      bool       // attn_{q,k}_norm: per-head RMSNorm of q and k before RoPE
 	postNorms   bool       // post_attention_norm, post_ffw_norm: RMSNorm of each sub-layer's output
-	fusedQKV    bool       // attn_qkv = q|k|v rows
 	fusedGateUp bool       // ffn_up = gate|up rows (no ffn_gate)
 	embedScale  bool       // token embeddings × √Dim on input
 	act         Activation // the gated FFN's activation
@@ -45,10 +43,10 @@ const (
 var archs = map[string]archSpec{
 	"llama":    {moe: moeOptional, hparams: mistralWindow},
 	"mistral":  {moe: moeOptional, hparams: mistralWindow},
-	"qwen2":    {neox: true, qkvBias: true},
+	"qwen2":    {neox: true},
 	"qwen3":    {neox: true, qkNorm: true},
 	"qwen3moe": {neox: true, qkNorm: true, moe: moeRequired},
-	"phi3":     {neox: true, fusedQKV: true, fusedGateUp: true, hparams: phi3Window},
+	"phi3":     {neox: true, fusedGateUp: true, hparams: phi3Window},
 	"gemma2": {neox: true, postNorms: true, embedScale: true, act: ActGELUTanh, tiedAlways: true,
 		hparams: gemma2Params},
 	"gemma3": {neox: true, qkNorm: true, postNorms: true, embedScale: true, act: ActGELUTanh,
@@ -354,6 +352,7 @@ func gemma3Params(k *ggufKeys, c *Config) error {
 type ggufTensors struct {
 	mat func(name string, rows, cols, n int) (tensor.Mat, error)
 	vec func(name string, n int) ([]float32, error)
+	has func(name string) bool              // whether the file has the tensor
 	bad func(format string, a ...any) error // an ErrFormat naming the file
 }
 
@@ -394,9 +393,9 @@ func (g *ggufTensors) readModel(c *Config, spec *archSpec, ropeFreqs bool) (*raw
 // readLayer reads layer i's tensors as spec describes them.
 func (g *ggufTensors) readLayer(L *rawLayer, i int, c *Config, spec *archSpec) error {
 	p := fmt.Sprintf("blk.%d.", i)
-	qd, kvd := c.QDim(), c.KVDim()
+	qd := c.QDim()
 	var err error
-	if err = g.readAttention(L, p, c, spec); err != nil {
+	if err = g.readAttention(L, p, c); err != nil {
 		return err
 	}
 	if L.wo, err = g.mat(p+"attn_output.weight", c.Dim, qd, 0); err != nil {
@@ -420,19 +419,6 @@ func (g *ggufTensors) readLayer(L *rawLayer, i int, c *Config, spec *archSpec) e
 			}
 		}
 	}
-	if spec.qkvBias {
-		L.bqkv = make([]float32, 0, qd+2*kvd)
-		for _, b := range []struct {
-			name string
-			n    int
-		}{{"attn_q", qd}, {"attn_k", kvd}, {"attn_v", kvd}} {
-			v, err := g.vec(p+b.name+".bias", b.n)
-			if err != nil {
-				return err
-			}
-			L.bqkv = append(L.bqkv, v...)
-		}
-	}
 	if spec.neox {
 		neoxToPairs(L, c)
 	}
@@ -442,26 +428,47 @@ func (g *ggufTensors) readLayer(L *rawLayer, i int, c *Config, spec *archSpec) e
 	return g.readFFN(L, p, c, spec)
 }
 
-// readAttention reads Wq, Wk, Wv, split from attn_qkv when fused.
-func (g *ggufTensors) readAttention(L *rawLayer, p string, c *Config, spec *archSpec) error {
+// readAttention reads Wq, Wk, Wv and their biases as llama.cpp's
+// create_tensor_qkv does for every architecture: a fused attn_qkv (q|k|v
+// rows, split here; Phi-3's files) with an optional attn_qkv.bias, else
+// attn_q, attn_k, attn_v, each with an optional bias (Qwen2's files); an
+// absent bias among present ones is zero.
+func (g *ggufTensors) readAttention(L *rawLayer, p string, c *Config) error {
 	qd, kvd := c.QDim(), c.KVDim()
-	if spec.fusedQKV {
+	var err error
+	if g.has(p + "attn_qkv.weight") {
 		qkv, err := g.mat(p+"attn_qkv.weight", qd+2*kvd, c.Dim, 0)
 		if err != nil {
 			return err
 		}
 		L.wq, L.wk, L.wv = rowSlice(qkv, 0, qd), rowSlice(qkv, qd, qd+kvd), rowSlice(qkv, qd+kvd, qd+2*kvd)
-		return nil
+		if g.has(p + "attn_qkv.bias") {
+			L.bqkv, err = g.vec(p+"attn_qkv.bias", qd+2*kvd)
+		}
+		return err
 	}
-	var err error
-	for _, w := range []struct {
-		dst  *tensor.Mat
-		name string
-		rows int
-	}{{&L.wq, "attn_q", qd}, {&L.wk, "attn_k", kvd}, {&L.wv, "attn_v", kvd}} {
+	parts := []struct {
+		dst       *tensor.Mat
+		name      string
+		rows, off int
+	}{{&L.wq, "attn_q", qd, 0}, {&L.wk, "attn_k", kvd, qd}, {&L.wv, "attn_v", kvd, qd + kvd}}
+	for _, w := range parts {
 		if *w.dst, err = g.mat(p+w.name+".weight", w.rows, c.Dim, 0); err != nil {
 			return err
 		}
+	}
+	for _, w := range parts {
+		if !g.has(p + w.name + ".bias") {
+			continue
+		}
+		b, err := g.vec(p+w.name+".bias", w.rows)
+		if err != nil {
+			return err
+		}
+		if L.bqkv == nil {
+			L.bqkv = make([]float32, qd+2*kvd)
+		}
+		copy(L.bqkv[w.off:], b)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package model
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -91,12 +92,14 @@ func TestGGUFNothingSilent(t *testing.T) {
 	}{
 		{"unknown architecture", "qwen2/qwen2-Q8_0.gguf", setKey("general.architecture", "qwen9"),
 			`"qwen9" is not supported (supported: gemma2, gemma3, llama, mistral, phi3, qwen2, qwen3, qwen3moe)`},
-		{"llama file with q/k/v biases", "llama/llama-Q8_0.gguf", addTensor(f32Vec("blk.1.attn_q.bias", 256)),
-			"tensor blk.1.attn_q.bias is not used by architecture llama"},
+		{"llama file with an output-projection bias", "llama/llama-Q8_0.gguf", addTensor(f32Vec("blk.1.attn_output.bias", 256)),
+			"tensor blk.1.attn_output.bias is not used by architecture llama"},
 		{"llama file with q/k norms", "llama/llama-Q8_0.gguf", addTensor(f32Vec("blk.0.attn_k_norm.weight", 64)),
 			"tensor blk.0.attn_k_norm.weight is not used"},
-		{"qwen2 without a bias", "qwen2/qwen2-Q8_0.gguf", dropTensor("blk.1.attn_v.bias"),
-			"missing tensor blk.1.attn_v.bias"},
+		{"a bias of the wrong size", "qwen2/qwen2-Q8_0.gguf", func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
+			kvs, ts = dropTensor("blk.1.attn_v.bias")(kvs, ts)
+			return addTensor(f32Vec("blk.1.attn_v.bias", 100))(kvs, ts)
+		}, "tensor blk.1.attn_v.bias has dims [100], want 128 values"},
 		{"qwen2 with an output bias", "qwen2/qwen2-Q8_0.gguf", addTensor(f32Vec("output.bias", 503)),
 			"tensor output.bias is not used"},
 		{"yarn", "qwen3/qwen3-Q8_0.gguf", setKey("qwen3.rope.scaling.type", "yarn"),
@@ -228,5 +231,68 @@ func TestGGUFRopeScaling(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGGUFAttentionLayouts: as in llama.cpp, any architecture's q/k/v come
+// fused (attn_qkv) or apart, each bias optional (absent = zero) and
+// applied when present.
+func TestGGUFAttentionLayouts(t *testing.T) {
+	dir := testmodels.Dir(t, "synthetic")
+	logits := func(path string) []float32 {
+		m, err := Load(path, LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return logitsOf(t, m, randTokens(24, m.Config.VocabSize, 3))
+	}
+	split := func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
+		var out []gguf.TensorData
+		for _, td := range ts {
+			p, ok := strings.CutSuffix(td.Name, "attn_qkv.weight")
+			if !ok {
+				out = append(out, td)
+				continue
+			}
+			rb := len(td.Data) / int(td.Dims[1]) // Q8_0 rows of 256: whole blocks
+			for _, part := range []struct {
+				name   string
+				r0, r1 int
+			}{{"attn_q", 0, 256}, {"attn_k", 256, 384}, {"attn_v", 384, 512}} {
+				out = append(out, gguf.TensorData{Name: p + part.name + ".weight", Dims: []uint64{td.Dims[0], uint64(part.r1 - part.r0)},
+					Type: td.Type, Data: td.Data[part.r0*rb : part.r1*rb]})
+			}
+		}
+		return kvs, out
+	}
+	zeroBias := func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
+		for i := range ts {
+			if ts[i].Name == "blk.1.attn_v.bias" {
+				ts[i].Data = make([]byte, len(ts[i].Data))
+			}
+		}
+		return kvs, ts
+	}
+	withoutBias := func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
+		return kvs, slices.DeleteFunc(ts, func(td gguf.TensorData) bool { return td.Name == "blk.1.attn_v.bias" })
+	}
+	addBias := func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
+		b := make([]byte, 4*256)
+		for i := 0; i < len(b); i += 4 {
+			binary.LittleEndian.PutUint32(b[i:], math.Float32bits(0.5))
+		}
+		return kvs, append(ts, gguf.TensorData{Name: "blk.0.attn_q.bias", Dims: []uint64{256}, Type: gguf.GGMLTypeF32, Data: b})
+	}
+	phi3 := filepath.Join(dir, "phi3", "phi3-Q8_0.gguf")
+	if d := maxDiff(logits(editGGUF(t, phi3, split)), logits(phi3)); d != 0 {
+		t.Errorf("phi3 with attn_qkv split into attn_q/k/v: logits differ by %g", d)
+	}
+	qwen2 := filepath.Join(dir, "qwen2", "qwen2-Q8_0.gguf")
+	if d := maxDiff(logits(editGGUF(t, qwen2, withoutBias)), logits(editGGUF(t, qwen2, zeroBias))); d != 0 {
+		t.Errorf("qwen2 without a v bias differs by %g from a zero v bias", d)
+	}
+	llama := filepath.Join(dir, "llama", "llama-Q8_0.gguf")
+	if d := maxDiff(logits(editGGUF(t, llama, addBias)), logits(llama)); d < 1e-3 {
+		t.Errorf("a q bias in a llama file changed the logits by only %g: not applied", d)
 	}
 }

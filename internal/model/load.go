@@ -188,7 +188,8 @@ func newGGUFTensors(f *gguf.File, bad func(string, ...any) error) (*ggufTensors,
 		}
 		return v, nil
 	}
-	return &ggufTensors{mat: mat, vec: vec, bad: bad}, used
+	has := func(name string) bool { return f.Tensor(name) != nil }
+	return &ggufTensors{mat: mat, vec: vec, has: has, bad: bad}, used
 }
 
 // ggmlToF32 converts a tensor of a float or quantized type to F32.

@@ -269,7 +269,7 @@ func readHFLayer(L *rawLayer, p string, c *Config, spec *archSpec, load func(str
 		}
 		*w.dst = f32Mat(w.rows, w.cols, v)
 	}
-	if spec.qkvBias {
+	if spec.name == "qwen2" {
 		for _, b := range []struct {
 			name string
 			n    int
