@@ -40,6 +40,12 @@ type Config struct {
 	// over NumExperts, the top NumExpertsUsed experts (weights renormalized
 	// to sum 1), each a gated FFN of width HiddenDim.
 	NumExperts, NumExpertsUsed int
+	// NoExpertRenorm keeps the chosen experts' router probabilities as they
+	// are (Qwen2-MoE) instead of renormalizing them to sum 1.
+	NoExpertRenorm bool
+	// SharedExpertDim > 0 adds to every MoE layer a shared expert of that
+	// width, run on every row and scaled by sigmoid(SharedGate·x) (Qwen2-MoE).
+	SharedExpertDim int
 }
 
 // Activation is the gated FFN's activation function.
@@ -120,7 +126,7 @@ func (b *Batch) NumLogits() int {
 // the per-head RMSNorm weights (HeadDim) applied to q and k before RoPE;
 // PostAttnNorm, PostFFNNorm the RMSNorms of each sub-layer's output before
 // its residual add. A mixture-of-experts layer has Router (NumExperts ×
-// Dim) and Experts instead of W13 and W2.
+// Dim) and Experts instead of W13 and W2, and may have a Shared expert.
 type Layer struct {
 	AttnNorm, FFNNorm []float32
 	Wqkv, Wo, W13, W2 tensor.Mat
@@ -130,6 +136,8 @@ type Layer struct {
 	PostAttnNorm, PostFFNNorm []float32
 	Router                    tensor.Mat
 	Experts                   []Expert
+	Shared                    Expert    // the shared expert (Config.SharedExpertDim wide)
+	SharedGate                []float32 // Dim: its gate's weights
 }
 
 // Expert is one expert's gated FFN: W13 the gate then up rows (2·HiddenDim),

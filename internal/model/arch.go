@@ -26,6 +26,7 @@ type archSpec struct {
 	embedScale  bool       // token embeddings × √Dim on input
 	act         Activation // the gated FFN's activation
 	moe         moeKind
+	shared      bool // a shared expert (ffn_*_shexp, gated by ffn_gate_inp_shexp), router weights not renormalized: Qwen2-MoE
 	tiedAlways  bool // the output head is token_embd (an output.weight is not read)
 	// hparams reads the family's own metadata keys into c.
 	hparams func(k *ggufKeys, c *Config) error
@@ -45,6 +46,7 @@ var archs = map[string]archSpec{
 	"mistral":  {moe: moeOptional, hparams: mistralWindow},
 	"qwen2":    {neox: true},
 	"qwen3":    {neox: true, qkNorm: true},
+	"qwen2moe": {neox: true, moe: moeRequired, shared: true},
 	"qwen3moe": {neox: true, qkNorm: true, moe: moeRequired},
 	"phi3":     {neox: true, fusedGateUp: true, hparams: phi3Window},
 	"gemma2": {neox: true, postNorms: true, embedScale: true, act: ActGELUTanh, tiedAlways: true,
@@ -248,7 +250,7 @@ func ggufRopeScaling(k *ggufKeys) (float64, error) {
 
 // ggufMoE reads the expert counts: each expert's FFN width is
 // expert_feed_forward_length (Qwen-MoE), else feed_forward_length
-// (Mixtral).
+// (Mixtral); and a shared expert's.
 func ggufMoE(k *ggufKeys, spec *archSpec, c *Config) error {
 	if spec.moe == moeNone {
 		return nil
@@ -263,9 +265,20 @@ func ggufMoE(k *ggufKeys, spec *archSpec, c *Config) error {
 	if spec.moe == moeRequired && c.NumExperts == 0 {
 		return fmt.Errorf("%w: %s: %s.expert_count is missing", ErrFormat, k.f.Path, k.arch)
 	}
-	if c.NumExperts > 0 {
-		c.HiddenDim, err = k.uint("expert_feed_forward_length", c.HiddenDim)
+	if c.NumExperts == 0 {
+		return nil
 	}
+	nff, def := c.HiddenDim, c.HiddenDim
+	if spec.shared {
+		// llama.cpp's Qwen2-MoE defaults: experts n_ff/n_expert_used wide,
+		// the shared expert n_ff.
+		def = nff / max(c.NumExpertsUsed, 1)
+		c.NoExpertRenorm = true
+		if c.SharedExpertDim, err = k.uint("expert_shared_feed_forward_length", nff); err != nil {
+			return err
+		}
+	}
+	c.HiddenDim, err = k.uint("expert_feed_forward_length", def)
 	return err
 }
 
@@ -495,7 +508,8 @@ func (g *ggufTensors) readFFN(L *rawLayer, p string, c *Config, spec *archSpec) 
 }
 
 // readExperts reads the router and the stacked experts (ggml shape
-// {cols, rows, NumExperts}), split into one matrix per expert.
+// {cols, rows, NumExperts}), split into one matrix per expert, and the
+// shared expert if the configuration has one.
 func (g *ggufTensors) readExperts(L *rawLayer, p string, c *Config) error {
 	var err error
 	if L.router, err = g.mat(p+"ffn_gate_inp.weight", c.NumExperts, c.Dim, 0); err != nil {
@@ -516,6 +530,20 @@ func (g *ggufTensors) readExperts(L *rawLayer, p string, c *Config) error {
 		*w.dst = make([]tensor.Mat, c.NumExperts)
 		for e := range *w.dst {
 			(*w.dst)[e] = rowSlice(all, e*w.rows, (e+1)*w.rows)
+		}
+	}
+	if sd := c.SharedExpertDim; sd > 0 {
+		if L.shGateInp, err = g.vec(p+"ffn_gate_inp_shexp.weight", c.Dim); err != nil {
+			return err
+		}
+		for _, w := range []struct {
+			dst        *tensor.Mat
+			name       string
+			rows, cols int
+		}{{&L.shGate, "ffn_gate_shexp", sd, c.Dim}, {&L.shUp, "ffn_up_shexp", sd, c.Dim}, {&L.shDown, "ffn_down_shexp", c.Dim, sd}} {
+			if *w.dst, err = g.mat(p+w.name+".weight", w.rows, w.cols, 0); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -2,7 +2,6 @@ package model
 
 import (
 	"bytes"
-	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -91,7 +90,7 @@ func TestGGUFNothingSilent(t *testing.T) {
 		want      string
 	}{
 		{"unknown architecture", "qwen2/qwen2-Q8_0.gguf", setKey("general.architecture", "qwen9"),
-			`"qwen9" is not supported (supported: gemma2, gemma3, llama, mistral, phi3, qwen2, qwen3, qwen3moe)`},
+			`"qwen9" is not supported (supported: gemma2, gemma3, llama, mistral, phi3, qwen2, qwen2moe, qwen3, qwen3moe)`},
 		{"llama file with an output-projection bias", "llama/llama-Q8_0.gguf", addTensor(f32Vec("blk.1.attn_output.bias", 256)),
 			"tensor blk.1.attn_output.bias is not used by architecture llama"},
 		{"llama file with q/k norms", "llama/llama-Q8_0.gguf", addTensor(f32Vec("blk.0.attn_k_norm.weight", 64)),
@@ -130,24 +129,29 @@ func TestRoute(t *testing.T) {
 		name    string
 		logits  []float32
 		k       int
+		renorm  bool
 		wantSel []int32
 	}{
-		{"top 2 of 4", []float32{0.1, 2, -1, 1.5}, 2, []int32{1, 3}},
-		{"ties go to the lower id", []float32{1, 3, 3, 3}, 2, []int32{1, 2}},
-		{"top 1", []float32{-5, -4, -3}, 1, []int32{2}},
-		{"all", []float32{0, 1, 2}, 3, []int32{2, 1, 0}},
+		{"top 2 of 4", []float32{0.1, 2, -1, 1.5}, 2, true, []int32{1, 3}},
+		{"ties go to the lower id", []float32{1, 3, 3, 3}, 2, true, []int32{1, 2}},
+		{"top 1", []float32{-5, -4, -3}, 1, true, []int32{2}},
+		{"all", []float32{0, 1, 2}, 3, true, []int32{2, 1, 0}},
+		{"top 2 of 4, probabilities as they are", []float32{0.1, 2, -1, 1.5}, 2, false, []int32{1, 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := slices.Clone(tc.logits)
 			sel, w := make([]int32, tc.k), make([]float32, tc.k)
-			route(p, sel, w)
+			route(p, sel, w, tc.renorm)
 			if !slices.Equal(sel, tc.wantSel) {
 				t.Fatalf("selected %v, want %v", sel, tc.wantSel)
 			}
-			// Softmax then renormalization over the chosen: exp(l_e) / Σ_chosen exp(l).
+			// Softmax, then renormalization over the chosen: exp(l_e) / Σ exp(l).
 			var z float64
-			for _, e := range sel {
-				z += math.Exp(float64(tc.logits[e]))
+			for e, l := range tc.logits {
+				if tc.renorm && !slices.Contains(sel, int32(e)) {
+					continue
+				}
+				z += math.Exp(float64(l))
 			}
 			for k, e := range sel {
 				if want := math.Exp(float64(tc.logits[e])) / z; math.Abs(float64(w[k])-want) > 1e-6 {
@@ -277,11 +281,11 @@ func TestGGUFAttentionLayouts(t *testing.T) {
 		return kvs, slices.DeleteFunc(ts, func(td gguf.TensorData) bool { return td.Name == "blk.1.attn_v.bias" })
 	}
 	addBias := func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
-		b := make([]byte, 4*256)
-		for i := 0; i < len(b); i += 4 {
-			binary.LittleEndian.PutUint32(b[i:], math.Float32bits(0.5))
+		b := make([]float32, 256)
+		for i := range b {
+			b[i] = 0.5
 		}
-		return kvs, append(ts, gguf.TensorData{Name: "blk.0.attn_q.bias", Dims: []uint64{256}, Type: gguf.GGMLTypeF32, Data: b})
+		return kvs, append(ts, f32Tensor("blk.0.attn_q.bias", []uint64{256}, b))
 	}
 	phi3 := filepath.Join(dir, "phi3", "phi3-Q8_0.gguf")
 	if d := maxDiff(logits(editGGUF(t, phi3, split)), logits(phi3)); d != 0 {

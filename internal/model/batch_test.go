@@ -83,6 +83,8 @@ func testModels(t *testing.T) map[string]*Model {
 	moe := gqa
 	moe.NumExperts, moe.NumExpertsUsed = 4, 2
 	ms["dummy-moe"] = NewDummy(moe, tensor.Q8_0, 8)
+	moe.SharedExpertDim, moe.NoExpertRenorm, moe.HiddenDim = 64, true, 32
+	ms["dummy-moe-shared"] = NewDummy(moe, tensor.F32, 9)
 	for _, sm := range testmodels.SyntheticModels(t) {
 		if sm.Quant == "Q8_0" && sm.Arch != "llama" {
 			m, err := Load(sm.Path, LoadOptions{})

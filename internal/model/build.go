@@ -19,6 +19,8 @@ type rawLayer struct {
 	postAttnNorm, postFFNNorm []float32
 	router                    tensor.Mat   // MoE router (then wGate, wUp, wDown are unused)
 	exGate, exUp, exDown      []tensor.Mat // MoE experts
+	shGate, shUp, shDown      tensor.Mat   // the shared expert
+	shGateInp                 []float32    // its gate
 }
 
 // rawModel is a model as read from a file, before fusion and checks.
@@ -213,6 +215,19 @@ func buildLayer(L *Layer, rl *rawLayer, c *Config, i int, shape func(string, *te
 		}
 		L.Experts[e] = Expert{W13: concatRows(rl.exGate[e], rl.exUp[e]), W2: rl.exDown[e]}
 	}
+	if sd := c.SharedExpertDim; sd > 0 {
+		for _, chk := range []error{
+			vec(name("shared expert gate"), rl.shGateInp, c.Dim),
+			shape(name("shared expert gate proj"), &rl.shGate, sd, c.Dim),
+			shape(name("shared expert up"), &rl.shUp, sd, c.Dim),
+			shape(name("shared expert down"), &rl.shDown, c.Dim, sd),
+		} {
+			if chk != nil {
+				return chk
+			}
+		}
+		L.Shared, L.SharedGate = Expert{W13: concatRows(rl.shGate, rl.shUp), W2: rl.shDown}, rl.shGateInp
+	}
 	return nil
 }
 
@@ -225,6 +240,9 @@ func (L *Layer) matrices() []*tensor.Mat {
 	}
 	for e := range L.Experts {
 		ms = append(ms, &L.Experts[e].W13, &L.Experts[e].W2)
+	}
+	if L.SharedGate != nil {
+		ms = append(ms, &L.Shared.W13, &L.Shared.W2)
 	}
 	return ms
 }

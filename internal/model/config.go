@@ -65,6 +65,8 @@ func (c *Config) validateFamily(bad func(string, ...any) error) error {
 	case c.NumExperts < 0 || c.NumExperts > 1024 || c.NumExpertsUsed < 0 || c.NumExpertsUsed > c.NumExperts ||
 		(c.NumExperts > 0) != (c.NumExpertsUsed > 0):
 		return bad("%d experts, %d used: want 0 < used ≤ experts (or both 0)", c.NumExperts, c.NumExpertsUsed)
+	case c.SharedExpertDim < 0 || c.SharedExpertDim > 1<<20 || (c.SharedExpertDim > 0 && c.NumExperts == 0):
+		return bad("shared expert width %d: want 0, or > 0 with experts", c.SharedExpertDim)
 	case c.SlidingWindow < 0 || c.SlidingPattern < 0:
 		return bad("sliding window %d, pattern %d: negative", c.SlidingWindow, c.SlidingPattern)
 	case !(c.AttnSoftcap >= 0) || !(c.FinalSoftcap >= 0) || !(c.AttnScale >= 0) || !(c.EmbedScale >= 0):
@@ -80,7 +82,7 @@ func (c *Config) NumParams() int64 {
 	d, h, v := int64(c.Dim), int64(c.HiddenDim), int64(c.VocabSize)
 	ffn := 3 * d * h
 	if c.NumExperts > 0 {
-		ffn = int64(c.NumExperts) * (3*d*h + d)
+		ffn = int64(c.NumExperts)*(3*d*h+d) + 3*d*int64(c.SharedExpertDim)
 	}
 	perLayer := 2*d + d*int64(c.QDim()) + 2*d*int64(c.KVDim()) + int64(c.QDim())*d + ffn
 	n := v*d + int64(c.NumLayers)*perLayer + d

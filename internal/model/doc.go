@@ -11,7 +11,9 @@
 // family changes is data, an archSpec per GGUF general.architecture —
 // llama and mistral (with Mixtral's experts when expert_count is set, and
 // Mistral's sliding window on every layer), qwen2 (q|k|v biases), qwen3
-// (per-head q/k RMSNorm before RoPE), qwen3moe (q/k norms, experts), phi3
+// (per-head q/k RMSNorm before RoPE), qwen3moe (q/k norms, experts),
+// qwen2moe (experts with their probabilities as they are, plus a shared
+// expert gated by a sigmoid), phi3
 // (fused attn_qkv and gate|up ffn_up), gemma2 (√Dim embedding scale,
 // GELU-tanh gated FFN, post-attention and post-FFN norms, attention and
 // final logit soft-caps, a sliding window on every other layer) and
@@ -27,8 +29,9 @@
 // sliding_window is read and, as in llama.cpp, not applied. RoPE
 // scaling: Llama 3's and linear (Gemma 3: its global layers only). Not
 // supported (refused at load): YaRN, dynamic and LongRoPE scaling (so
-// Phi-3's 128k variants), partial rotary embeddings, shared experts
-// (qwen2moe), the output bias.
+// Phi-3's 128k variants), partial rotary embeddings, biases other than
+// q/k/v's. As in llama.cpp's create_tensor_qkv, every architecture's q, k
+// and v may come fused (attn_qkv) or apart, with optional biases.
 //
 // Path detection: a directory with config.json and *.safetensors (HF
 // LlamaForCausalLM / MistralForCausalLM / Qwen2ForCausalLM /

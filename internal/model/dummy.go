@@ -105,6 +105,11 @@ func NewDummy(cfg Config, dtype tensor.DType, seed uint64) *Model {
 			id += 2
 		}
 		id++
+		if sd := c.SharedExpertDim; sd > 0 {
+			L.Shared = Expert{W13: mat(2*sd, c.Dim, id, dtype), W2: mat(c.Dim, sd, id+1, dtype)}
+			L.SharedGate = mat(1, c.Dim, id+2, tensor.F32).F32
+			id += 3
+		}
 	}
 	if c.TiedEmbeddings {
 		m.Output = m.Embed

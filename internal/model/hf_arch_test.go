@@ -98,11 +98,17 @@ func toF32Tensors(t *testing.T, ts []gguf.TensorData) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		td.Type, td.Data = gguf.GGMLTypeF32, make([]byte, 0, 4*len(v))
-		for _, x := range v {
-			td.Data = binary.LittleEndian.AppendUint32(td.Data, math.Float32bits(x))
-		}
+		*td = f32Tensor(td.Name, td.Dims, v)
 	}
+}
+
+// f32Tensor is an F32 tensor of the values v.
+func f32Tensor(name string, dims []uint64, v []float32) gguf.TensorData {
+	b := make([]byte, 0, 4*len(v))
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+	}
+	return gguf.TensorData{Name: name, Dims: dims, Type: gguf.GGMLTypeF32, Data: b}
 }
 
 // TestMixtralOfIdenticalExperts turns the synthetic llama model into a
@@ -134,24 +140,12 @@ func TestMixtralOfIdenticalExperts(t *testing.T) {
 			if strings.HasSuffix(name, "ffn_gate") {
 				router := make([]float32, 256*experts)
 				fillUniform(router, 7, uint64(len(out)), 0.3)
-				var b []byte
-				for _, x := range router {
-					b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
-				}
-				out = append(out, gguf.TensorData{Name: strings.TrimSuffix(name, "ffn_gate") + "ffn_gate_inp.weight",
-					Dims: []uint64{256, experts}, Type: gguf.GGMLTypeF32, Data: b})
+				out = append(out, f32Tensor(strings.TrimSuffix(name, "ffn_gate")+"ffn_gate_inp.weight", []uint64{256, experts}, router))
 			}
 		}
 		return kvs, out
 	})
-	ref, err := Load(dense, LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := Load(moe, LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ref, m := mustLoad(t, dense), mustLoad(t, moe)
 	if m.Config.NumExperts != experts || len(m.Layers[1].Experts) != experts {
 		t.Fatalf("loaded %d experts (layer 1: %d), want %d", m.Config.NumExperts, len(m.Layers[1].Experts), experts)
 	}
@@ -159,4 +153,81 @@ func TestMixtralOfIdenticalExperts(t *testing.T) {
 	if d := maxDiff(logitsOf(t, m, toks), logitsOf(t, ref, toks)); d > 1e-4 {
 		t.Fatalf("logits differ from the dense model's by %g", d)
 	}
+}
+
+// TestQwen2MoESharedExpert turns the synthetic qwen2 model (as F32) into a
+// qwen2moe one whose routed experts output zero (ffn_down_exps all 0) and
+// whose shared expert is the dense FFN with a zero gate (sigmoid(0) = ½):
+// the logits must equal those of the dense model with ffn_down halved.
+func TestQwen2MoESharedExpert(t *testing.T) {
+	src := filepath.Join(testmodels.Dir(t, "synthetic"), "qwen2", "qwen2-F32.gguf")
+	half := editGGUF(t, src, func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
+		for i := range ts {
+			if strings.HasSuffix(ts[i].Name, "ffn_down.weight") {
+				d := slices.Clone(ts[i].Data)
+				for j := 0; j < len(d); j += 4 {
+					binary.LittleEndian.PutUint32(d[j:], math.Float32bits(0.5*math.Float32frombits(binary.LittleEndian.Uint32(d[j:]))))
+				}
+				ts[i].Data = d
+			}
+		}
+		return kvs, ts
+	})
+	const experts = 4
+	moe := editGGUF(t, src, func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
+		for i := range kvs {
+			if kvs[i].Key == "general.architecture" {
+				kvs[i].Value = "qwen2moe"
+			}
+			kvs[i].Key = strings.Replace(kvs[i].Key, "qwen2.", "qwen2moe.", 1)
+		}
+		kvs = append(kvs, gguf.KV{Key: "qwen2moe.expert_count", Value: uint32(experts)},
+			gguf.KV{Key: "qwen2moe.expert_used_count", Value: uint32(2)},
+			gguf.KV{Key: "qwen2moe.expert_feed_forward_length", Value: uint32(512)},
+			gguf.KV{Key: "qwen2moe.expert_shared_feed_forward_length", Value: uint32(512)})
+		var out []gguf.TensorData
+		for _, td := range ts {
+			p, kind, ok := strings.Cut(td.Name, ".ffn_")
+			if !ok || kind == "norm.weight" {
+				out = append(out, td)
+				continue
+			}
+			kind = strings.TrimSuffix(kind, ".weight")
+			stacked := gguf.TensorData{Name: p + ".ffn_" + kind + "_exps.weight", Dims: append(slices.Clone(td.Dims), experts), Type: td.Type}
+			for range experts {
+				if kind == "down" {
+					stacked.Data = append(stacked.Data, make([]byte, len(td.Data))...)
+				} else {
+					stacked.Data = append(stacked.Data, td.Data...)
+				}
+			}
+			td.Name = p + ".ffn_" + kind + "_shexp.weight"
+			out = append(out, stacked, td)
+			if kind == "gate" {
+				router := make([]float32, 256*experts)
+				fillUniform(router, 3, uint64(len(out)), 0.3)
+				out = append(out, f32Tensor(p+".ffn_gate_inp.weight", []uint64{256, experts}, router),
+					f32Tensor(p+".ffn_gate_inp_shexp.weight", []uint64{256}, make([]float32, 256)))
+			}
+		}
+		return kvs, out
+	})
+	ref, m := mustLoad(t, half), mustLoad(t, moe)
+	if c := m.Config; c.SharedExpertDim != 512 || !c.NoExpertRenorm || c.NumExperts != experts {
+		t.Fatalf("config %+v: want a 512-wide shared expert, unnormalized weights, %d experts", c, experts)
+	}
+	toks := randTokens(40, m.Config.VocabSize, 12)
+	if d := maxDiff(logitsOf(t, m, toks), logitsOf(t, ref, toks)); d > 1e-4 {
+		t.Fatalf("logits differ from the dense model's by %g", d)
+	}
+}
+
+// mustLoad loads path or fails the test.
+func mustLoad(t *testing.T, path string) *Model {
+	t.Helper()
+	m, err := Load(path, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
