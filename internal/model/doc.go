@@ -49,6 +49,12 @@
 // not a multiple of 32 stay F32. Files are read with ordinary reads (no
 // mmap).
 //
+// RoPE angles are computed as llama.cpp's CPU backend computes them
+// (the position in float32 times base^(−2/HeadDim) once per frequency, in
+// float32; rope.go), except with HF Llama 3 scaling: exact angles would
+// part from llama.cpp's on long prompts, where Q8_0's activation rounding
+// amplifies the difference.
+//
 // Q and K weights are kept in the "adjacent pairs" RoPE layout of llama2.c
 // and GGUF (x[2i], x[2i+1] rotate together); HF checkpoints, stored for
 // rotate_half, are un-permuted at load. Wq/Wk/Wv are fused into one matrix
