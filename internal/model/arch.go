@@ -24,6 +24,7 @@ type archSpec struct {
 	postNorms   bool       // post_attention_norm, post_ffw_norm: RMSNorm of each sub-layer's output
 	fusedGateUp bool       // ffn_up = gate|up rows (no ffn_gate)
 	embedScale  bool       // token embeddings × √Dim on input
+	normPlusOne bool       // HF stores the RMSNorm weights as w for 1 + w (GGUF stores 1 + w): Gemma
 	act         Activation // the gated FFN's activation
 	moe         moeKind
 	shared      bool // a shared expert (ffn_*_shexp, gated by ffn_gate_inp_shexp), router weights not renormalized: Qwen2-MoE
@@ -49,9 +50,9 @@ var archs = map[string]archSpec{
 	"qwen2moe": {neox: true, moe: moeRequired, shared: true},
 	"qwen3moe": {neox: true, qkNorm: true, moe: moeRequired},
 	"phi3":     {neox: true, fusedGateUp: true, hparams: phi3Window},
-	"gemma2": {neox: true, postNorms: true, embedScale: true, act: ActGELUTanh, tiedAlways: true,
+	"gemma2": {neox: true, postNorms: true, embedScale: true, normPlusOne: true, act: ActGELUTanh, tiedAlways: true,
 		hparams: gemma2Params},
-	"gemma3": {neox: true, qkNorm: true, postNorms: true, embedScale: true, act: ActGELUTanh,
+	"gemma3": {neox: true, qkNorm: true, postNorms: true, embedScale: true, normPlusOne: true, act: ActGELUTanh,
 		hparams: gemma3Params},
 }
 

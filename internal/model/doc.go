@@ -35,8 +35,10 @@
 //
 // Path detection: a directory with config.json and *.safetensors (HF
 // LlamaForCausalLM / MistralForCausalLM / Qwen2ForCausalLM /
-// Qwen3ForCausalLM, sharded through model.safetensors.index.json; every
-// tensor must be used); a file starting with the GGUF magic; any
+// Qwen3ForCausalLM / Phi3ForCausalLM / Gemma2ForCausalLM /
+// Gemma3ForCausalLM, sharded through model.safetensors.index.json; the
+// HF names are mapped to the GGUF ones and read by the same family
+// readers; every tensor must be used); a file starting with the GGUF magic; any
 // other file is read as a llama2.c checkpoint (legacy v0 header, or the
 // "ak42" v1 header). F16/BF16 weights become F32 at load; GGUF Q8_0 weights
 // stay Q8_0; GGUF Q4_0 matrices stay Q4_0 (tensor.PackQ4: packed where the

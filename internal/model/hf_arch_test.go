@@ -14,8 +14,9 @@ import (
 	"govllm/internal/testmodels"
 )
 
-// ggufToHF maps GGUF tensor names to Hugging Face ones.
-var ggufToHF = strings.NewReplacer(
+// ggufToHF maps GGUF tensor names to Hugging Face ones; a family's own
+// names (first, so they win) come before these.
+var ggufToHF = []string{
 	"token_embd.weight", "model.embed_tokens.weight", "output_norm.weight", "model.norm.weight",
 	"output.weight", "lm_head.weight", "blk.", "model.layers.",
 	".attn_q_norm.", ".self_attn.q_norm.", ".attn_k_norm.", ".self_attn.k_norm.",
@@ -23,7 +24,11 @@ var ggufToHF = strings.NewReplacer(
 	".attn_output.", ".self_attn.o_proj.", ".attn_norm.", ".input_layernorm.",
 	".ffn_norm.", ".post_attention_layernorm.", ".ffn_gate.", ".mlp.gate_proj.",
 	".ffn_up.", ".mlp.up_proj.", ".ffn_down.", ".mlp.down_proj.",
-)
+}
+
+// gemmaHF are Gemma's own HF names.
+var gemmaHF = []string{".post_attention_norm.", ".post_attention_layernorm.", ".post_ffw_norm.", ".post_feedforward_layernorm.",
+	".ffn_norm.", ".pre_feedforward_layernorm."}
 
 // TestHFMatchesGGUF writes a synthetic GGUF model's weights (as F32) both
 // as a GGUF file and as config.json + safetensors, and requires the two
@@ -31,14 +36,25 @@ var ggufToHF = strings.NewReplacer(
 // llama.cpp's NEOX, so both permute the same rows.
 func TestHFMatchesGGUF(t *testing.T) {
 	dir := testmodels.Dir(t, "synthetic")
+	gelu := map[string]any{"hidden_act": "gelu_pytorch_tanh", "hidden_activation": "gelu_pytorch_tanh", "query_pre_attn_scalar": 64}
 	for _, tc := range []struct {
 		src, arch string
 		extra     map[string]any
+		names     []string // the family's own HF names
+		gemma     bool     // HF norm weights are w for GGUF's 1 + w
+		tol       float64  // 0, or the rounding of (1 + w) − 1 + 1
 	}{
-		{"qwen2/qwen2-F32.gguf", "Qwen2ForCausalLM", nil},
-		{"qwen3/qwen3-Q8_0.gguf", "Qwen3ForCausalLM", map[string]any{"head_dim": 64}},
+		{"qwen2/qwen2-F32.gguf", "Qwen2ForCausalLM", nil, nil, false, 0},
+		{"qwen3/qwen3-Q8_0.gguf", "Qwen3ForCausalLM", map[string]any{"head_dim": 64}, nil, false, 0},
+		{"phi3/phi3-Q8_0.gguf", "Phi3ForCausalLM", map[string]any{"rms_norm_eps": 1e-5},
+			[]string{".attn_qkv.", ".self_attn.qkv_proj.", ".ffn_up.", ".mlp.gate_up_proj."}, false, 0},
+		{"gemma2/gemma2-Q8_0.gguf", "Gemma2ForCausalLM", with(gelu, map[string]any{"attn_logit_softcapping": 3, "final_logit_softcapping": 6}),
+			gemmaHF, true, 1e-4},
+		{"gemma3/gemma3-Q8_0.gguf", "Gemma3ForCausalLM", with(gelu, map[string]any{"sliding_window_pattern": 2, "rope_local_base_freq": 1e4,
+			"layer_types": []string{"sliding_attention", "full_attention"}}), gemmaHF, true, 1e-4},
 	} {
 		t.Run(tc.arch, func(t *testing.T) {
+			names := strings.NewReplacer(append(slices.Clone(tc.names), ggufToHF...)...)
 			st := map[string]stTensor{}
 			f32 := editGGUF(t, filepath.Join(dir, tc.src), func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
 				toF32Tensors(t, ts)
@@ -47,7 +63,14 @@ func TestHFMatchesGGUF(t *testing.T) {
 					for j, d := range td.Dims {
 						shape[len(td.Dims)-1-j] = int64(d)
 					}
-					st[ggufToHF.Replace(td.Name)] = stTensor{"F32", shape, td.Data}
+					data := td.Data
+					if tc.gemma && strings.HasSuffix(td.Name, "norm.weight") {
+						data = slices.Clone(data)
+						for j := 0; j < len(data); j += 4 {
+							binary.LittleEndian.PutUint32(data[j:], math.Float32bits(math.Float32frombits(binary.LittleEndian.Uint32(data[j:]))-1))
+						}
+					}
+					st[names.Replace(td.Name)] = stTensor{"F32", shape, data}
 				}
 				return kvs, ts
 			})
@@ -77,7 +100,7 @@ func TestHFMatchesGGUF(t *testing.T) {
 				t.Fatal(err)
 			}
 			toks := randTokens(40, c.VocabSize, 9)
-			if d := maxDiff(logitsOf(t, m, toks), logitsOf(t, ref, toks)); d != 0 {
+			if d := maxDiff(logitsOf(t, m, toks), logitsOf(t, ref, toks)); d > tc.tol {
 				t.Fatalf("HF and GGUF logits differ by %g", d)
 			}
 			// A tensor the HF loader does not use is an error.
@@ -88,6 +111,18 @@ func TestHFMatchesGGUF(t *testing.T) {
 			}
 		})
 	}
+}
+
+// with returns a copy of a with b's entries added.
+func with(a, b map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
 }
 
 // toF32Tensors dequantizes every tensor of ts to F32 in place.

@@ -1,8 +1,10 @@
 package model
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,6 +34,15 @@ type hfConfig struct {
 	MLPBias               bool     `json:"mlp_bias"`
 	SlidingWindow         *int     `json:"sliding_window"`
 	UseSlidingWindow      bool     `json:"use_sliding_window"`
+	// Gemma's.
+	HiddenActivation      string   `json:"hidden_activation"`
+	QueryPreAttnScalar    *float64 `json:"query_pre_attn_scalar"`
+	AttnLogitSoftcapping  *float64 `json:"attn_logit_softcapping"`
+	FinalLogitSoftcapping *float64 `json:"final_logit_softcapping"`
+	SlidingWindowPattern  *int     `json:"sliding_window_pattern"`
+	RopeLocalBaseFreq     *float64 `json:"rope_local_base_freq"`
+	LayerTypes            []string `json:"layer_types"`
+	PartialRotaryFactor   *float64 `json:"partial_rotary_factor"`
 	RopeScaling           *struct {
 		RopeType                      string  `json:"rope_type"`
 		Type                          string  `json:"type"`
@@ -47,8 +58,10 @@ type hfConfig struct {
 // archSpec describes them.
 var hfArchs = map[string]string{
 	"LlamaForCausalLM": "llama", "MistralForCausalLM": "llama",
-	"Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3",
-	"llama": "llama", "mistral": "llama", "qwen2": "qwen2", "qwen3": "qwen3",
+	"Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "Phi3ForCausalLM": "phi3",
+	"Gemma2ForCausalLM": "gemma2", "Gemma3ForCausalLM": "gemma3",
+	"llama": "llama", "mistral": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "phi3": "phi3",
+	"gemma2": "gemma2", "gemma3_text": "gemma3",
 }
 
 // hfArch finds h's architecture in hfArchs.
@@ -83,10 +96,16 @@ func parseHFConfigArch(path string, b []byte) (Config, archSpec, error) {
 	}
 	arch, ok := hfArch(&h)
 	if !ok {
-		return Config{}, archSpec{}, bad("architectures %v (model_type %q) not supported (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)", h.Architectures, h.ModelType)
+		return Config{}, archSpec{}, bad("architectures %v (model_type %q) not supported (supported: Gemma2ForCausalLM, Gemma3ForCausalLM, LlamaForCausalLM, MistralForCausalLM, Phi3ForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)", h.Architectures, h.ModelType)
 	}
 	spec := archs[arch]
 	c, err := hfCommon(path, &h, arch)
+	if err == nil {
+		err = hfFamily(&h, &c, &spec, bad)
+	}
+	if err == nil {
+		err = c.Validate()
+	}
 	return c, spec, err
 }
 
@@ -94,9 +113,6 @@ func parseHFConfigArch(path string, b []byte) (Config, archSpec, error) {
 func hfCommon(path string, h *hfConfig, arch string) (Config, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s: %s", ErrFormat, path, fmt.Sprintf(format, a...))
-	}
-	if h.HiddenAct != "" && h.HiddenAct != "silu" {
-		return Config{}, bad("hidden_act %q not supported (want silu)", h.HiddenAct)
 	}
 	if (h.AttentionBias && arch != "qwen2") || h.MLPBias {
 		return Config{}, bad("attention_bias / mlp_bias are not supported")
@@ -151,6 +167,63 @@ func hfCommon(path string, h *hfConfig, arch string) (Config, error) {
 	return c, nil
 }
 
+// hfFamily checks the activation and reads the family fields of h:
+// Gemma's embedding scale, attention scale (query_pre_attn_scalar),
+// soft-caps and sliding windows (every other layer for Gemma 2; 5 of 6,
+// or sliding_window_pattern, with the local RoPE base for Gemma 3).
+func hfFamily(h *hfConfig, c *Config, spec *archSpec, bad func(string, ...any) error) error {
+	want := "silu"
+	if spec.act == ActGELUTanh {
+		want = "gelu_pytorch_tanh"
+	}
+	if act := cmp.Or(h.HiddenActivation, h.HiddenAct); act != "" && act != want {
+		return bad("activation %q not supported for %s (want %s)", act, spec.name, want)
+	}
+	if f := h.PartialRotaryFactor; f != nil && *f != 1 {
+		return bad("partial_rotary_factor %g is not supported", *f)
+	}
+	c.Act = spec.act
+	if !spec.embedScale {
+		return nil
+	}
+	c.EmbedScale = float32(math.Sqrt(float64(c.Dim)))
+	if q := h.QueryPreAttnScalar; q != nil {
+		c.AttnScale = float32(1 / math.Sqrt(*q))
+	}
+	for _, f := range []struct {
+		dst *float32
+		v   *float64
+	}{{&c.AttnSoftcap, h.AttnLogitSoftcapping}, {&c.FinalSoftcap, h.FinalLogitSoftcapping}} {
+		if f.v != nil {
+			*f.dst = float32(*f.v)
+		}
+	}
+	c.SlidingWindow, c.SlidingPattern = 4096, 2
+	if spec.name == "gemma3" {
+		c.SlidingPattern, c.RopeThetaLocal = cmp.Or(derefOr(h.SlidingWindowPattern, 0), 6), 10000
+		if b := h.RopeLocalBaseFreq; b != nil {
+			c.RopeThetaLocal = *b
+		}
+	}
+	if w := h.SlidingWindow; w != nil {
+		c.SlidingWindow = *w
+	}
+	for l, typ := range h.LayerTypes {
+		if want := map[bool]string{true: "sliding_attention", false: "full_attention"}[c.IsLocal(l)]; typ != want {
+			return bad("layer_types[%d] = %q, the sliding-window pattern %d says %q", l, typ, c.SlidingPattern, want)
+		}
+	}
+	return nil
+}
+
+// derefOr returns *p, or def when p is nil.
+func derefOr[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
 func readHF(dir string) (*rawModel, error) {
 	cfgPath := filepath.Join(dir, "config.json")
 	b, err := os.ReadFile(cfgPath)
@@ -171,8 +244,56 @@ func readHF(dir string) (*rawModel, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s: %s", ErrFormat, dir, fmt.Sprintf(format, a...))
 	}
+	g, used := newHFTensors(set, &spec, bad)
+	hfSpec := spec
+	hfSpec.neox = true // HF keeps q and k for rotate_half: NEOX's pairs (i, i+hd/2)
+	r, err := g.readModel(&c, &hfSpec, false)
+	if err != nil {
+		return nil, err
+	}
+	if _, t := set.Tensor("lm_head.weight"); t != nil && c.TiedEmbeddings {
+		used["lm_head.weight"] = true // HF ties it to embed_tokens
+	}
+	for _, f := range set.Files {
+		for _, n := range f.Names {
+			// rotary_emb.inv_freq (old checkpoints) is derived from rope_theta.
+			if !used[n] && !strings.HasSuffix(n, ".rotary_emb.inv_freq") {
+				return nil, bad("tensor %s is not used (not supported)", n)
+			}
+		}
+	}
+	return r, nil
+}
+
+// hfTensorNames maps the GGUF tensor names the family readers ask for to
+// the Hugging Face ones (Gemma's pre/post norms and Phi-3's fused gate|up
+// have their own).
+func hfTensorNames(spec *archSpec) *strings.Replacer {
+	ffnNorm, ffnUp := ".post_attention_layernorm.", ".mlp.up_proj."
+	if spec.postNorms {
+		ffnNorm = ".pre_feedforward_layernorm."
+	}
+	if spec.fusedGateUp {
+		ffnUp = ".mlp.gate_up_proj."
+	}
+	return strings.NewReplacer(
+		"token_embd.", "model.embed_tokens.", "output_norm.", "model.norm.", "output.", "lm_head.", "blk.", "model.layers.",
+		".attn_qkv.", ".self_attn.qkv_proj.", ".attn_q_norm.", ".self_attn.q_norm.", ".attn_k_norm.", ".self_attn.k_norm.",
+		".attn_q.", ".self_attn.q_proj.", ".attn_k.", ".self_attn.k_proj.", ".attn_v.", ".self_attn.v_proj.",
+		".attn_output.", ".self_attn.o_proj.", ".attn_norm.", ".input_layernorm.",
+		".post_attention_norm.", ".post_attention_layernorm.", ".post_ffw_norm.", ".post_feedforward_layernorm.",
+		".ffn_norm.", ffnNorm, ".ffn_gate.", ".mlp.gate_proj.", ".ffn_up.", ffnUp, ".ffn_down.", ".mlp.down_proj.",
+	)
+}
+
+// newHFTensors returns readers of set's tensors under the GGUF names the
+// family readers use (F32, F16 or BF16, as F32; Gemma's norm weights w as
+// the 1 + w they stand for), and the set of HF names they were asked for.
+func newHFTensors(set *safetensors.Set, spec *archSpec, bad func(string, ...any) error) (*ggufTensors, map[string]bool) {
+	names := hfTensorNames(spec)
 	used := map[string]bool{}
-	load := func(name string, shape ...int64) ([]float32, error) {
+	load := func(gname string, shape ...int64) ([]float32, error) {
+		name := names.Replace(gname)
 		used[name] = true
 		f, t := set.Tensor(name)
 		if t == nil {
@@ -195,92 +316,22 @@ func readHF(dir string) (*rawModel, error) {
 		}
 		return nil, bad("tensor %s has dtype %s (F32, F16, BF16 are supported)", name, t.DType)
 	}
-	mat := func(name string, rows, cols int) (tensor.Mat, error) {
+	mat := func(name string, rows, cols, n int) (tensor.Mat, error) {
+		if n > 0 {
+			return tensor.Mat{}, bad("mixture-of-experts checkpoints are not supported from Hugging Face")
+		}
 		v, err := load(name, int64(rows), int64(cols))
 		return f32Mat(rows, cols, v), err
 	}
-	d := c.Dim
-	r := &rawModel{cfg: c, layers: make([]rawLayer, c.NumLayers)}
-	if r.embed, err = mat("model.embed_tokens.weight", c.VocabSize, d); err != nil {
-		return nil, err
-	}
-	if r.norm, err = load("model.norm.weight", int64(d)); err != nil {
-		return nil, err
-	}
-	used["lm_head.weight"] = true // with tied embeddings, HF ties it to embed_tokens too
-	if _, t := set.Tensor("lm_head.weight"); t != nil && !c.TiedEmbeddings {
-		o, err := mat("lm_head.weight", c.VocabSize, d)
-		if err != nil {
-			return nil, err
-		}
-		r.output = &o
-	} else if !c.TiedEmbeddings {
-		return nil, bad("tie_word_embeddings is false but lm_head.weight is missing")
-	}
-	for i := range r.layers {
-		if err := readHFLayer(&r.layers[i], fmt.Sprintf("model.layers.%d.", i), &c, &spec, load); err != nil {
-			return nil, err
-		}
-	}
-	for _, f := range set.Files {
-		for _, n := range f.Names {
-			// rotary_emb.inv_freq (old checkpoints) is derived from rope_theta.
-			if !used[n] && !strings.HasSuffix(n, ".rotary_emb.inv_freq") {
-				return nil, bad("tensor %s is not used (not supported)", n)
+	vec := func(name string, n int) ([]float32, error) {
+		v, err := load(name, int64(n))
+		if err == nil && spec.normPlusOne && strings.HasSuffix(name, "norm.weight") {
+			for i := range v {
+				v[i]++ // Gemma's RMSNorm multiplies by 1 + w
 			}
 		}
+		return v, err
 	}
-	return r, nil
-}
-
-// readHFLayer reads one decoder layer's tensors (prefix p) through load,
-// with the parts spec asks for, and turns q and k from HF's rotate_half
-// layout into adjacent pairs.
-func readHFLayer(L *rawLayer, p string, c *Config, spec *archSpec, load func(string, ...int64) ([]float32, error)) error {
-	d, qd, kvd, hd := c.Dim, c.QDim(), c.KVDim(), c.HiddenDim
-	var err error
-	for _, v := range []struct {
-		dst  *[]float32
-		name string
-		n    int
-		on   bool
-	}{
-		{&L.attnNorm, "input_layernorm.weight", d, true}, {&L.ffnNorm, "post_attention_layernorm.weight", d, true},
-		{&L.qNorm, "self_attn.q_norm.weight", c.HeadDim, spec.qkNorm}, {&L.kNorm, "self_attn.k_norm.weight", c.HeadDim, spec.qkNorm},
-	} {
-		if v.on {
-			if *v.dst, err = load(p+v.name, int64(v.n)); err != nil {
-				return err
-			}
-		}
-	}
-	for _, w := range []struct {
-		dst        *tensor.Mat
-		name       string
-		rows, cols int
-	}{
-		{&L.wq, "self_attn.q_proj", qd, d}, {&L.wk, "self_attn.k_proj", kvd, d}, {&L.wv, "self_attn.v_proj", kvd, d},
-		{&L.wo, "self_attn.o_proj", d, qd},
-		{&L.wGate, "mlp.gate_proj", hd, d}, {&L.wUp, "mlp.up_proj", hd, d}, {&L.wDown, "mlp.down_proj", d, hd},
-	} {
-		v, err := load(p+w.name+".weight", int64(w.rows), int64(w.cols))
-		if err != nil {
-			return err
-		}
-		*w.dst = f32Mat(w.rows, w.cols, v)
-	}
-	if spec.name == "qwen2" {
-		for _, b := range []struct {
-			name string
-			n    int
-		}{{"q_proj", qd}, {"k_proj", kvd}, {"v_proj", kvd}} {
-			v, err := load(p+"self_attn."+b.name+".bias", int64(b.n))
-			if err != nil {
-				return err
-			}
-			L.bqkv = append(L.bqkv, v...)
-		}
-	}
-	neoxToPairs(L, c) // HF's rotate_half pairs (i, i+hd/2) are NEOX's
-	return nil
+	has := func(name string) bool { _, t := set.Tensor(names.Replace(name)); return t != nil }
+	return &ggufTensors{mat: mat, vec: vec, has: has, bad: bad}, used
 }
