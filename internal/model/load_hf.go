@@ -129,11 +129,10 @@ func hfCommon(path string, h *hfConfig, arch string) (Config, error) {
 	if h.NumKeyValueHeads != nil {
 		c.NumKVHeads = *h.NumKeyValueHeads
 	}
-	// Mistral's sliding-window attention equals full attention while no
-	// sequence is longer than the window: cap the context there. (Qwen's
-	// sliding_window applies only with use_sliding_window.)
+	// Mistral's sliding window, on every layer. (Qwen's sliding_window
+	// applies only with use_sliding_window, refused above.)
 	if w := h.SlidingWindow; arch == "llama" && w != nil && *w > 0 && *w < c.MaxSeqLen {
-		c.MaxSeqLen = *w
+		c.SlidingWindow = *w
 	}
 	if h.HeadDim != nil {
 		c.HeadDim = *h.HeadDim

@@ -354,8 +354,8 @@ func TestParseHFConfigSlidingWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.MaxSeqLen != 4096 || c.HeadDim != 128 || c.RMSNormEps != 1e-5 {
-		t.Fatalf("config %+v: want the context capped at the 4096-token window", c)
+	if c.MaxSeqLen != 32768 || c.SlidingWindow != 4096 || c.SlidingPattern != 0 || !c.IsLocal(31) || c.HeadDim != 128 || c.RMSNormEps != 1e-5 {
+		t.Fatalf("config %+v: want the full context with a 4096-token window on every layer", c)
 	}
 }
 
