@@ -223,6 +223,11 @@ func TestForwardRejects(t *testing.T) {
 		if err := m.Forward(other.NewWorkspace(1), nil, &b, kv, logits); !errors.Is(err, ErrBatch) {
 			t.Fatalf("err = %v, want ErrBatch", err)
 		}
+		moe := cfg
+		moe.NumExperts, moe.NumExpertsUsed = 2, 1 // the same shapes, but experts
+		if err := NewDummy(moe, tensor.F32, 1).Forward(ws, nil, &b, kv, logits); !errors.Is(err, ErrBatch) {
+			t.Fatalf("a dense model's workspace for a MoE model: err = %v, want ErrBatch", err)
+		}
 	})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

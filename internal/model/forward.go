@@ -191,7 +191,9 @@ func (m *Model) Forward(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCache,
 		return err
 	}
 	if ws == nil || ws.cfg.Dim != m.Config.Dim || ws.cfg.HiddenDim != m.Config.HiddenDim ||
-		ws.cfg.QDim() != m.Config.QDim() || ws.cfg.KVDim() != m.Config.KVDim() || ws.cfg.HeadDim != m.Config.HeadDim {
+		ws.cfg.QDim() != m.Config.QDim() || ws.cfg.KVDim() != m.Config.KVDim() || ws.cfg.HeadDim != m.Config.HeadDim ||
+		ws.cfg.NumExperts != m.Config.NumExperts || ws.cfg.NumExpertsUsed != m.Config.NumExpertsUsed ||
+		ws.cfg.SharedExpertDim != m.Config.SharedExpertDim {
 		return batchErr("workspace was made for another model")
 	}
 	n := len(b.Tokens)
