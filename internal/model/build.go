@@ -184,10 +184,8 @@ func buildLayer(L *Layer, rl *rawLayer, c *Config, i int, shape func(string, *te
 			checks = append(checks, fmt.Errorf("model: %w: %s", ErrConfig, name(fmt.Sprintf("has %d/%d/%d experts, want %d", len(rl.exGate), len(rl.exUp), len(rl.exDown), c.NumExperts))))
 		}
 	}
-	for _, chk := range checks {
-		if chk != nil {
-			return chk
-		}
+	if err := firstErr(checks...); err != nil {
+		return err
 	}
 	*L = Layer{
 		AttnNorm: rl.attnNorm, FFNNorm: rl.ffnNorm,
@@ -200,33 +198,45 @@ func buildLayer(L *Layer, rl *rawLayer, c *Config, i int, shape func(string, *te
 		L.W13, L.W2 = concatRows(rl.wGate, rl.wUp), rl.wDown
 		return nil
 	}
+	return buildExperts(L, rl, c, name, shape, vec)
+}
+
+// buildExperts checks and fuses a MoE layer's router, experts and shared
+// expert.
+func buildExperts(L *Layer, rl *rawLayer, c *Config, name func(string) string, shape func(string, *tensor.Mat, int, int) error, vec func(string, []float32, int) error) error {
 	L.Router = toF32(rl.router)
 	L.Experts = make([]Expert, c.NumExperts)
 	for e := range L.Experts {
 		en := func(s string) string { return name(fmt.Sprintf("expert %d %s", e, s)) }
-		for _, chk := range []error{
+		if err := firstErr(
 			shape(en("gate"), &rl.exGate[e], c.HiddenDim, c.Dim),
 			shape(en("up"), &rl.exUp[e], c.HiddenDim, c.Dim),
 			shape(en("down"), &rl.exDown[e], c.Dim, c.HiddenDim),
-		} {
-			if chk != nil {
-				return chk
-			}
+		); err != nil {
+			return err
 		}
 		L.Experts[e] = Expert{W13: concatRows(rl.exGate[e], rl.exUp[e]), W2: rl.exDown[e]}
 	}
 	if sd := c.SharedExpertDim; sd > 0 {
-		for _, chk := range []error{
+		if err := firstErr(
 			vec(name("shared expert gate"), rl.shGateInp, c.Dim),
 			shape(name("shared expert gate proj"), &rl.shGate, sd, c.Dim),
 			shape(name("shared expert up"), &rl.shUp, sd, c.Dim),
 			shape(name("shared expert down"), &rl.shDown, c.Dim, sd),
-		} {
-			if chk != nil {
-				return chk
-			}
+		); err != nil {
+			return err
 		}
 		L.Shared, L.SharedGate = Expert{W13: concatRows(rl.shGate, rl.shUp), W2: rl.shDown}, rl.shGateInp
+	}
+	return nil
+}
+
+// firstErr returns the first non-nil error.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
