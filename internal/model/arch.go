@@ -16,7 +16,11 @@ import (
 // pass, as data: the loaders read it, fill Config's family fields and the
 // optional parts of Layer, and the one Forward consumes them. A new family
 // is a row of archs (plus, where its math truly differs, that math in the
-// forward pass, switched on by a Config field).
+// forward pass, switched on by a Config field). What the files say for
+// themselves is read from them, for every family, as llama.cpp does: q|k|v
+// fused or apart and their optional biases (readAttention), tied output,
+// RoPE scaling, expert counts; the hparams functions read the family's
+// own keys (windows, soft-caps, local RoPE base).
 type archSpec struct {
 	name        string     // the GGUF general.architecture
 	neox        bool       // RoPE rotates pairs (i, i+HeadDim/2): q and k rows are permuted at load to adjacent pairs

@@ -13,8 +13,8 @@
 // Mistral's sliding window on every layer), qwen2 (q|k|v biases), qwen3
 // (per-head q/k RMSNorm before RoPE), qwen3moe (q/k norms, experts),
 // qwen2moe (experts with their probabilities as they are, plus a shared
-// expert gated by a sigmoid), phi3
-// (fused attn_qkv and gate|up ffn_up), gemma2 (√Dim embedding scale,
+// expert gated by a sigmoid), phi3 (fused attn_qkv and gate|up ffn_up),
+// gemma2 (√Dim embedding scale,
 // GELU-tanh gated FFN, post-attention and post-FFN norms, attention and
 // final logit soft-caps, a sliding window on every other layer) and
 // gemma3 (q/k norms, local layers with their own RoPE base). The loader
@@ -38,8 +38,8 @@
 // Qwen3ForCausalLM / Phi3ForCausalLM / Gemma2ForCausalLM /
 // Gemma3ForCausalLM, sharded through model.safetensors.index.json; the
 // HF names are mapped to the GGUF ones and read by the same family
-// readers; every tensor must be used); a file starting with the GGUF magic; any
-// other file is read as a llama2.c checkpoint (legacy v0 header, or the
+// readers; every tensor must be used); a file starting with the GGUF
+// magic; any other file is read as a llama2.c checkpoint (legacy v0 header, or the
 // "ak42" v1 header). F16/BF16 weights become F32 at load; GGUF Q8_0 weights
 // stay Q8_0; GGUF Q4_0 matrices stay Q4_0 (tensor.PackQ4: packed where the
 // CPU has the Q4_0 kernels, else expanded exactly to Q8_0, the same
