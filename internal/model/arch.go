@@ -143,19 +143,46 @@ func ggufHeader(f *gguf.File, bad func(string, ...any) error) (Config, archSpec,
 	if err != nil {
 		return c, spec, err
 	}
-	if u := keys.unused(); len(u) > 0 {
-		return c, spec, bad("metadata %s not supported (each may change the math)", strings.Join(u, ", "))
-	}
 	emb := f.Tensor("token_embd.weight")
 	if emb == nil || len(emb.Dims) != 2 {
 		return c, spec, bad("missing or malformed token_embd.weight")
 	}
 	c.VocabSize = int(emb.Dims[1])
+	if err := ggufChecked(keys, &c); err != nil {
+		return c, spec, err
+	}
+	if u := keys.unused(); len(u) > 0 {
+		return c, spec, bad("metadata %s not supported (each may change the math)", strings.Join(u, ", "))
+	}
 	c.TiedEmbeddings = spec.tiedAlways || f.Tensor("output.weight") == nil
 	if err := c.Validate(); err != nil {
 		return c, spec, fmt.Errorf("model: %s: %w", f.Path, err)
 	}
 	return c, spec, nil
+}
+
+// ggufChecked reads the keys that must agree with what the loader
+// assumes: vocab_size (the embedding rows), attention.causal (true); and
+// tensor_data_layout, which names the converter's q/k layout (old llama
+// files) and changes nothing.
+func ggufChecked(k *ggufKeys, c *Config) error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s: %s", ErrFormat, k.f.Path, fmt.Sprintf(format, a...))
+	}
+	if v, err := k.uint("vocab_size", c.VocabSize); err != nil {
+		return err
+	} else if v != c.VocabSize {
+		return bad("%s.vocab_size = %d, token_embd has %d rows", k.arch, v, c.VocabSize)
+	}
+	k.used[k.arch+".tensor_data_layout"] = true
+	full := k.arch + ".attention.causal"
+	k.used[full] = true
+	if causal, err := k.f.Bool(full); err == nil && !causal {
+		return bad("non-causal attention (%s = false) is not supported", full)
+	} else if err != nil && !errors.Is(err, gguf.ErrKeyNotFound) {
+		return err
+	}
+	return nil
 }
 
 // ggufConfig reads the hyper-parameters every family shares, then the

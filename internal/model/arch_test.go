@@ -105,6 +105,10 @@ func TestGGUFNothingSilent(t *testing.T) {
 			`rope scaling type "yarn" is not supported`},
 		{"rope attention factor", "qwen3/qwen3-Q8_0.gguf", setKey("qwen3.rope.scaling.attn_factor", float32(1.2)),
 			"metadata qwen3.rope.scaling.attn_factor not supported"},
+		{"vocab_size disagrees", "llama/llama-Q8_0.gguf", setKey("llama.vocab_size", uint32(500)),
+			"llama.vocab_size = 500, token_embd has 503 rows"},
+		{"non-causal", "qwen3/qwen3-Q8_0.gguf", setKey("qwen3.attention.causal", false),
+			"non-causal attention (qwen3.attention.causal = false) is not supported"},
 		{"shared experts", "qwen3moe/qwen3moe-Q8_0.gguf", setKey("qwen3moe.expert_shared_count", uint32(1)),
 			"metadata qwen3moe.expert_shared_count not supported"},
 		{"qwen3moe without experts", "qwen3moe/qwen3moe-Q8_0.gguf", func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
@@ -191,6 +195,23 @@ func TestNeoxPermutation(t *testing.T) {
 		if d := maxDiff(got, permuteVec(neox, perm)); d > 1e-6 {
 			t.Errorf("heads %d, hd %d: max diff %g", tc.heads, tc.hd, d)
 		}
+	}
+}
+
+// TestGGUFHarmlessKeys: keys real files carry that change nothing, or
+// agree with the file, load.
+func TestGGUFHarmlessKeys(t *testing.T) {
+	src := filepath.Join(testmodels.Dir(t, "synthetic"), "llama", "llama-Q8_0.gguf")
+	m, err := Load(editGGUF(t, src, func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
+		return append(kvs, gguf.KV{Key: "llama.vocab_size", Value: uint32(503)},
+			gguf.KV{Key: "llama.tensor_data_layout", Value: "Meta AI original pth"},
+			gguf.KV{Key: "llama.attention.causal", Value: true}), ts
+	}), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Config.VocabSize != 503 {
+		t.Fatalf("vocab %d, want 503", m.Config.VocabSize)
 	}
 }
 
