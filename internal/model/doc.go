@@ -36,7 +36,8 @@
 // Path detection: a directory with config.json and *.safetensors (HF
 // LlamaForCausalLM / MistralForCausalLM / Qwen2ForCausalLM /
 // Qwen3ForCausalLM / Phi3ForCausalLM / Gemma2ForCausalLM /
-// Gemma3ForCausalLM, sharded through model.safetensors.index.json; the
+// Gemma3ForCausalLM / MixtralForCausalLM / Qwen2MoeForCausalLM /
+// Qwen3MoeForCausalLM, sharded through model.safetensors.index.json; the
 // HF names are mapped to the GGUF ones and read by the same family
 // readers; every tensor must be used); a file starting with the GGUF
 // magic; any other file is read as a llama2.c checkpoint (legacy v0 header, or the

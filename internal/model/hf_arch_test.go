@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -25,6 +26,10 @@ var ggufToHF = []string{
 	".ffn_norm.", ".post_attention_layernorm.", ".ffn_gate.", ".mlp.gate_proj.",
 	".ffn_up.", ".mlp.up_proj.", ".ffn_down.", ".mlp.down_proj.",
 }
+
+// qwenMoEHF are Qwen-MoE's own HF names ({e}: the expert).
+var qwenMoEHF = []string{".ffn_gate_inp.", ".mlp.gate.", ".ffn_gate_exps.", ".mlp.experts.{e}.gate_proj.",
+	".ffn_up_exps.", ".mlp.experts.{e}.up_proj.", ".ffn_down_exps.", ".mlp.experts.{e}.down_proj."}
 
 // gemmaHF are Gemma's own HF names.
 var gemmaHF = []string{".post_attention_norm.", ".post_attention_layernorm.", ".post_ffw_norm.", ".post_feedforward_layernorm.",
@@ -52,6 +57,8 @@ func TestHFMatchesGGUF(t *testing.T) {
 			gemmaHF, true, 1e-4},
 		{"gemma3/gemma3-Q8_0.gguf", "Gemma3ForCausalLM", with(gelu, map[string]any{"sliding_window_pattern": 2, "rope_local_base_freq": 1e4,
 			"layer_types": []string{"sliding_attention", "full_attention"}}), gemmaHF, true, 1e-4},
+		{"qwen3moe/qwen3moe-Q8_0.gguf", "Qwen3MoeForCausalLM", map[string]any{"head_dim": 64, "num_experts": 4,
+			"num_experts_per_tok": 2, "moe_intermediate_size": 256, "norm_topk_prob": true}, qwenMoEHF, false, 0},
 	} {
 		t.Run(tc.arch, func(t *testing.T) {
 			names := strings.NewReplacer(append(slices.Clone(tc.names), ggufToHF...)...)
@@ -69,6 +76,14 @@ func TestHFMatchesGGUF(t *testing.T) {
 						for j := 0; j < len(data); j += 4 {
 							binary.LittleEndian.PutUint32(data[j:], math.Float32bits(math.Float32frombits(binary.LittleEndian.Uint32(data[j:]))-1))
 						}
+					}
+					if len(td.Dims) == 3 { // stacked experts: one HF tensor each
+						per := len(data) / int(td.Dims[2])
+						for e := range int(td.Dims[2]) {
+							name := strings.ReplaceAll(names.Replace(td.Name), "{e}", strconv.Itoa(e))
+							st[name] = stTensor{"F32", shape[1:], data[e*per : (e+1)*per]}
+						}
+						continue
 					}
 					st[names.Replace(td.Name)] = stTensor{"F32", shape, data}
 				}
@@ -265,4 +280,46 @@ func mustLoad(t *testing.T, path string) *Model {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestParseHFConfigMoE: the expert fields of Mixtral's and Qwen-MoE's
+// config.json.
+func TestParseHFConfigMoE(t *testing.T) {
+	base := `"hidden_size":256,"intermediate_size":512,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,
+		"vocab_size":503,"max_position_embeddings":512,"rms_norm_eps":1e-6,"rope_theta":1e6,`
+	for _, tc := range []struct {
+		name, json string
+		want       Config // the expert fields
+		wantErr    string
+	}{
+		{"mixtral", `{"architectures":["MixtralForCausalLM"],` + base + `"num_local_experts":8,"num_experts_per_tok":2}`,
+			Config{NumExperts: 8, NumExpertsUsed: 2, HiddenDim: 512}, ""},
+		{"qwen3moe", `{"architectures":["Qwen3MoeForCausalLM"],` + base + `"num_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":256,"norm_topk_prob":true}`,
+			Config{NumExperts: 4, NumExpertsUsed: 2, HiddenDim: 256}, ""},
+		{"qwen2moe", `{"architectures":["Qwen2MoeForCausalLM"],` + base + `"num_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":128,
+			"shared_expert_intermediate_size":512,"norm_topk_prob":false}`,
+			Config{NumExperts: 4, NumExpertsUsed: 2, HiddenDim: 128, SharedExpertDim: 512, NoExpertRenorm: true}, ""},
+		{"dense layers", `{"architectures":["Qwen3MoeForCausalLM"],` + base + `"num_experts":4,"num_experts_per_tok":2,"mlp_only_layers":[0]}`,
+			Config{}, "dense layers among the sparse ones"},
+		{"qwen3moe without experts", `{"architectures":["Qwen3MoeForCausalLM"],` + base + `"num_experts_per_tok":2}`,
+			Config{}, "qwen3moe without num_experts"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _, err := parseHFConfigArch("config.json", []byte(tc.json))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := Config{NumExperts: c.NumExperts, NumExpertsUsed: c.NumExpertsUsed, HiddenDim: c.HiddenDim,
+				SharedExpertDim: c.SharedExpertDim, NoExpertRenorm: c.NoExpertRenorm}
+			if got != tc.want {
+				t.Fatalf("experts %+v, want %+v", got, tc.want)
+			}
+		})
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"govllm/internal/safetensors"
@@ -43,7 +44,16 @@ type hfConfig struct {
 	RopeLocalBaseFreq     *float64 `json:"rope_local_base_freq"`
 	LayerTypes            []string `json:"layer_types"`
 	PartialRotaryFactor   *float64 `json:"partial_rotary_factor"`
-	RopeScaling           *struct {
+	// Mixture of experts (Mixtral, Qwen-MoE).
+	NumExperts                   *int  `json:"num_experts"`
+	NumLocalExperts              *int  `json:"num_local_experts"`
+	NumExpertsPerTok             int   `json:"num_experts_per_tok"`
+	MoeIntermediateSize          *int  `json:"moe_intermediate_size"`
+	SharedExpertIntermediateSize *int  `json:"shared_expert_intermediate_size"`
+	NormTopkProb                 *bool `json:"norm_topk_prob"`
+	DecoderSparseStep            *int  `json:"decoder_sparse_step"`
+	MlpOnlyLayers                []int `json:"mlp_only_layers"`
+	RopeScaling                  *struct {
 		RopeType                      string  `json:"rope_type"`
 		Type                          string  `json:"type"`
 		Factor                        float64 `json:"factor"`
@@ -60,8 +70,9 @@ var hfArchs = map[string]string{
 	"LlamaForCausalLM": "llama", "MistralForCausalLM": "llama",
 	"Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "Phi3ForCausalLM": "phi3",
 	"Gemma2ForCausalLM": "gemma2", "Gemma3ForCausalLM": "gemma3",
+	"MixtralForCausalLM": "llama", "Qwen2MoeForCausalLM": "qwen2moe", "Qwen3MoeForCausalLM": "qwen3moe",
 	"llama": "llama", "mistral": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "phi3": "phi3",
-	"gemma2": "gemma2", "gemma3_text": "gemma3",
+	"gemma2": "gemma2", "gemma3_text": "gemma3", "mixtral": "llama", "qwen2_moe": "qwen2moe", "qwen3_moe": "qwen3moe",
 }
 
 // hfArch finds h's architecture in hfArchs.
@@ -96,12 +107,15 @@ func parseHFConfigArch(path string, b []byte) (Config, archSpec, error) {
 	}
 	arch, ok := hfArch(&h)
 	if !ok {
-		return Config{}, archSpec{}, bad("architectures %v (model_type %q) not supported (supported: Gemma2ForCausalLM, Gemma3ForCausalLM, LlamaForCausalLM, MistralForCausalLM, Phi3ForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)", h.Architectures, h.ModelType)
+		return Config{}, archSpec{}, bad("architectures %v (model_type %q) not supported (supported: Gemma2ForCausalLM, Gemma3ForCausalLM, LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, Phi3ForCausalLM, Qwen2ForCausalLM, Qwen2MoeForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM)", h.Architectures, h.ModelType)
 	}
 	spec := archs[arch]
 	c, err := hfCommon(path, &h, arch)
 	if err == nil {
 		err = hfFamily(&h, &c, &spec, bad)
+	}
+	if err == nil {
+		err = hfMoE(&h, &c, &spec, bad)
 	}
 	if err == nil {
 		err = c.Validate()
@@ -215,6 +229,30 @@ func hfFamily(h *hfConfig, c *Config, spec *archSpec, bad func(string, ...any) e
 	return nil
 }
 
+// hfMoE reads the experts of Mixtral (num_local_experts, each
+// intermediate_size wide, weights renormalized) and Qwen-MoE
+// (num_experts, moe_intermediate_size, norm_topk_prob, and Qwen2-MoE's
+// shared expert); every layer must be sparse.
+func hfMoE(h *hfConfig, c *Config, spec *archSpec, bad func(string, ...any) error) error {
+	experts := derefOr(h.NumExperts, derefOr(h.NumLocalExperts, 0))
+	if spec.moe == moeNone || experts == 0 {
+		if spec.moe == moeRequired {
+			return bad("%s without num_experts", spec.name)
+		}
+		return nil
+	}
+	if derefOr(h.DecoderSparseStep, 1) != 1 || len(h.MlpOnlyLayers) > 0 {
+		return bad("dense layers among the sparse ones (decoder_sparse_step, mlp_only_layers) are not supported")
+	}
+	c.NumExperts, c.NumExpertsUsed = experts, h.NumExpertsPerTok
+	c.HiddenDim = derefOr(h.MoeIntermediateSize, c.HiddenDim)
+	c.NoExpertRenorm = spec.name != "llama" && !derefOr(h.NormTopkProb, false)
+	if spec.shared {
+		c.SharedExpertDim = derefOr(h.SharedExpertIntermediateSize, 0)
+	}
+	return nil
+}
+
 // derefOr returns *p, or def when p is nil.
 func derefOr[T any](p *T, def T) T {
 	if p == nil {
@@ -275,14 +313,23 @@ func hfTensorNames(spec *archSpec) *strings.Replacer {
 	if spec.fusedGateUp {
 		ffnUp = ".mlp.gate_up_proj."
 	}
-	return strings.NewReplacer(
+	// Experts: {e} stands for the expert's index.
+	moe := []string{".ffn_gate_inp.", ".mlp.gate.", ".ffn_gate_exps.", ".mlp.experts.{e}.gate_proj.",
+		".ffn_up_exps.", ".mlp.experts.{e}.up_proj.", ".ffn_down_exps.", ".mlp.experts.{e}.down_proj.",
+		".ffn_gate_inp_shexp.", ".mlp.shared_expert_gate.", ".ffn_gate_shexp.", ".mlp.shared_expert.gate_proj.",
+		".ffn_up_shexp.", ".mlp.shared_expert.up_proj.", ".ffn_down_shexp.", ".mlp.shared_expert.down_proj."}
+	if spec.name == "llama" {
+		moe = []string{".ffn_gate_inp.", ".block_sparse_moe.gate.", ".ffn_gate_exps.", ".block_sparse_moe.experts.{e}.w1.",
+			".ffn_up_exps.", ".block_sparse_moe.experts.{e}.w3.", ".ffn_down_exps.", ".block_sparse_moe.experts.{e}.w2."}
+	}
+	return strings.NewReplacer(append(moe,
 		"token_embd.", "model.embed_tokens.", "output_norm.", "model.norm.", "output.", "lm_head.", "blk.", "model.layers.",
 		".attn_qkv.", ".self_attn.qkv_proj.", ".attn_q_norm.", ".self_attn.q_norm.", ".attn_k_norm.", ".self_attn.k_norm.",
 		".attn_q.", ".self_attn.q_proj.", ".attn_k.", ".self_attn.k_proj.", ".attn_v.", ".self_attn.v_proj.",
 		".attn_output.", ".self_attn.o_proj.", ".attn_norm.", ".input_layernorm.",
 		".post_attention_norm.", ".post_attention_layernorm.", ".post_ffw_norm.", ".post_feedforward_layernorm.",
 		".ffn_norm.", ffnNorm, ".ffn_gate.", ".mlp.gate_proj.", ".ffn_up.", ffnUp, ".ffn_down.", ".mlp.down_proj.",
-	)
+	)...)
 }
 
 // newHFTensors returns readers of set's tensors under the GGUF names the
@@ -291,14 +338,15 @@ func hfTensorNames(spec *archSpec) *strings.Replacer {
 func newHFTensors(set *safetensors.Set, spec *archSpec, bad func(string, ...any) error) (*ggufTensors, map[string]bool) {
 	names := hfTensorNames(spec)
 	used := map[string]bool{}
-	load := func(gname string, shape ...int64) ([]float32, error) {
-		name := names.Replace(gname)
+	// load reads an HF tensor of the given shape (a vector may also come
+	// as a one-row matrix).
+	load := func(name string, shape ...int64) ([]float32, error) {
 		used[name] = true
 		f, t := set.Tensor(name)
 		if t == nil {
 			return nil, bad("missing tensor %s", name)
 		}
-		if !slices.Equal(t.Shape, shape) {
+		if !slices.Equal(t.Shape, shape) && !(len(shape) == 1 && slices.Equal(t.Shape, []int64{1, shape[0]})) {
 			return nil, bad("tensor %s has shape %v, want %v", name, t.Shape, shape)
 		}
 		data, err := f.TensorData(t)
@@ -315,15 +363,26 @@ func newHFTensors(set *safetensors.Set, spec *archSpec, bad func(string, ...any)
 		}
 		return nil, bad("tensor %s has dtype %s (F32, F16, BF16 are supported)", name, t.DType)
 	}
+	// mat reads a matrix, or n experts' (HF keeps one tensor per expert)
+	// stacked.
 	mat := func(name string, rows, cols, n int) (tensor.Mat, error) {
-		if n > 0 {
-			return tensor.Mat{}, bad("mixture-of-experts checkpoints are not supported from Hugging Face")
+		hf := names.Replace(name)
+		if n == 0 {
+			v, err := load(hf, int64(rows), int64(cols))
+			return f32Mat(rows, cols, v), err
 		}
-		v, err := load(name, int64(rows), int64(cols))
-		return f32Mat(rows, cols, v), err
+		all := make([]float32, 0, n*rows*cols)
+		for e := range n {
+			v, err := load(strings.ReplaceAll(hf, "{e}", strconv.Itoa(e)), int64(rows), int64(cols))
+			if err != nil {
+				return tensor.Mat{}, err
+			}
+			all = append(all, v...)
+		}
+		return f32Mat(n*rows, cols, all), nil
 	}
 	vec := func(name string, n int) ([]float32, error) {
-		v, err := load(name, int64(n))
+		v, err := load(names.Replace(name), int64(n))
 		if err == nil && spec.normPlusOne && strings.HasSuffix(name, "norm.weight") {
 			for i := range v {
 				v[i]++ // Gemma's RMSNorm multiplies by 1 + w
