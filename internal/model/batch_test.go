@@ -241,33 +241,51 @@ func TestForwardRejects(t *testing.T) {
 // TestWorkspaceGrowsAndNoAllocs checks that a small Workspace grows for a
 // large batch and that a steady decode step allocates nothing.
 func TestWorkspaceGrowsAndNoAllocs(t *testing.T) {
-	cfg, _ := DummyConfig("default")
-	m := NewDummy(cfg, tensor.F32, 7)
-	pool := tensor.NewPool(2)
-	defer pool.Close()
-	kv := NewKVCache(cfg, 16, 16)
-	ws := m.NewWorkspace(1)
-	logits := make([]float32, cfg.VocabSize)
-	bt := []int32{3, 1, 4, 0, 2}
-	prompt := randTokens(40, cfg.VocabSize, 9)
-	if err := m.Forward(ws, pool, &Batch{Tokens: prompt, Seqs: []Seq{{NumTokens: 40, BlockTable: bt, NeedLogits: true}}}, kv, logits); err != nil {
-		t.Fatal(err)
-	}
-	pos := 40
-	b := &Batch{Tokens: []int32{5}, Seqs: []Seq{{NumTokens: 1, BlockTable: bt, NeedLogits: true}}}
-	step := func() {
-		b.Seqs[0].Start = pos
-		if err := m.Forward(ws, pool, b, kv, logits); err != nil {
-			t.Fatal(err)
-		}
-		pos++
-	}
-	step() // let the score buffers reach their size
-	// The forward itself allocates nothing; tensor.Pool.MatMul may still
-	// allocate its work closure (one per call: 4 per layer + the head).
-	limit := float64(4*cfg.NumLayers + 1)
-	if a := testing.AllocsPerRun(10, step); a > limit {
-		t.Fatalf("decode step allocates %v times, want ≤ %v", a, limit)
+	dense, _ := DummyConfig("default")
+	fam := dense // every family field that adds work to a row
+	fam.SlidingWindow, fam.SlidingPattern, fam.RopeThetaLocal = 8, 2, 100
+	fam.AttnSoftcap, fam.FinalSoftcap, fam.Act, fam.EmbedScale = 3, 6, ActGELUTanh, 4
+	moe := dense
+	moe.NumExperts, moe.NumExpertsUsed, moe.SharedExpertDim = 4, 2, 64
+	for _, tc := range []struct {
+		name     string
+		cfg      Config
+		perLayer int // MatMul calls per layer of a decode step
+	}{
+		{"dense", dense, 4},
+		{"family fields", fam, 4},
+		{"experts", moe, 3 + 2*2 + 2}, // qkv, wo, router; two routed experts; the shared one
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			m := NewDummy(cfg, tensor.F32, 7)
+			pool := tensor.NewPool(2)
+			defer pool.Close()
+			kv := NewKVCache(cfg, 16, 16)
+			ws := m.NewWorkspace(1)
+			logits := make([]float32, cfg.VocabSize)
+			bt := []int32{3, 1, 4, 0, 2}
+			prompt := randTokens(40, cfg.VocabSize, 9)
+			if err := m.Forward(ws, pool, &Batch{Tokens: prompt, Seqs: []Seq{{NumTokens: 40, BlockTable: bt, NeedLogits: true}}}, kv, logits); err != nil {
+				t.Fatal(err)
+			}
+			pos := 40
+			b := &Batch{Tokens: []int32{5}, Seqs: []Seq{{NumTokens: 1, BlockTable: bt, NeedLogits: true}}}
+			step := func() {
+				b.Seqs[0].Start = pos
+				if err := m.Forward(ws, pool, b, kv, logits); err != nil {
+					t.Fatal(err)
+				}
+				pos++
+			}
+			step() // let the score buffers reach their size
+			// The forward itself allocates nothing; tensor.Pool.MatMul may
+			// still allocate its work closure (one per call, and the head's).
+			limit := float64(tc.perLayer*cfg.NumLayers + 1)
+			if a := testing.AllocsPerRun(10, step); a > limit {
+				t.Fatalf("decode step allocates %v times, want ≤ %v", a, limit)
+			}
+		})
 	}
 }
 
