@@ -123,6 +123,12 @@ func (m *Model) attendGroup(ws *Workspace, b *Batch, kv *KVCache, l, g, i int, s
 	kc, vc := kv.K[l], kv.V[l]
 	scale := m.attnScale()
 	lo := m.windowStart(l, pos)
+	if fb := lo / bs; fb > 0 {
+		// A sliding window: the blocks wholly before it are skipped (their
+		// weights would be 0, adding nothing), the positions counted from
+		// the first block kept, so the bits are those of the whole range.
+		bt, np, lo = bt[fb:], np-fb*bs, lo-fb*bs
+	}
 	sc = sc[:grp*np]
 	if hd < 32 {
 		m.attendSmall(q, out, sc, bt, bs, kc, vc, kvd, kvOff, grp, hd, np, lo, scale)

@@ -76,9 +76,10 @@
 // attends causally to positions 0..pos of its own sequence (GQA: NumHeads /
 // NumKVHeads query heads share a KV head); in a sliding-window layer
 // (Config.IsLocal) the keys before pos − SlidingWindow + 1 get weight 0 —
-// masking by position, exact whatever the chunking of a prefill (freeing
-// the KV blocks that fall out of every layer's window is not done: the
-// cache holds the whole sequence). Logits are computed only for the
+// masking by position, exact whatever the chunking of a prefill; a lone
+// row (decode, GQA groups) also skips the KV blocks wholly before its
+// window, with the same bits. The KV blocks that fall out of every
+// layer's window are not freed: the cache holds the whole sequence. Logits are computed only for the
 // last token of each Seq with NeedLogits, laid out [k × VocabSize] in Seq
 // order (k = number of such Seqs); only those rows take the final norm and
 // the output head. A mixture-of-experts layer (moe.go) routes each row
