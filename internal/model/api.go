@@ -17,6 +17,49 @@ type Config struct {
 	// RopeScaling is Llama-3 style frequency scaling; nil means none.
 	RopeScaling    *RopeScaling
 	TiedEmbeddings bool
+
+	// What an architecture family changes in the one forward pass (see
+	// arch.go); every zero value means "as Llama".
+	EmbedScale   float32    // multiplies the token embeddings on input (Gemma: √Dim); 0 = 1
+	AttnScale    float32    // attention score scale; 0 = 1/√HeadDim
+	AttnSoftcap  float32    // scores s → c·tanh(s/c), after the scale, before the softmax; 0 = none
+	FinalSoftcap float32    // logits l → c·tanh(l/c); 0 = none
+	Act          Activation // the gated FFN's activation: ActSiLU (0) or ActGELUTanh
+	// SlidingWindow, when positive, makes the local layers' queries at
+	// position p see only keys p' with p − p' < SlidingWindow. Layer l is
+	// local iff SlidingPattern == 0 or l % SlidingPattern < SlidingPattern−1
+	// (llama.cpp's swa pattern: 2 = layers 0, 2, 4, … local).
+	SlidingWindow  int
+	SlidingPattern int
+	// RopeThetaLocal, when set and unlike RopeTheta, gives the local layers
+	// their own RoPE: that base, without RopeScaling or RopeLinear (Gemma 3).
+	RopeThetaLocal float64
+	// RopeLinear is linear RoPE scaling: positions divided by it; 0 = none.
+	RopeLinear float64
+	// NumExperts > 0 makes every FFN a mixture of experts: a softmax router
+	// over NumExperts, the top NumExpertsUsed experts (weights renormalized
+	// to sum 1), each a gated FFN of width HiddenDim.
+	NumExperts, NumExpertsUsed int
+	// NoExpertRenorm keeps the chosen experts' router probabilities as they
+	// are (Qwen2-MoE) instead of renormalizing them to sum 1.
+	NoExpertRenorm bool
+	// SharedExpertDim > 0 adds to every MoE layer a shared expert of that
+	// width, run on every row and scaled by sigmoid(SharedGate·x) (Qwen2-MoE).
+	SharedExpertDim int
+}
+
+// Activation is the gated FFN's activation function.
+type Activation uint8
+
+// Activations.
+const (
+	ActSiLU     Activation = iota // silu(gate)·up (SwiGLU)
+	ActGELUTanh                   // gelu_tanh(gate)·up (GeGLU, Gemma)
+)
+
+// IsLocal reports whether layer l attends through the sliding window.
+func (c *Config) IsLocal(l int) bool {
+	return c.SlidingWindow > 0 && (c.SlidingPattern == 0 || l%c.SlidingPattern < c.SlidingPattern-1)
 }
 
 // RopeScaling holds Llama-3 "rope_type": "llama3" parameters.
@@ -77,9 +120,30 @@ func (b *Batch) NumLogits() int {
 // Layer is one transformer block's weights. Wqkv holds Wq, Wk, Wv rows back to
 // back (Dim + 2·KVDim rows); W13 the gate (w1) then up (w3) rows (2·HiddenDim
 // rows); W2 is the down projection.
+//
+// The optional parts are nil or empty when the family has none: Bqkv the
+// q|k|v biases (QDim + 2·KVDim, added after the projection); QNorm, KNorm
+// the per-head RMSNorm weights (HeadDim) applied to q and k before RoPE;
+// PostAttnNorm, PostFFNNorm the RMSNorms of each sub-layer's output before
+// its residual add. A mixture-of-experts layer has Router (NumExperts ×
+// Dim) and Experts instead of W13 and W2, and may have a Shared expert.
 type Layer struct {
 	AttnNorm, FFNNorm []float32
 	Wqkv, Wo, W13, W2 tensor.Mat
+
+	Bqkv                      []float32
+	QNorm, KNorm              []float32
+	PostAttnNorm, PostFFNNorm []float32
+	Router                    tensor.Mat
+	Experts                   []Expert
+	Shared                    Expert    // the shared expert (Config.SharedExpertDim wide)
+	SharedGate                []float32 // Dim: its gate's weights
+}
+
+// Expert is one expert's gated FFN: W13 the gate then up rows (2·HiddenDim),
+// W2 the down projection.
+type Expert struct {
+	W13, W2 tensor.Mat
 }
 
 // Model is a loaded (or random) Llama-family model. It is immutable after
@@ -94,4 +158,5 @@ type Model struct {
 
 	ropeFactors []float32 // per-frequency divisors (GGUF rope_freqs.weight); nil means none
 	rope        ropeTable
+	ropeLocal   ropeTable // local (sliding-window) layers' table when RopeThetaLocal differs
 }

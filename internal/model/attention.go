@@ -121,10 +121,17 @@ func (m *Model) attendGroup(ws *Workspace, b *Batch, kv *KVCache, l, g, i int, s
 	bt := b.Seqs[ws.seqOf[i]].BlockTable
 	bs := kv.BlockSize
 	kc, vc := kv.K[l], kv.V[l]
-	scale := float32(1 / math.Sqrt(float64(hd)))
+	scale := m.attnScale()
+	lo := m.windowStart(l, pos)
+	if fb := lo / bs; fb > 0 {
+		// A sliding window: the blocks wholly before it are skipped (their
+		// weights would be 0, adding nothing), the positions counted from
+		// the first block kept, so the bits are those of the whole range.
+		bt, np, lo = bt[fb:], np-fb*bs, lo-fb*bs
+	}
 	sc = sc[:grp*np]
 	if hd < 32 {
-		m.attendSmall(q, out, sc, bt, bs, kc, vc, kvd, kvOff, grp, hd, np, scale)
+		m.attendSmall(q, out, sc, bt, bs, kc, vc, kvd, kvOff, grp, hd, np, lo, scale)
 		return
 	}
 	// Block by block: a block's slots are consecutive, KVDim floats apart,
@@ -145,7 +152,7 @@ func (m *Model) attendGroup(ws *Workspace, b *Batch, kv *KVCache, l, g, i int, s
 		tensor.ScoresBlocks(sc, np, q, hd, grp, kc[kvOff:], bt, bs*kvd, kvd, bs, np, hd, scale)
 	}
 	for h := 0; h < grp; h++ {
-		tensor.Softmax(sc[h*np : (h+1)*np])
+		m.softmax(sc[h*np:(h+1)*np], lo)
 	}
 	clear(out)
 	// Four heads at a time share the value rows: the whole blocks in one
@@ -189,14 +196,13 @@ func (m *Model) attendTile(ws *Workspace, b *Batch, kv *KVCache, l, g, r0, r1 in
 	bs := kv.BlockSize
 	kc, vc := kv.K[l], kv.V[l]
 	kvOff := g * hd
-	scale := float32(1 / math.Sqrt(float64(hd)))
+	scale := m.attnScale()
 	sc = sc[:rows*np]
 	q := ws.qkv[r0*qkvW+g*hd:]
 	tensor.ScoresBlocks(sc, np, q, qkvW, rows, kc[kvOff:], bt, bs*kvd, kvd, bs, np, hd, scale)
 	for t := range rows {
 		i := r0 + t
-		s := sc[t*np : t*np+ws.pos[i]+1]
-		tensor.Softmax(s)
+		m.softmax(sc[t*np:t*np+ws.pos[i]+1], m.windowStart(l, ws.pos[i]))
 		clear(ws.att[i*qd+g*hd : i*qd+(g+1)*hd])
 	}
 	// The weighted values in each row's order: the blocks every row sees
@@ -230,7 +236,7 @@ func (m *Model) attendTile(ws *Workspace, b *Batch, kv *KVCache, l, g, r0, r1 in
 
 // attendSmall is attendGroup for heads narrower than 32: inline loops beat
 // kernel calls on such short rows.
-func (m *Model) attendSmall(q, out, sc []float32, bt []int32, bs int, kc, vc []float32, kvd, kvOff, grp, hd, np int, scale float32) {
+func (m *Model) attendSmall(q, out, sc []float32, bt []int32, bs int, kc, vc []float32, kvd, kvOff, grp, hd, np, lo int, scale float32) {
 	for blk, p := 0, 0; p < np; blk++ {
 		base := int(bt[blk]) * bs
 		for j := 0; j < bs && p < np; j, p = j+1, p+1 {
@@ -247,7 +253,7 @@ func (m *Model) attendSmall(q, out, sc []float32, bt []int32, bs int, kc, vc []f
 		}
 	}
 	for h := 0; h < grp; h++ {
-		tensor.Softmax(sc[h*np : (h+1)*np])
+		m.softmax(sc[h*np:(h+1)*np], lo)
 	}
 	clear(out)
 	for blk, p := 0, 0; p < np; blk++ {
@@ -264,4 +270,37 @@ func (m *Model) attendSmall(q, out, sc []float32, bt []int32, bs int, kc, vc []f
 			}
 		}
 	}
+}
+
+// attnScale is the factor applied to q·k (Config.AttnScale, else
+// 1/√HeadDim).
+func (m *Model) attnScale() float32 {
+	if s := m.Config.AttnScale; s != 0 {
+		return s
+	}
+	return float32(1 / math.Sqrt(float64(m.Config.HeadDim)))
+}
+
+// windowStart is the first key position a query at pos sees in layer l:
+// 0, or in a sliding-window layer the oldest of the window's positions
+// (pos − p' < SlidingWindow).
+func (m *Model) windowStart(l, pos int) int {
+	if !m.Config.IsLocal(l) {
+		return 0
+	}
+	return max(0, pos-m.Config.SlidingWindow+1)
+}
+
+// softmax turns one query head's scaled scores s (keys 0..pos) into
+// attention weights: scores before lo (outside the sliding window) get
+// weight 0, the others are soft-capped (Config.AttnSoftcap) and
+// normalized. Zero weights add nothing to the weighted sum of values, so
+// masking by position is exact whatever the block layout or the chunking
+// of a prefill.
+func (m *Model) softmax(s []float32, lo int) {
+	clear(s[:lo])
+	if c := m.Config.AttnSoftcap; c != 0 {
+		tensor.Softcap(s[lo:], c)
+	}
+	tensor.Softmax(s[lo:])
 }

@@ -68,6 +68,32 @@ func testModels(t *testing.T) map[string]*Model {
 	tall := gqa
 	tall.HiddenDim = 4160 // W2 is 4160 wide: matMul splits batches into blocks of 64 rows
 	ms["dummy-wide-hidden"] = NewDummy(tall, tensor.F32, 4)
+	// The family fields: a sliding window of 5 on every other layer with
+	// its own RoPE base, soft-caps, GELU, an embedding scale; with small
+	// heads (attendSmall), GQA groups (attendGroup) and one query head per
+	// KV head (attendTile); and a mixture of experts.
+	fam := gqa
+	fam.SlidingWindow, fam.SlidingPattern, fam.RopeThetaLocal = 5, 2, 100
+	fam.AttnSoftcap, fam.FinalSoftcap, fam.Act, fam.EmbedScale, fam.AttnScale = 0.5, 3, ActGELUTanh, 8, 0.3
+	ms["dummy-family-small-heads"] = NewDummy(fam, tensor.F32, 5)
+	fam.Dim, fam.NumHeads, fam.NumKVHeads, fam.HeadDim = 128, 4, 2, 32
+	ms["dummy-family-gqa"] = NewDummy(fam, tensor.Q8_0, 6)
+	fam.NumKVHeads, fam.SlidingPattern = 4, 0
+	ms["dummy-family-tiles"] = NewDummy(fam, tensor.F32, 7)
+	moe := gqa
+	moe.NumExperts, moe.NumExpertsUsed = 4, 2
+	ms["dummy-moe"] = NewDummy(moe, tensor.Q8_0, 8)
+	moe.SharedExpertDim, moe.NoExpertRenorm, moe.HiddenDim = 64, true, 32
+	ms["dummy-moe-shared"] = NewDummy(moe, tensor.F32, 9)
+	for _, sm := range testmodels.SyntheticModels(t) {
+		if sm.Quant == "Q8_0" && sm.Arch != "llama" {
+			m, err := Load(sm.Path, LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms["synthetic-"+sm.Arch] = m
+		}
+	}
 	if dir := testmodels.Dir(t, "stories260K"); dir != "" {
 		m, err := Load(filepath.Join(dir, "stories260K.gguf"), LoadOptions{})
 		if err != nil {
@@ -78,16 +104,22 @@ func testModels(t *testing.T) map[string]*Model {
 	return ms
 }
 
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
 // TestBatchedMatchesAlone runs several sequences in one batch — a decode,
 // a prefill split across two Forward calls, a sequence that needs no logits
 // — and checks each against the same sequence run on its own.
 func TestBatchedMatchesAlone(t *testing.T) {
 	models := testModels(t)
-	names := make([]string, 0, len(models))
-	for name := range models {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := sortedKeys(models)
 	for _, threads := range []int{1, 2} {
 		pool := tensor.NewPool(threads)
 		for _, name := range names {
@@ -191,6 +223,11 @@ func TestForwardRejects(t *testing.T) {
 		if err := m.Forward(other.NewWorkspace(1), nil, &b, kv, logits); !errors.Is(err, ErrBatch) {
 			t.Fatalf("err = %v, want ErrBatch", err)
 		}
+		moe := cfg
+		moe.NumExperts, moe.NumExpertsUsed = 2, 1 // the same shapes, but experts
+		if err := NewDummy(moe, tensor.F32, 1).Forward(ws, nil, &b, kv, logits); !errors.Is(err, ErrBatch) {
+			t.Fatalf("a dense model's workspace for a MoE model: err = %v, want ErrBatch", err)
+		}
 	})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -204,32 +241,77 @@ func TestForwardRejects(t *testing.T) {
 // TestWorkspaceGrowsAndNoAllocs checks that a small Workspace grows for a
 // large batch and that a steady decode step allocates nothing.
 func TestWorkspaceGrowsAndNoAllocs(t *testing.T) {
-	cfg, _ := DummyConfig("default")
-	m := NewDummy(cfg, tensor.F32, 7)
+	dense, _ := DummyConfig("default")
+	fam := dense // every family field that adds work to a row
+	fam.SlidingWindow, fam.SlidingPattern, fam.RopeThetaLocal = 8, 2, 100
+	fam.AttnSoftcap, fam.FinalSoftcap, fam.Act, fam.EmbedScale = 3, 6, ActGELUTanh, 4
+	moe := dense
+	moe.NumExperts, moe.NumExpertsUsed, moe.SharedExpertDim = 4, 2, 64
+	for _, tc := range []struct {
+		name     string
+		cfg      Config
+		perLayer int // MatMul calls per layer of a decode step
+	}{
+		{"dense", dense, 4},
+		{"family fields", fam, 4},
+		{"experts", moe, 3 + 2*2 + 2}, // qkv, wo, router; two routed experts; the shared one
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			m := NewDummy(cfg, tensor.F32, 7)
+			pool := tensor.NewPool(2)
+			defer pool.Close()
+			kv := NewKVCache(cfg, 16, 16)
+			ws := m.NewWorkspace(1)
+			logits := make([]float32, cfg.VocabSize)
+			bt := []int32{3, 1, 4, 0, 2}
+			prompt := randTokens(40, cfg.VocabSize, 9)
+			if err := m.Forward(ws, pool, &Batch{Tokens: prompt, Seqs: []Seq{{NumTokens: 40, BlockTable: bt, NeedLogits: true}}}, kv, logits); err != nil {
+				t.Fatal(err)
+			}
+			pos := 40
+			b := &Batch{Tokens: []int32{5}, Seqs: []Seq{{NumTokens: 1, BlockTable: bt, NeedLogits: true}}}
+			step := func() {
+				b.Seqs[0].Start = pos
+				if err := m.Forward(ws, pool, b, kv, logits); err != nil {
+					t.Fatal(err)
+				}
+				pos++
+			}
+			step() // let the score buffers reach their size
+			// The forward itself allocates nothing; tensor.Pool.MatMul may
+			// still allocate its work closure (one per call, and the head's).
+			limit := float64(tc.perLayer*cfg.NumLayers + 1)
+			if a := testing.AllocsPerRun(10, step); a > limit {
+				t.Fatalf("decode step allocates %v times, want ≤ %v", a, limit)
+			}
+		})
+	}
+}
+
+// TestChunkedPrefillMatchesOneShot holds every model (sliding windows,
+// soft-caps and experts included) to the same logits whether an 80-token
+// prompt is prefilled at once, in uneven chunks, or token by token: each
+// row's result depends only on its own position and the cache.
+func TestChunkedPrefillMatchesOneShot(t *testing.T) {
+	models := testModels(t)
+	names := sortedKeys(models)
 	pool := tensor.NewPool(2)
 	defer pool.Close()
-	kv := NewKVCache(cfg, 16, 16)
-	ws := m.NewWorkspace(1)
-	logits := make([]float32, cfg.VocabSize)
-	bt := []int32{3, 1, 4, 0, 2}
-	prompt := randTokens(40, cfg.VocabSize, 9)
-	if err := m.Forward(ws, pool, &Batch{Tokens: prompt, Seqs: []Seq{{NumTokens: 40, BlockTable: bt, NeedLogits: true}}}, kv, logits); err != nil {
-		t.Fatal(err)
+	ones := make([]int, 80)
+	for i := range ones {
+		ones[i] = 1
 	}
-	pos := 40
-	b := &Batch{Tokens: []int32{5}, Seqs: []Seq{{NumTokens: 1, BlockTable: bt, NeedLogits: true}}}
-	step := func() {
-		b.Seqs[0].Start = pos
-		if err := m.Forward(ws, pool, b, kv, logits); err != nil {
-			t.Fatal(err)
+	for _, name := range names {
+		m := models[name]
+		toks := randTokens(80, m.Config.VocabSize, 5)
+		want := runAlone(t, m, pool, toks, []int{80})
+		for _, chunks := range [][]int{{7, 13, 1, 59}, {33, 47}, ones} {
+			t.Run(fmt.Sprintf("%s/%d-chunks", name, len(chunks)), func(t *testing.T) {
+				if d := maxDiff(runAlone(t, m, pool, toks, chunks), want); d != 0 {
+					t.Errorf("chunks %v: max diff %g from one forward", chunks, d)
+				}
+			})
 		}
-		pos++
-	}
-	step() // let the score buffers reach their size
-	// The forward itself allocates nothing; tensor.Pool.MatMul may still
-	// allocate its work closure (one per call: 4 per layer + the head).
-	limit := float64(4*cfg.NumLayers + 1)
-	if a := testing.AllocsPerRun(10, step); a > limit {
-		t.Fatalf("decode step allocates %v times, want ≤ %v", a, limit)
 	}
 }

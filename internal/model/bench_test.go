@@ -40,6 +40,27 @@ var benchModels = []struct {
 	{"tinyllama-1.1b-q8_0", &benchModel{make: dummyMaker("tinyllama-1.1b", tensor.Q8_0)}},
 	{"tinyllama-1.1b-q8_0-ggml", &benchModel{make: ggmlMaker("tinyllama-1.1b")}},
 	{"tinyllama-1.1b-q4_0", &benchModel{make: dummyMaker("tinyllama-1.1b", tensor.Q4_0)}},
+	// The architecture families, on their synthetic llama.cpp conformance
+	// files (2 layers, dim 256: per-token overheads weigh more than in
+	// real models).
+	{"synthetic-llama-q8_0", &benchModel{make: syntheticMaker("llama")}},
+	{"synthetic-qwen2-q8_0", &benchModel{make: syntheticMaker("qwen2")}},
+	{"synthetic-qwen3-q8_0", &benchModel{make: syntheticMaker("qwen3")}},
+	{"synthetic-qwen3moe-q8_0", &benchModel{make: syntheticMaker("qwen3moe")}},
+	{"synthetic-phi3-q8_0", &benchModel{make: syntheticMaker("phi3")}},
+	{"synthetic-gemma2-q8_0", &benchModel{make: syntheticMaker("gemma2")}},
+	{"synthetic-gemma3-q8_0", &benchModel{make: syntheticMaker("gemma3")}},
+}
+
+// syntheticMaker loads shared/models/synthetic/<arch>/<arch>-Q8_0.gguf.
+func syntheticMaker(arch string) func(b *testing.B) *Model {
+	return func(b *testing.B) *Model {
+		m, err := Load(filepath.Join(testmodels.Dir(b, "synthetic"), arch, arch+"-Q8_0.gguf"), LoadOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return m
+	}
 }
 
 // ggmlMaker makes the Q8_0 dummy model with its matrices left in GGML
@@ -62,8 +83,7 @@ func unpackedMaker(shape string, dt tensor.DType, unpack func(*tensor.Mat)) func
 	return func(b *testing.B) *Model {
 		m := dummyMaker(shape, dt)(b)
 		for i := range m.Layers {
-			L := &m.Layers[i]
-			for _, w := range []*tensor.Mat{&L.Wqkv, &L.Wo, &L.W13, &L.W2} {
+			for _, w := range m.Layers[i].matrices() {
 				unpack(w)
 			}
 		}

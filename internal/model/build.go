@@ -13,6 +13,14 @@ type rawLayer struct {
 	attnNorm, ffnNorm []float32
 	wq, wk, wv, wo    tensor.Mat
 	wGate, wUp, wDown tensor.Mat
+
+	bqkv                      []float32 // q|k|v biases, nil when none
+	qNorm, kNorm              []float32
+	postAttnNorm, postFFNNorm []float32
+	router                    tensor.Mat   // MoE router (then wGate, wUp, wDown are unused)
+	exGate, exUp, exDown      []tensor.Mat // MoE experts
+	shGate, shUp, shDown      tensor.Mat   // the shared expert
+	shGateInp                 []float32    // its gate
 }
 
 // rawModel is a model as read from a file, before fusion and checks.
@@ -86,33 +94,11 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 		return nil, bad("rope_freqs has %d values, want %d", len(r.ropeFactors), c.HeadDim/2)
 	}
 	m := &Model{Config: c, Embed: r.embed, Norm: r.norm, Layers: make([]Layer, c.NumLayers), ropeFactors: r.ropeFactors}
-	qd, kvd := c.QDim(), c.KVDim()
 	for i := range r.layers {
-		rl := &r.layers[i]
-		name := func(s string) string { return fmt.Sprintf("layer %d %s", i, s) }
-		for _, chk := range []error{
-			vec(name("attention norm"), rl.attnNorm, c.Dim),
-			vec(name("ffn norm"), rl.ffnNorm, c.Dim),
-			shape(name("wq"), &rl.wq, qd, c.Dim),
-			shape(name("wk"), &rl.wk, kvd, c.Dim),
-			shape(name("wv"), &rl.wv, kvd, c.Dim),
-			shape(name("wo"), &rl.wo, c.Dim, qd),
-			shape(name("gate (w1)"), &rl.wGate, c.HiddenDim, c.Dim),
-			shape(name("up (w3)"), &rl.wUp, c.HiddenDim, c.Dim),
-			shape(name("down (w2)"), &rl.wDown, c.Dim, c.HiddenDim),
-		} {
-			if chk != nil {
-				return nil, chk
-			}
+		if err := buildLayer(&m.Layers[i], &r.layers[i], &c, i, shape, vec); err != nil {
+			return nil, err
 		}
-		m.Layers[i] = Layer{
-			AttnNorm: rl.attnNorm, FFNNorm: rl.ffnNorm,
-			Wqkv: concatRows(rl.wq, rl.wk, rl.wv),
-			Wo:   rl.wo,
-			W13:  concatRows(rl.wGate, rl.wUp),
-			W2:   rl.wDown,
-		}
-		*rl = rawLayer{} // let the unfused copies go
+		r.layers[i] = rawLayer{} // let the unfused copies go
 	}
 	if r.output != nil {
 		m.Output = *r.output
@@ -130,8 +116,7 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 		return nil, fmt.Errorf("model: %s: unsupported quantization %q (want q8_0 or q4_0)", source, quantize)
 	}
 	for i := range m.Layers {
-		L := &m.Layers[i]
-		for _, w := range []*tensor.Mat{&L.Wqkv, &L.Wo, &L.W13, &L.W2} {
+		for _, w := range m.Layers[i].matrices() {
 			quantizeMat(w, dt)
 		}
 	}
@@ -144,8 +129,132 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 		// than keep the Q4_0 blocks beside it.
 		m.Embed = m.Output
 	}
-	m.rope = newRopeTable(&m.Config, m.ropeFactors, ropePositions(&m.Config))
+	m.initRope()
 	return m, nil
+}
+
+// initRope precomputes the RoPE tables: the global one and, when the
+// local layers have their own base, theirs (without the global scaling,
+// as Gemma 3's local layers in llama.cpp).
+func (m *Model) initRope() {
+	c := m.Config
+	m.rope = newRopeTable(&c, m.ropeFactors, ropePositions(&c))
+	if t := c.RopeThetaLocal; t != 0 && t != c.RopeTheta {
+		c.RopeTheta, c.RopeScaling, c.RopeLinear = t, nil, 0
+		m.ropeLocal = newRopeTable(&c, m.ropeFactors, ropePositions(&c))
+	}
+}
+
+// buildLayer checks one layer's raw weights against c and fuses them into
+// L: Wq|Wk|Wv, the q|k|v biases, and gate|up (of the layer, or of every
+// expert).
+func buildLayer(L *Layer, rl *rawLayer, c *Config, i int, shape func(string, *tensor.Mat, int, int) error, vec func(string, []float32, int) error) error {
+	name := func(s string) string { return fmt.Sprintf("layer %d %s", i, s) }
+	qd, kvd := c.QDim(), c.KVDim()
+	opt := func(what string, v []float32, n int) error {
+		if v == nil {
+			return nil
+		}
+		return vec(name(what), v, n)
+	}
+	checks := []error{
+		vec(name("attention norm"), rl.attnNorm, c.Dim),
+		vec(name("ffn norm"), rl.ffnNorm, c.Dim),
+		shape(name("wq"), &rl.wq, qd, c.Dim),
+		shape(name("wk"), &rl.wk, kvd, c.Dim),
+		shape(name("wv"), &rl.wv, kvd, c.Dim),
+		shape(name("wo"), &rl.wo, c.Dim, qd),
+		opt("q|k|v bias", rl.bqkv, qd+2*kvd),
+		opt("q norm", rl.qNorm, c.HeadDim),
+		opt("k norm", rl.kNorm, c.HeadDim),
+		opt("post-attention norm", rl.postAttnNorm, c.Dim),
+		opt("post-ffn norm", rl.postFFNNorm, c.Dim),
+	}
+	if (rl.qNorm == nil) != (rl.kNorm == nil) {
+		checks = append(checks, fmt.Errorf("model: %w: %s", ErrConfig, name("has only one of the q and k norms")))
+	}
+	if c.NumExperts == 0 {
+		checks = append(checks,
+			shape(name("gate (w1)"), &rl.wGate, c.HiddenDim, c.Dim),
+			shape(name("up (w3)"), &rl.wUp, c.HiddenDim, c.Dim),
+			shape(name("down (w2)"), &rl.wDown, c.Dim, c.HiddenDim))
+	} else {
+		checks = append(checks, shape(name("router"), &rl.router, c.NumExperts, c.Dim))
+		if len(rl.exGate) != c.NumExperts || len(rl.exUp) != c.NumExperts || len(rl.exDown) != c.NumExperts {
+			checks = append(checks, fmt.Errorf("model: %w: %s", ErrConfig, name(fmt.Sprintf("has %d/%d/%d experts, want %d", len(rl.exGate), len(rl.exUp), len(rl.exDown), c.NumExperts))))
+		}
+	}
+	if err := firstErr(checks...); err != nil {
+		return err
+	}
+	*L = Layer{
+		AttnNorm: rl.attnNorm, FFNNorm: rl.ffnNorm,
+		Wqkv: concatRows(rl.wq, rl.wk, rl.wv),
+		Wo:   rl.wo,
+		Bqkv: rl.bqkv, QNorm: rl.qNorm, KNorm: rl.kNorm,
+		PostAttnNorm: rl.postAttnNorm, PostFFNNorm: rl.postFFNNorm,
+	}
+	if c.NumExperts == 0 {
+		L.W13, L.W2 = concatRows(rl.wGate, rl.wUp), rl.wDown
+		return nil
+	}
+	return buildExperts(L, rl, c, name, shape, vec)
+}
+
+// buildExperts checks and fuses a MoE layer's router, experts and shared
+// expert.
+func buildExperts(L *Layer, rl *rawLayer, c *Config, name func(string) string, shape func(string, *tensor.Mat, int, int) error, vec func(string, []float32, int) error) error {
+	L.Router = toF32(rl.router)
+	L.Experts = make([]Expert, c.NumExperts)
+	for e := range L.Experts {
+		en := func(s string) string { return name(fmt.Sprintf("expert %d %s", e, s)) }
+		if err := firstErr(
+			shape(en("gate"), &rl.exGate[e], c.HiddenDim, c.Dim),
+			shape(en("up"), &rl.exUp[e], c.HiddenDim, c.Dim),
+			shape(en("down"), &rl.exDown[e], c.Dim, c.HiddenDim),
+		); err != nil {
+			return err
+		}
+		L.Experts[e] = Expert{W13: concatRows(rl.exGate[e], rl.exUp[e]), W2: rl.exDown[e]}
+	}
+	if sd := c.SharedExpertDim; sd > 0 {
+		if err := firstErr(
+			vec(name("shared expert gate"), rl.shGateInp, c.Dim),
+			shape(name("shared expert gate proj"), &rl.shGate, sd, c.Dim),
+			shape(name("shared expert up"), &rl.shUp, sd, c.Dim),
+			shape(name("shared expert down"), &rl.shDown, c.Dim, sd),
+		); err != nil {
+			return err
+		}
+		L.Shared, L.SharedGate = Expert{W13: concatRows(rl.shGate, rl.shUp), W2: rl.shDown}, rl.shGateInp
+	}
+	return nil
+}
+
+// firstErr returns the first non-nil error.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// matrices lists the layer's weight matrices that go through MatMul (the
+// router stays F32, as llama.cpp keeps it).
+func (L *Layer) matrices() []*tensor.Mat {
+	ms := []*tensor.Mat{&L.Wqkv, &L.Wo}
+	if len(L.Experts) == 0 {
+		return append(ms, &L.W13, &L.W2)
+	}
+	for e := range L.Experts {
+		ms = append(ms, &L.Experts[e].W13, &L.Experts[e].W2)
+	}
+	if L.SharedGate != nil {
+		ms = append(ms, &L.Shared.W13, &L.Shared.W2)
+	}
+	return ms
 }
 
 // packWeights repacks the matmul weights into the layouts of the fast
@@ -154,8 +263,7 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 // copy.
 func packWeights(m *Model) {
 	for i := range m.Layers {
-		L := &m.Layers[i]
-		for _, w := range []*tensor.Mat{&L.Wqkv, &L.Wo, &L.W13, &L.W2} {
+		for _, w := range m.Layers[i].matrices() {
 			tensor.PackQ4(w)
 			tensor.PackQ8(w)
 			tensor.PackF32InPlace(w)
@@ -275,24 +383,6 @@ func decodeBF16(b []byte) []float32 {
 	out := make([]float32, len(b)/2)
 	for i := range out {
 		out[i] = tensor.BF16ToF32(binary.LittleEndian.Uint16(b[2*i:]))
-	}
-	return out
-}
-
-// unpermuteQK converts the rows of a q or k projection (heads×headDim rows)
-// from the HF rotate_half layout to the adjacent-pairs layout:
-// new row h·hd + 2i + j = old row h·hd + j·hd/2 + i.
-func unpermuteQK(w []float32, heads, hd, cols int) []float32 {
-	out := make([]float32, len(w))
-	half := hd / 2
-	for h := 0; h < heads; h++ {
-		for i := 0; i < half; i++ {
-			for j := 0; j < 2; j++ {
-				dst := (h*hd + 2*i + j) * cols
-				src := (h*hd + j*half + i) * cols
-				copy(out[dst:dst+cols], w[src:src+cols])
-			}
-		}
 	}
 	return out
 }

@@ -54,13 +54,37 @@ func (c *Config) Validate() error {
 			return bad("rope_scaling %+v: want factor ≥ 1, 0 < low_freq_factor < high_freq_factor, original_max_position_embeddings > 0", *s)
 		}
 	}
+	return c.validateFamily(bad)
+}
+
+// validateFamily checks the family fields (see Config).
+func (c *Config) validateFamily(bad func(string, ...any) error) error {
+	switch {
+	case c.Act > ActGELUTanh:
+		return bad("activation %d unknown", c.Act)
+	case c.NumExperts < 0 || c.NumExperts > 1024 || c.NumExpertsUsed < 0 || c.NumExpertsUsed > c.NumExperts ||
+		(c.NumExperts > 0) != (c.NumExpertsUsed > 0):
+		return bad("%d experts, %d used: want 0 < used ≤ experts (or both 0)", c.NumExperts, c.NumExpertsUsed)
+	case c.SharedExpertDim < 0 || c.SharedExpertDim > 1<<20 || (c.SharedExpertDim > 0 && c.NumExperts == 0):
+		return bad("shared expert width %d: want 0, or > 0 with experts", c.SharedExpertDim)
+	case c.SlidingWindow < 0 || c.SlidingPattern < 0:
+		return bad("sliding window %d, pattern %d: negative", c.SlidingWindow, c.SlidingPattern)
+	case !(c.AttnSoftcap >= 0) || !(c.FinalSoftcap >= 0) || !(c.AttnScale >= 0) || !(c.EmbedScale >= 0):
+		return bad("soft-caps %g, %g, scales %g, %g: want ≥ 0", c.AttnSoftcap, c.FinalSoftcap, c.AttnScale, c.EmbedScale)
+	case !(c.RopeThetaLocal >= 0) || !(c.RopeLinear >= 0):
+		return bad("local rope_theta = %g, linear rope factor %g: must not be negative", c.RopeThetaLocal, c.RopeLinear)
+	}
 	return nil
 }
 
 // NumParams is the parameter count (embedding counted once when tied).
 func (c *Config) NumParams() int64 {
 	d, h, v := int64(c.Dim), int64(c.HiddenDim), int64(c.VocabSize)
-	perLayer := 2*d + d*int64(c.QDim()) + 2*d*int64(c.KVDim()) + int64(c.QDim())*d + 3*d*h
+	ffn := 3 * d * h
+	if c.NumExperts > 0 {
+		ffn = int64(c.NumExperts)*(3*d*h+d) + 3*d*int64(c.SharedExpertDim)
+	}
+	perLayer := 2*d + d*int64(c.QDim()) + 2*d*int64(c.KVDim()) + int64(c.QDim())*d + ffn
 	n := v*d + int64(c.NumLayers)*perLayer + d
 	if !c.TiedEmbeddings {
 		n += v * d

@@ -1,4 +1,5 @@
-// Package model is the Llama-family forward pass and its weight loaders.
+// Package model is the transformer forward pass and its weight loaders,
+// for the Llama family and the architectures that differ from it by data.
 //
 // Loading:
 //
@@ -6,10 +7,40 @@
 //	m := model.NewDummy(cfg, tensor.F32, seed)          // deterministic random weights
 //	cfg, err := model.DummyConfig("default")            // also "stories110m", "tinyllama-1.1b"
 //
+// Architectures (arch.go): one forward pass serves every family; what a
+// family changes is data, an archSpec per GGUF general.architecture —
+// llama and mistral (with Mixtral's experts when expert_count is set, and
+// Mistral's sliding window on every layer), qwen2 (q|k|v biases), qwen3
+// (per-head q/k RMSNorm before RoPE), qwen3moe (q/k norms, experts),
+// qwen2moe (experts with their probabilities as they are, plus a shared
+// expert gated by a sigmoid), phi3 (fused attn_qkv and gate|up ffn_up),
+// gemma2 (√Dim embedding scale,
+// GELU-tanh gated FFN, post-attention and post-FFN norms, attention and
+// final logit soft-caps, a sliding window on every other layer) and
+// gemma3 (q/k norms, local layers with their own RoPE base). The loader
+// turns a spec and the file's metadata into Config's family fields (their
+// zero values are Llama's) and Layer's optional parts (Bqkv, QNorm/KNorm,
+// PostAttnNorm/PostFFNNorm, Router/Experts); the forward pass applies
+// each where it is set. NEOX RoPE (pairs i, i+HeadDim/2) is a permutation
+// of the q and k rows (and biases and norms) at load into the adjacent
+// pairs the forward pass rotates. A load fails, naming it, on any metadata
+// key of the architecture it did not read and on any tensor it did not
+// use; an unknown architecture's error lists the supported ones. Phi-3's
+// sliding_window is read and, as in llama.cpp, not applied. RoPE
+// scaling: Llama 3's and linear (Gemma 3: its global layers only). Not
+// supported (refused at load): YaRN, dynamic and LongRoPE scaling (so
+// Phi-3's 128k variants), partial rotary embeddings, biases other than
+// q/k/v's. As in llama.cpp's create_tensor_qkv, every architecture's q, k
+// and v may come fused (attn_qkv) or apart, with optional biases.
+//
 // Path detection: a directory with config.json and *.safetensors (HF
-// LlamaForCausalLM / MistralForCausalLM, sharded through
-// model.safetensors.index.json); a file starting with the GGUF magic; any
-// other file is read as a llama2.c checkpoint (legacy v0 header, or the
+// LlamaForCausalLM / MistralForCausalLM / Qwen2ForCausalLM /
+// Qwen3ForCausalLM / Phi3ForCausalLM / Gemma2ForCausalLM /
+// Gemma3ForCausalLM / MixtralForCausalLM / Qwen2MoeForCausalLM /
+// Qwen3MoeForCausalLM, sharded through model.safetensors.index.json; the
+// HF names are mapped to the GGUF ones and read by the same family
+// readers; every tensor must be used); a file starting with the GGUF
+// magic; any other file is read as a llama2.c checkpoint (legacy v0 header, or the
 // "ak42" v1 header). F16/BF16 weights become F32 at load; GGUF Q8_0 weights
 // stay Q8_0; GGUF Q4_0 matrices stay Q4_0 (tensor.PackQ4: packed where the
 // CPU has the Q4_0 kernels, else expanded exactly to Q8_0, the same
@@ -20,6 +51,12 @@
 // or "q4_0" quantizes F32 matrices at load. Matrices whose input width is
 // not a multiple of 32 stay F32. Files are read with ordinary reads (no
 // mmap).
+//
+// RoPE angles are computed as llama.cpp's CPU backend computes them
+// (the position in float32 times base^(−2/HeadDim) once per frequency, in
+// float32; rope.go), except with HF Llama 3 scaling: exact angles would
+// part from llama.cpp's on long prompts, where Q8_0's activation rounding
+// amplifies the difference.
 //
 // Q and K weights are kept in the "adjacent pairs" RoPE layout of llama2.c
 // and GGUF (x[2i], x[2i+1] rotate together); HF checkpoints, stored for
@@ -37,10 +74,18 @@
 // multiplications together. Each token's K and V are written to its paged
 // slot BlockTable[pos/BlockSize]·BlockSize + pos%BlockSize, then every token
 // attends causally to positions 0..pos of its own sequence (GQA: NumHeads /
-// NumKVHeads query heads share a KV head). Logits are computed only for the
+// NumKVHeads query heads share a KV head); in a sliding-window layer
+// (Config.IsLocal) the keys before pos − SlidingWindow + 1 get weight 0 —
+// masking by position, exact whatever the chunking of a prefill; a lone
+// row (decode, GQA groups) also skips the KV blocks wholly before its
+// window, with the same bits. The KV blocks that fall out of every
+// layer's window are not freed: the cache holds the whole sequence. Logits are computed only for the
 // last token of each Seq with NeedLogits, laid out [k × VocabSize] in Seq
 // order (k = number of such Seqs); only those rows take the final norm and
-// the output head.
+// the output head. A mixture-of-experts layer (moe.go) routes each row
+// to its NumExpertsUsed experts (softmax over the router's logits, top k,
+// weights renormalized) and runs each expert once, on the rows routed to
+// it; experts no row chose are not computed.
 //
 // Parallelism: the matrix multiplications go through pool.MatMul, in
 // blocks of rows whose activations fit half a core's L2 cache (at least 64

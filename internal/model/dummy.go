@@ -86,14 +86,30 @@ func NewDummy(cfg Config, dtype tensor.DType, seed uint64) *Model {
 	m.Embed = mat(c.VocabSize, c.Dim, 0, tensor.F32)
 	id := uint64(1)
 	for i := range m.Layers {
-		m.Layers[i] = Layer{
+		L := &m.Layers[i]
+		*L = Layer{
 			AttnNorm: ones(c.Dim), FFNNorm: ones(c.Dim),
 			Wqkv: mat(qd+2*kvd, c.Dim, id, dtype),
 			Wo:   mat(c.Dim, qd, id+1, dtype),
-			W13:  mat(2*c.HiddenDim, c.Dim, id+2, dtype),
-			W2:   mat(c.Dim, c.HiddenDim, id+3, dtype),
 		}
-		id += 4
+		id += 2
+		if c.NumExperts == 0 {
+			L.W13, L.W2 = mat(2*c.HiddenDim, c.Dim, id, dtype), mat(c.Dim, c.HiddenDim, id+1, dtype)
+			id += 2
+			continue
+		}
+		L.Router = mat(c.NumExperts, c.Dim, id, tensor.F32)
+		L.Experts = make([]Expert, c.NumExperts)
+		for e := range L.Experts {
+			L.Experts[e] = Expert{W13: mat(2*c.HiddenDim, c.Dim, id+1, dtype), W2: mat(c.Dim, c.HiddenDim, id+2, dtype)}
+			id += 2
+		}
+		id++
+		if sd := c.SharedExpertDim; sd > 0 {
+			L.Shared = Expert{W13: mat(2*sd, c.Dim, id, dtype), W2: mat(c.Dim, sd, id+1, dtype)}
+			L.SharedGate = mat(1, c.Dim, id+2, tensor.F32).F32
+			id += 3
+		}
 	}
 	if c.TiedEmbeddings {
 		m.Output = m.Embed
@@ -102,7 +118,7 @@ func NewDummy(cfg Config, dtype tensor.DType, seed uint64) *Model {
 		m.Output = mat(c.VocabSize, c.Dim, id, dtype)
 	}
 	packWeights(m)
-	m.rope = newRopeTable(&m.Config, nil, ropePositions(&m.Config))
+	m.initRope()
 	return m
 }
 

@@ -40,6 +40,8 @@ type Workspace struct {
 	unitCost   []int64
 	chunkStart []int
 
+	moe moeBuffers
+
 	// Phases, when non-nil, accumulates the wall time of Forward's phases.
 	Phases *Phases
 }
@@ -189,7 +191,9 @@ func (m *Model) Forward(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCache,
 		return err
 	}
 	if ws == nil || ws.cfg.Dim != m.Config.Dim || ws.cfg.HiddenDim != m.Config.HiddenDim ||
-		ws.cfg.QDim() != m.Config.QDim() || ws.cfg.KVDim() != m.Config.KVDim() || ws.cfg.HeadDim != m.Config.HeadDim {
+		ws.cfg.QDim() != m.Config.QDim() || ws.cfg.KVDim() != m.Config.KVDim() || ws.cfg.HeadDim != m.Config.HeadDim ||
+		ws.cfg.NumExperts != m.Config.NumExperts || ws.cfg.NumExpertsUsed != m.Config.NumExpertsUsed ||
+		ws.cfg.SharedExpertDim != m.Config.SharedExpertDim {
 		return batchErr("workspace was made for another model")
 	}
 	n := len(b.Tokens)
@@ -204,9 +208,9 @@ func (m *Model) Forward(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCache,
 		t = time.Now()
 	}
 	c := &m.Config
-	dim, qd, kvd, hid := c.Dim, c.QDim(), c.KVDim(), c.HiddenDim
-	qkvW := qd + 2*kvd
+	dim := c.Dim
 	ws.ensure(n, k)
+	ws.ensureMoE(n)
 
 	// Row bookkeeping: position, KV slot and sequence of every token.
 	i := 0
@@ -224,6 +228,9 @@ func (m *Model) Forward(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCache,
 	x := ws.x[:n*dim]
 	for i, tok := range b.Tokens {
 		m.embedRow(x[i*dim:(i+1)*dim], tok)
+		if c.EmbedScale != 0 {
+			tensor.Scale(x[i*dim:(i+1)*dim], c.EmbedScale)
+		}
 	}
 	chunks := 1
 	if n*dim >= rowsParMin {
@@ -232,47 +239,81 @@ func (m *Model) Forward(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCache,
 	ws.ensureRopeScratch(chunks)
 	ws.planAttention(m, b, pool)
 	ws.rows = rowJob{m: m, kv: kv, n: n, chunks: chunks}
-	rows := func(phase rowPhase, l int, norm []float32) {
-		ws.rows.phase, ws.rows.l, ws.rows.norm = phase, l, norm
-		if chunks == 1 {
-			ws.runRows(0, 1)
-		} else {
-			pool.ParallelFor(chunks, ws.rowsFn)
-		}
-	}
-	xb, xo := ws.xb[:n*dim], ws.xo[:n*dim]
 	ws.lap(&ph.Other, &t)
 	for l := range m.Layers {
-		L := &m.Layers[l]
-		if l == 0 {
-			rows(phaseNorm, l, L.AttnNorm) // xb = norm(x)
-		} else {
-			rows(phaseAddNorm, l, L.AttnNorm) // x += xo (previous MLP); xb = norm(x)
-		}
-		ws.lap(&ph.Rows, &t)
-		matMul(pool, ws.qkv[:n*qkvW], xb, n, &L.Wqkv)
-		ws.lap(&ph.MatMul, &t)
-		rows(phaseRope, l, nil) // RoPE on q, k; k, v to the cache
-		ws.lap(&ph.Rows, &t)
-		m.attention(ws, pool, b, kv, l, maxPos)
-		ws.lap(&ph.Attention, &t)
-		matMul(pool, xo, ws.att[:n*qd], n, &L.Wo)
-		ws.lap(&ph.MatMul, &t)
-		rows(phaseAddNorm, l, L.FFNNorm) // x += attention; xb = norm(x)
-		ws.lap(&ph.Rows, &t)
-		matMul(pool, ws.h13[:n*2*hid], xb, n, &L.W13)
-		ws.lap(&ph.MatMul, &t)
-		rows(phaseSwiGLU, l, nil) // hb = silu(gate)·up
-		ws.lap(&ph.Rows, &t)
-		matMul(pool, xo, ws.hb[:n*hid], n, &L.W2)
-		ws.lap(&ph.MatMul, &t)
+		m.layer(ws, pool, b, kv, l, maxPos, &t)
 	}
 	ws.rows = rowJob{}
-
 	if k == 0 {
 		return nil
 	}
-	// Only the rows that want logits take the last residual and final norm.
+	m.logits(ws, pool, b, logits, k)
+	ws.lap(&ph.Logits, &t)
+	return nil
+}
+
+// layer runs transformer block l on the n rows of ws.x; it leaves the
+// block's last sub-layer output in ws.xo, added to ws.x by the next block's
+// first phase (or by logits).
+func (m *Model) layer(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCache, l, maxPos int, t *time.Time) {
+	ph := ws.Phases
+	if ph == nil {
+		ph = &Phases{} // lap writes nothing while ws.Phases is nil
+	}
+	c := &m.Config
+	n, qd := ws.rows.n, c.QDim()
+	L := &m.Layers[l]
+	xb, xo := ws.xb[:n*c.Dim], ws.xo[:n*c.Dim]
+	if l == 0 {
+		ws.phase(pool, phaseNorm, l, L.AttnNorm, nil) // xb = norm(x)
+	} else {
+		// x += post(xo) (previous FFN); xb = norm(x)
+		ws.phase(pool, phaseAddNorm, l, L.AttnNorm, m.Layers[l-1].PostFFNNorm)
+	}
+	ws.lap(&ph.Rows, t)
+	matMul(pool, ws.qkv[:n*(qd+2*c.KVDim())], xb, n, &L.Wqkv)
+	ws.lap(&ph.MatMul, t)
+	ws.phase(pool, phaseRope, l, nil, nil) // biases, q/k norms, RoPE on q, k; k, v to the cache
+	ws.lap(&ph.Rows, t)
+	m.attention(ws, pool, b, kv, l, maxPos)
+	ws.lap(&ph.Attention, t)
+	matMul(pool, xo, ws.att[:n*qd], n, &L.Wo)
+	ws.lap(&ph.MatMul, t)
+	ws.phase(pool, phaseAddNorm, l, L.FFNNorm, L.PostAttnNorm) // x += post(attention); xb = norm(x)
+	ws.lap(&ph.Rows, t)
+	if len(L.Experts) > 0 {
+		m.moe(ws, pool, L, n) // xo = Σ weight·expert(xb)
+		ws.lap(&ph.MatMul, t)
+		return
+	}
+	hid := c.HiddenDim
+	matMul(pool, ws.h13[:n*2*hid], xb, n, &L.W13)
+	ws.lap(&ph.MatMul, t)
+	ws.phase(pool, phaseGLU, l, nil, nil) // hb = act(gate)·up
+	ws.lap(&ph.Rows, t)
+	matMul(pool, xo, ws.hb[:n*hid], n, &L.W2)
+	ws.lap(&ph.MatMul, t)
+}
+
+// phase runs one per-row phase over the rows of ws.rows, split over the
+// pool when the batch is big enough.
+func (ws *Workspace) phase(pool *tensor.Pool, phase rowPhase, l int, norm, post []float32) {
+	ws.rows.phase, ws.rows.l, ws.rows.norm, ws.rows.post = phase, l, norm, post
+	if ws.rows.chunks == 1 {
+		ws.runRows(0, 1)
+	} else {
+		pool.ParallelFor(ws.rows.chunks, ws.rowsFn)
+	}
+}
+
+// logits computes the k logit rows: only the rows that want logits take the
+// last residual add and the final norm, then the output head (and the final
+// soft-cap).
+func (m *Model) logits(ws *Workspace, pool *tensor.Pool, b *Batch, logits []float32, k int) {
+	c := &m.Config
+	dim := c.Dim
+	x, xo := ws.x, ws.xo
+	post := m.Layers[len(m.Layers)-1].PostFFNNorm
 	lx := ws.lx[:k*dim]
 	r, row := 0, 0
 	for s := range b.Seqs {
@@ -280,15 +321,20 @@ func (m *Model) Forward(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCache,
 		row += seq.NumTokens
 		if seq.NeedLogits {
 			last := row - 1
-			xl := x[last*dim : (last+1)*dim]
-			tensor.Axpy(xl, 1, xo[last*dim:(last+1)*dim])
+			xl, ol := x[last*dim:(last+1)*dim], xo[last*dim:(last+1)*dim]
+			if post != nil {
+				tensor.RMSNorm(ol, ol, post, c.RMSNormEps)
+			}
+			tensor.Axpy(xl, 1, ol)
 			tensor.RMSNorm(lx[r*dim:(r+1)*dim], xl, m.Norm, c.RMSNormEps)
 			r++
 		}
 	}
-	matMul(pool, logits[:k*c.VocabSize], lx, k, &m.Output)
-	ws.lap(&ph.Logits, &t)
-	return nil
+	out := logits[:k*c.VocabSize]
+	matMul(pool, out, lx, k, &m.Output)
+	if c.FinalSoftcap != 0 {
+		tensor.Softcap(out, c.FinalSoftcap)
+	}
 }
 
 // mmBlockBytes bounds the activations one MatMul call works through: about
@@ -336,7 +382,7 @@ const (
 	phaseNorm    rowPhase = iota // xb = norm(x)
 	phaseAddNorm                 // x += xo; xb = norm(x)
 	phaseRope                    // RoPE on q and k of qkv; k, v into the cache
-	phaseSwiGLU                  // hb = silu(gate)·up from h13
+	phaseGLU                     // hb = act(gate)·up from h13
 )
 
 // rowJob is the per-row work of one phase, run by runRows.
@@ -347,15 +393,14 @@ type rowJob struct {
 	phase     rowPhase
 	l         int
 	norm      []float32
+	post      []float32 // phaseAddNorm: RMSNorm weight applied to xo before the add (nil: none)
 }
 
 // runRows runs ws.rows.phase on the rows of chunks [lo, hi).
 func (ws *Workspace) runRows(lo, hi int) {
 	j := &ws.rows
 	c := &j.m.Config
-	dim, qd, kvd, hid := c.Dim, c.QDim(), c.KVDim(), c.HiddenDim
-	qkvW := qd + 2*kvd
-	eps := c.RMSNormEps
+	dim, hid, eps := c.Dim, c.HiddenDim, c.RMSNormEps
 	for ch := lo; ch < hi; ch++ {
 		r0, r1 := j.n*ch/j.chunks, j.n*(ch+1)/j.chunks
 		switch j.phase {
@@ -363,26 +408,58 @@ func (ws *Workspace) runRows(lo, hi int) {
 			for i := r0; i < r1; i++ {
 				xi := ws.x[i*dim : (i+1)*dim]
 				if j.phase == phaseAddNorm {
-					tensor.Axpy(xi, 1, ws.xo[i*dim:(i+1)*dim])
+					oi := ws.xo[i*dim : (i+1)*dim]
+					if j.post != nil {
+						tensor.RMSNorm(oi, oi, j.post, eps)
+					}
+					tensor.Axpy(xi, 1, oi)
 				}
 				tensor.RMSNorm(ws.xb[i*dim:(i+1)*dim], xi, j.norm, eps)
 			}
 		case phaseRope:
-			kc, vc := j.kv.K[j.l], j.kv.V[j.l]
-			for i := r0; i < r1; i++ {
-				row := ws.qkv[i*qkvW : (i+1)*qkvW]
-				j.m.rope.apply(row[:qd+kvd], ws.pos[i], ws.ropeScratch[ch])
-				s := ws.slot[i] * kvd
-				copy(kc[s:s+kvd], row[qd:qd+kvd])
-				copy(vc[s:s+kvd], row[qd+kvd:])
-			}
-		case phaseSwiGLU:
+			ws.ropeRows(r0, r1, ch)
+		case phaseGLU:
 			for i := r0; i < r1; i++ {
 				g := ws.h13[i*2*hid : i*2*hid+hid]
-				tensor.SwiGLU(g, ws.h13[i*2*hid+hid:(i+1)*2*hid])
+				glu(c.Act, g, ws.h13[i*2*hid+hid:(i+1)*2*hid])
 				copy(ws.hb[i*hid:(i+1)*hid], g)
 			}
 		}
+	}
+}
+
+// ropeRows prepares rows [r0, r1) of ws.qkv for attention: the q|k|v
+// biases, the per-head q/k norms, RoPE on q and k (the layer's table), then
+// k and v into the cache.
+func (ws *Workspace) ropeRows(r0, r1, ch int) {
+	j := &ws.rows
+	m := j.m
+	c := &m.Config
+	L := &m.Layers[j.l]
+	hd, qd, kvd := c.HeadDim, c.QDim(), c.KVDim()
+	qkvW := qd + 2*kvd
+	rope := &m.rope
+	if c.IsLocal(j.l) && m.ropeLocal.half > 0 {
+		rope = &m.ropeLocal
+	}
+	kc, vc := j.kv.K[j.l], j.kv.V[j.l]
+	for i := r0; i < r1; i++ {
+		row := ws.qkv[i*qkvW : (i+1)*qkvW]
+		if L.Bqkv != nil {
+			tensor.Axpy(row, 1, L.Bqkv)
+		}
+		if L.QNorm != nil {
+			for o := 0; o < qd; o += hd {
+				tensor.RMSNorm(row[o:o+hd], row[o:o+hd], L.QNorm, c.RMSNormEps)
+			}
+			for o := qd; o < qd+kvd; o += hd {
+				tensor.RMSNorm(row[o:o+hd], row[o:o+hd], L.KNorm, c.RMSNormEps)
+			}
+		}
+		rope.apply(row[:qd+kvd], ws.pos[i], ws.ropeScratch[ch])
+		s := ws.slot[i] * kvd
+		copy(kc[s:s+kvd], row[qd:qd+kvd])
+		copy(vc[s:s+kvd], row[qd+kvd:])
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"govllm/internal/gguf"
 	"govllm/internal/tensor"
@@ -95,93 +96,48 @@ func readGGUF(path string) (*rawModel, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s: %s", ErrFormat, path, fmt.Sprintf(format, a...))
 	}
-	arch, err := f.String("general.architecture")
+	c, spec, err := ggufHeader(f, bad)
 	if err != nil {
 		return nil, err
-	}
-	if arch != "llama" && arch != "mistral" {
-		return nil, bad("architecture %q is not supported (want llama)", arch)
-	}
-	u := func(key string, def int) (int, error) {
-		v, err := f.Uint(arch + "." + key)
-		if errors.Is(err, gguf.ErrKeyNotFound) && def >= 0 {
-			return def, nil
-		}
-		if err != nil {
-			return 0, err
-		}
-		if v > 1<<31 {
-			return 0, bad("%s.%s = %d too large", arch, key, v)
-		}
-		return int(v), nil
-	}
-	var c Config
-	if c.Dim, err = u("embedding_length", -1); err != nil {
-		return nil, err
-	}
-	if c.HiddenDim, err = u("feed_forward_length", -1); err != nil {
-		return nil, err
-	}
-	if c.NumLayers, err = u("block_count", -1); err != nil {
-		return nil, err
-	}
-	if c.NumHeads, err = u("attention.head_count", -1); err != nil {
-		return nil, err
-	}
-	if c.NumKVHeads, err = u("attention.head_count_kv", c.NumHeads); err != nil {
-		return nil, err
-	}
-	if c.MaxSeqLen, err = u("context_length", 2048); err != nil {
-		return nil, err
-	}
-	if c.NumHeads > 0 {
-		if c.HeadDim, err = u("attention.key_length", c.Dim/c.NumHeads); err != nil {
-			return nil, err
-		}
-	}
-	if rd, err := u("rope.dimension_count", c.HeadDim); err != nil {
-		return nil, err
-	} else if rd != c.HeadDim {
-		return nil, bad("partial rotary embeddings (rope dims %d, head dim %d) are not supported", rd, c.HeadDim)
-	}
-	eps, err := f.Float(arch + ".attention.layer_norm_rms_epsilon")
-	switch {
-	case errors.Is(err, gguf.ErrKeyNotFound):
-		eps = 1e-5
-	case err != nil:
-		return nil, err
-	}
-	c.RMSNormEps = float32(eps)
-	c.RopeTheta, err = f.Float(arch + ".rope.freq_base")
-	switch {
-	case errors.Is(err, gguf.ErrKeyNotFound):
-		c.RopeTheta = 10000
-	case err != nil:
-		return nil, err
-	}
-	if st, err := f.String(arch + ".rope.scaling.type"); err == nil && st != "none" && st != "" {
-		return nil, bad("rope scaling type %q is not supported", st)
-	}
-	emb := f.Tensor("token_embd.weight")
-	if emb == nil || len(emb.Dims) != 2 {
-		return nil, bad("missing or malformed token_embd.weight")
-	}
-	c.VocabSize = int(emb.Dims[1])
-	c.TiedEmbeddings = f.Tensor("output.weight") == nil
-
-	if err := c.Validate(); err != nil {
-		return nil, fmt.Errorf("model: %s: %w", path, err)
 	}
 	if err := f.ReadTensorData(); err != nil {
 		return nil, err
 	}
-	mat := func(name string, rows, cols int) (tensor.Mat, error) {
-		t := f.Tensor(name)
+	g, used := newGGUFTensors(f, bad)
+	r, err := g.readModel(&c, &spec, f.Tensor("rope_freqs.weight") != nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range f.Tensors {
+		if !used[t.Name] {
+			return nil, bad("tensor %s is not used by architecture %s (not supported)", t.Name, spec.name)
+		}
+	}
+	return r, nil
+}
+
+// newGGUFTensors returns the readers of f's tensors (converted or kept
+// quantized) and the set of tensor names they have been asked for.
+func newGGUFTensors(f *gguf.File, bad func(string, ...any) error) (*ggufTensors, map[string]bool) {
+	used := map[string]bool{}
+	tensorInfo := func(name string) *gguf.TensorInfo {
+		used[name] = true
+		return f.Tensor(name)
+	}
+	// mat reads a rows × cols matrix, or (n > 0) n of them stacked, ggml
+	// shape [cols rows n], as one matrix of n·rows rows.
+	mat := func(name string, rows, cols, n int) (tensor.Mat, error) {
+		t := tensorInfo(name)
 		if t == nil {
 			return tensor.Mat{}, bad("missing tensor %s", name)
 		}
-		if len(t.Dims) != 2 || t.Dims[0] != uint64(cols) || t.Dims[1] != uint64(rows) {
-			return tensor.Mat{}, bad("tensor %s has dims %v, want [%d %d]", name, t.Dims, cols, rows)
+		want := []uint64{uint64(cols), uint64(rows)}
+		if n > 0 {
+			want = append(want, uint64(n))
+			rows *= n
+		}
+		if !slices.Equal(t.Dims, want) {
+			return tensor.Mat{}, bad("tensor %s has dims %v, want %v", name, t.Dims, want)
 		}
 		data, err := f.TensorData(t)
 		if err != nil {
@@ -215,7 +171,7 @@ func readGGUF(path string) (*rawModel, error) {
 		}
 	}
 	vec := func(name string, n int) ([]float32, error) {
-		t := f.Tensor(name)
+		t := tensorInfo(name)
 		if t == nil {
 			return nil, bad("missing tensor %s", name)
 		}
@@ -232,54 +188,8 @@ func readGGUF(path string) (*rawModel, error) {
 		}
 		return v, nil
 	}
-	r := &rawModel{cfg: c, layers: make([]rawLayer, c.NumLayers)}
-	if r.embed, err = mat("token_embd.weight", c.VocabSize, c.Dim); err != nil {
-		return nil, err
-	}
-	if r.embed.Type != tensor.F32 && c.Dim%tensor.Q8BlockSize != 0 {
-		return nil, bad("quantized token embeddings need dim %% 32 == 0")
-	}
-	if !c.TiedEmbeddings {
-		o, err := mat("output.weight", c.VocabSize, c.Dim)
-		if err != nil {
-			return nil, err
-		}
-		r.output = &o
-	}
-	if r.norm, err = vec("output_norm.weight", c.Dim); err != nil {
-		return nil, err
-	}
-	if f.Tensor("rope_freqs.weight") != nil {
-		if r.ropeFactors, err = vec("rope_freqs.weight", c.HeadDim/2); err != nil {
-			return nil, err
-		}
-	}
-	qd, kvd := c.QDim(), c.KVDim()
-	for i := range r.layers {
-		L := &r.layers[i]
-		p := fmt.Sprintf("blk.%d.", i)
-		for _, w := range []struct {
-			dst        *tensor.Mat
-			name       string
-			rows, cols int
-		}{
-			{&L.wq, "attn_q", qd, c.Dim}, {&L.wk, "attn_k", kvd, c.Dim}, {&L.wv, "attn_v", kvd, c.Dim},
-			{&L.wo, "attn_output", c.Dim, qd},
-			{&L.wGate, "ffn_gate", c.HiddenDim, c.Dim}, {&L.wUp, "ffn_up", c.HiddenDim, c.Dim},
-			{&L.wDown, "ffn_down", c.Dim, c.HiddenDim},
-		} {
-			if *w.dst, err = mat(p+w.name+".weight", w.rows, w.cols); err != nil {
-				return nil, err
-			}
-		}
-		if L.attnNorm, err = vec(p+"attn_norm.weight", c.Dim); err != nil {
-			return nil, err
-		}
-		if L.ffnNorm, err = vec(p+"ffn_norm.weight", c.Dim); err != nil {
-			return nil, err
-		}
-	}
-	return r, nil
+	has := func(name string) bool { return f.Tensor(name) != nil }
+	return &ggufTensors{mat: mat, vec: vec, has: has, bad: bad}, used
 }
 
 // ggmlToF32 converts a tensor of a float or quantized type to F32.

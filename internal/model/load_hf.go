@@ -1,11 +1,15 @@
 package model
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 
 	"govllm/internal/safetensors"
 	"govllm/internal/tensor"
@@ -30,7 +34,26 @@ type hfConfig struct {
 	AttentionBias         bool     `json:"attention_bias"`
 	MLPBias               bool     `json:"mlp_bias"`
 	SlidingWindow         *int     `json:"sliding_window"`
-	RopeScaling           *struct {
+	UseSlidingWindow      bool     `json:"use_sliding_window"`
+	// Gemma's.
+	HiddenActivation      string   `json:"hidden_activation"`
+	QueryPreAttnScalar    *float64 `json:"query_pre_attn_scalar"`
+	AttnLogitSoftcapping  *float64 `json:"attn_logit_softcapping"`
+	FinalLogitSoftcapping *float64 `json:"final_logit_softcapping"`
+	SlidingWindowPattern  *int     `json:"sliding_window_pattern"`
+	RopeLocalBaseFreq     *float64 `json:"rope_local_base_freq"`
+	LayerTypes            []string `json:"layer_types"`
+	PartialRotaryFactor   *float64 `json:"partial_rotary_factor"`
+	// Mixture of experts (Mixtral, Qwen-MoE).
+	NumExperts                   *int  `json:"num_experts"`
+	NumLocalExperts              *int  `json:"num_local_experts"`
+	NumExpertsPerTok             int   `json:"num_experts_per_tok"`
+	MoeIntermediateSize          *int  `json:"moe_intermediate_size"`
+	SharedExpertIntermediateSize *int  `json:"shared_expert_intermediate_size"`
+	NormTopkProb                 *bool `json:"norm_topk_prob"`
+	DecoderSparseStep            *int  `json:"decoder_sparse_step"`
+	MlpOnlyLayers                []int `json:"mlp_only_layers"`
+	RopeScaling                  *struct {
 		RopeType                      string  `json:"rope_type"`
 		Type                          string  `json:"type"`
 		Factor                        float64 `json:"factor"`
@@ -40,29 +63,76 @@ type hfConfig struct {
 	} `json:"rope_scaling"`
 }
 
+// hfArchs maps HF architectures (config.json "architectures", or
+// "model_type" when that is absent) to the GGUF architecture whose
+// archSpec describes them.
+var hfArchs = map[string]string{
+	"LlamaForCausalLM": "llama", "MistralForCausalLM": "llama",
+	"Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "Phi3ForCausalLM": "phi3",
+	"Gemma2ForCausalLM": "gemma2", "Gemma3ForCausalLM": "gemma3",
+	"MixtralForCausalLM": "llama", "Qwen2MoeForCausalLM": "qwen2moe", "Qwen3MoeForCausalLM": "qwen3moe",
+	"llama": "llama", "mistral": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "phi3": "phi3",
+	"gemma2": "gemma2", "gemma3_text": "gemma3", "mixtral": "llama", "qwen2_moe": "qwen2moe", "qwen3_moe": "qwen3moe",
+}
+
+// hfArch finds h's architecture in hfArchs.
+func hfArch(h *hfConfig) (string, bool) {
+	if len(h.Architectures) == 0 {
+		a, ok := hfArchs[h.ModelType]
+		return a, ok && !strings.HasSuffix(h.ModelType, "CausalLM")
+	}
+	for _, a := range h.Architectures {
+		if g, ok := hfArchs[a]; ok && strings.HasSuffix(a, "CausalLM") {
+			return g, true
+		}
+	}
+	return "", false
+}
+
 // parseHFConfig turns config.json into a Config.
 func parseHFConfig(path string, b []byte) (Config, error) {
+	c, _, err := parseHFConfigArch(path, b)
+	return c, err
+}
+
+// parseHFConfigArch turns config.json into a Config and the family's
+// archSpec.
+func parseHFConfigArch(path string, b []byte) (Config, archSpec, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s: %s", ErrFormat, path, fmt.Sprintf(format, a...))
 	}
 	var h hfConfig
 	if err := json.Unmarshal(b, &h); err != nil {
-		return Config{}, bad("%v", err)
+		return Config{}, archSpec{}, bad("%v", err)
 	}
-	okArch := len(h.Architectures) == 0 && (h.ModelType == "llama" || h.ModelType == "mistral")
-	for _, a := range h.Architectures {
-		if a == "LlamaForCausalLM" || a == "MistralForCausalLM" {
-			okArch = true
-		}
+	arch, ok := hfArch(&h)
+	if !ok {
+		return Config{}, archSpec{}, bad("architectures %v (model_type %q) not supported (supported: Gemma2ForCausalLM, Gemma3ForCausalLM, LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, Phi3ForCausalLM, Qwen2ForCausalLM, Qwen2MoeForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM)", h.Architectures, h.ModelType)
 	}
-	if !okArch {
-		return Config{}, bad("architectures %v (model_type %q) not supported (want LlamaForCausalLM or MistralForCausalLM)", h.Architectures, h.ModelType)
+	spec := archs[arch]
+	c, err := hfCommon(path, &h, arch)
+	if err == nil {
+		err = hfFamily(&h, &c, &spec, bad)
 	}
-	if h.HiddenAct != "" && h.HiddenAct != "silu" {
-		return Config{}, bad("hidden_act %q not supported (want silu)", h.HiddenAct)
+	if err == nil {
+		err = hfMoE(&h, &c, &spec, bad)
 	}
-	if h.AttentionBias || h.MLPBias {
+	if err == nil {
+		err = c.Validate()
+	}
+	return c, spec, err
+}
+
+// hfCommon reads the hyper-parameters of h for architecture arch.
+func hfCommon(path string, h *hfConfig, arch string) (Config, error) {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s: %s", ErrFormat, path, fmt.Sprintf(format, a...))
+	}
+	if (h.AttentionBias && arch != "qwen2") || h.MLPBias {
 		return Config{}, bad("attention_bias / mlp_bias are not supported")
+	}
+	if h.UseSlidingWindow {
+		return Config{}, bad("use_sliding_window is not supported")
 	}
 	c := Config{
 		Dim: h.HiddenSize, HiddenDim: h.IntermediateSize, NumLayers: h.NumHiddenLayers,
@@ -73,10 +143,10 @@ func parseHFConfig(path string, b []byte) (Config, error) {
 	if h.NumKeyValueHeads != nil {
 		c.NumKVHeads = *h.NumKeyValueHeads
 	}
-	// Mistral's sliding-window attention equals full attention while no
-	// sequence is longer than the window: cap the context there.
-	if w := h.SlidingWindow; w != nil && *w > 0 && *w < c.MaxSeqLen {
-		c.MaxSeqLen = *w
+	// Mistral's sliding window, on every layer. (Qwen's sliding_window
+	// applies only with use_sliding_window, refused above.)
+	if w := h.SlidingWindow; arch == "llama" && w != nil && *w > 0 && *w < c.MaxSeqLen {
+		c.SlidingWindow = *w
 	}
 	if h.HeadDim != nil {
 		c.HeadDim = *h.HeadDim
@@ -96,10 +166,12 @@ func parseHFConfig(path string, b []byte) (Config, error) {
 		}
 		switch typ {
 		case "default", "":
+		case "linear":
+			c.RopeLinear = s.Factor
 		case "llama3":
 			c.RopeScaling = &RopeScaling{Factor: s.Factor, LowFreqFactor: s.LowFreqFactor, HighFreqFactor: s.HighFreqFactor, OriginalMaxPositionEmbeddings: s.OriginalMaxPositionEmbeddings}
 		default:
-			return Config{}, bad("rope_scaling type %q not supported (llama3 is)", typ)
+			return Config{}, bad("rope_scaling type %q not supported (linear and llama3 are)", typ)
 		}
 	}
 	if err := c.Validate(); err != nil {
@@ -108,13 +180,94 @@ func parseHFConfig(path string, b []byte) (Config, error) {
 	return c, nil
 }
 
+// hfFamily checks the activation and reads the family fields of h:
+// Gemma's embedding scale, attention scale (query_pre_attn_scalar),
+// soft-caps and sliding windows (every other layer for Gemma 2; 5 of 6,
+// or sliding_window_pattern, with the local RoPE base for Gemma 3).
+func hfFamily(h *hfConfig, c *Config, spec *archSpec, bad func(string, ...any) error) error {
+	want := "silu"
+	if spec.act == ActGELUTanh {
+		want = "gelu_pytorch_tanh"
+	}
+	if act := cmp.Or(h.HiddenActivation, h.HiddenAct); act != "" && act != want {
+		return bad("activation %q not supported for %s (want %s)", act, spec.name, want)
+	}
+	if f := h.PartialRotaryFactor; f != nil && *f != 1 {
+		return bad("partial_rotary_factor %g is not supported", *f)
+	}
+	c.Act = spec.act
+	if !spec.embedScale {
+		return nil
+	}
+	c.EmbedScale = float32(math.Sqrt(float64(c.Dim)))
+	if q := h.QueryPreAttnScalar; q != nil {
+		c.AttnScale = float32(1 / math.Sqrt(*q))
+	}
+	for _, f := range []struct {
+		dst *float32
+		v   *float64
+	}{{&c.AttnSoftcap, h.AttnLogitSoftcapping}, {&c.FinalSoftcap, h.FinalLogitSoftcapping}} {
+		if f.v != nil {
+			*f.dst = float32(*f.v)
+		}
+	}
+	c.SlidingWindow, c.SlidingPattern = 4096, 2
+	if spec.name == "gemma3" {
+		c.SlidingPattern, c.RopeThetaLocal = cmp.Or(derefOr(h.SlidingWindowPattern, 0), 6), 10000
+		if b := h.RopeLocalBaseFreq; b != nil {
+			c.RopeThetaLocal = *b
+		}
+	}
+	if w := h.SlidingWindow; w != nil {
+		c.SlidingWindow = *w
+	}
+	for l, typ := range h.LayerTypes {
+		if want := map[bool]string{true: "sliding_attention", false: "full_attention"}[c.IsLocal(l)]; typ != want {
+			return bad("layer_types[%d] = %q, the sliding-window pattern %d says %q", l, typ, c.SlidingPattern, want)
+		}
+	}
+	return nil
+}
+
+// hfMoE reads the experts of Mixtral (num_local_experts, each
+// intermediate_size wide, weights renormalized) and Qwen-MoE
+// (num_experts, moe_intermediate_size, norm_topk_prob, and Qwen2-MoE's
+// shared expert); every layer must be sparse.
+func hfMoE(h *hfConfig, c *Config, spec *archSpec, bad func(string, ...any) error) error {
+	experts := derefOr(h.NumExperts, derefOr(h.NumLocalExperts, 0))
+	if spec.moe == moeNone || experts == 0 {
+		if spec.moe == moeRequired {
+			return bad("%s without num_experts", spec.name)
+		}
+		return nil
+	}
+	if derefOr(h.DecoderSparseStep, 1) != 1 || len(h.MlpOnlyLayers) > 0 {
+		return bad("dense layers among the sparse ones (decoder_sparse_step, mlp_only_layers) are not supported")
+	}
+	c.NumExperts, c.NumExpertsUsed = experts, h.NumExpertsPerTok
+	c.HiddenDim = derefOr(h.MoeIntermediateSize, c.HiddenDim)
+	c.NoExpertRenorm = spec.name != "llama" && !derefOr(h.NormTopkProb, false)
+	if spec.shared {
+		c.SharedExpertDim = derefOr(h.SharedExpertIntermediateSize, 0)
+	}
+	return nil
+}
+
+// derefOr returns *p, or def when p is nil.
+func derefOr[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
 func readHF(dir string) (*rawModel, error) {
 	cfgPath := filepath.Join(dir, "config.json")
 	b, err := os.ReadFile(cfgPath)
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
-	c, err := parseHFConfig(cfgPath, b)
+	c, spec, err := parseHFConfigArch(cfgPath, b)
 	if err != nil {
 		return nil, err
 	}
@@ -128,12 +281,72 @@ func readHF(dir string) (*rawModel, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s: %s", ErrFormat, dir, fmt.Sprintf(format, a...))
 	}
+	g, used := newHFTensors(set, &spec, bad)
+	hfSpec := spec
+	hfSpec.neox = true // HF keeps q and k for rotate_half: NEOX's pairs (i, i+hd/2)
+	r, err := g.readModel(&c, &hfSpec, false)
+	if err != nil {
+		return nil, err
+	}
+	if _, t := set.Tensor("lm_head.weight"); t != nil && c.TiedEmbeddings {
+		used["lm_head.weight"] = true // HF ties it to embed_tokens
+	}
+	for _, f := range set.Files {
+		for _, n := range f.Names {
+			// rotary_emb.inv_freq (old checkpoints) is derived from rope_theta.
+			if !used[n] && !strings.HasSuffix(n, ".rotary_emb.inv_freq") {
+				return nil, bad("tensor %s is not used (not supported)", n)
+			}
+		}
+	}
+	return r, nil
+}
+
+// hfTensorNames maps the GGUF tensor names the family readers ask for to
+// the Hugging Face ones (Gemma's pre/post norms and Phi-3's fused gate|up
+// have their own).
+func hfTensorNames(spec *archSpec) *strings.Replacer {
+	ffnNorm, ffnUp := ".post_attention_layernorm.", ".mlp.up_proj."
+	if spec.postNorms {
+		ffnNorm = ".pre_feedforward_layernorm."
+	}
+	if spec.fusedGateUp {
+		ffnUp = ".mlp.gate_up_proj."
+	}
+	// Experts: {e} stands for the expert's index.
+	moe := []string{".ffn_gate_inp.", ".mlp.gate.", ".ffn_gate_exps.", ".mlp.experts.{e}.gate_proj.",
+		".ffn_up_exps.", ".mlp.experts.{e}.up_proj.", ".ffn_down_exps.", ".mlp.experts.{e}.down_proj.",
+		".ffn_gate_inp_shexp.", ".mlp.shared_expert_gate.", ".ffn_gate_shexp.", ".mlp.shared_expert.gate_proj.",
+		".ffn_up_shexp.", ".mlp.shared_expert.up_proj.", ".ffn_down_shexp.", ".mlp.shared_expert.down_proj."}
+	if spec.name == "llama" {
+		moe = []string{".ffn_gate_inp.", ".block_sparse_moe.gate.", ".ffn_gate_exps.", ".block_sparse_moe.experts.{e}.w1.",
+			".ffn_up_exps.", ".block_sparse_moe.experts.{e}.w3.", ".ffn_down_exps.", ".block_sparse_moe.experts.{e}.w2."}
+	}
+	return strings.NewReplacer(append(moe,
+		"token_embd.", "model.embed_tokens.", "output_norm.", "model.norm.", "output.", "lm_head.", "blk.", "model.layers.",
+		".attn_qkv.", ".self_attn.qkv_proj.", ".attn_q_norm.", ".self_attn.q_norm.", ".attn_k_norm.", ".self_attn.k_norm.",
+		".attn_q.", ".self_attn.q_proj.", ".attn_k.", ".self_attn.k_proj.", ".attn_v.", ".self_attn.v_proj.",
+		".attn_output.", ".self_attn.o_proj.", ".attn_norm.", ".input_layernorm.",
+		".post_attention_norm.", ".post_attention_layernorm.", ".post_ffw_norm.", ".post_feedforward_layernorm.",
+		".ffn_norm.", ffnNorm, ".ffn_gate.", ".mlp.gate_proj.", ".ffn_up.", ffnUp, ".ffn_down.", ".mlp.down_proj.",
+	)...)
+}
+
+// newHFTensors returns readers of set's tensors under the GGUF names the
+// family readers use (F32, F16 or BF16, as F32; Gemma's norm weights w as
+// the 1 + w they stand for), and the set of HF names they were asked for.
+func newHFTensors(set *safetensors.Set, spec *archSpec, bad func(string, ...any) error) (*ggufTensors, map[string]bool) {
+	names := hfTensorNames(spec)
+	used := map[string]bool{}
+	// load reads an HF tensor of the given shape (a vector may also come
+	// as a one-row matrix).
 	load := func(name string, shape ...int64) ([]float32, error) {
+		used[name] = true
 		f, t := set.Tensor(name)
 		if t == nil {
 			return nil, bad("missing tensor %s", name)
 		}
-		if !slices.Equal(t.Shape, shape) {
+		if !slices.Equal(t.Shape, shape) && !(len(shape) == 1 && slices.Equal(t.Shape, []int64{1, shape[0]})) {
 			return nil, bad("tensor %s has shape %v, want %v", name, t.Shape, shape)
 		}
 		data, err := f.TensorData(t)
@@ -150,52 +363,33 @@ func readHF(dir string) (*rawModel, error) {
 		}
 		return nil, bad("tensor %s has dtype %s (F32, F16, BF16 are supported)", name, t.DType)
 	}
-	mat := func(name string, rows, cols int) (tensor.Mat, error) {
-		v, err := load(name, int64(rows), int64(cols))
-		return f32Mat(rows, cols, v), err
-	}
-	d, qd, kvd, hd := c.Dim, c.QDim(), c.KVDim(), c.HiddenDim
-	r := &rawModel{cfg: c, layers: make([]rawLayer, c.NumLayers)}
-	if r.embed, err = mat("model.embed_tokens.weight", c.VocabSize, d); err != nil {
-		return nil, err
-	}
-	if r.norm, err = load("model.norm.weight", int64(d)); err != nil {
-		return nil, err
-	}
-	if _, t := set.Tensor("lm_head.weight"); t != nil && !c.TiedEmbeddings {
-		o, err := mat("lm_head.weight", c.VocabSize, d)
-		if err != nil {
-			return nil, err
+	// mat reads a matrix, or n experts' (HF keeps one tensor per expert)
+	// stacked.
+	mat := func(name string, rows, cols, n int) (tensor.Mat, error) {
+		hf := names.Replace(name)
+		if n == 0 {
+			v, err := load(hf, int64(rows), int64(cols))
+			return f32Mat(rows, cols, v), err
 		}
-		r.output = &o
-	} else if !c.TiedEmbeddings {
-		return nil, bad("tie_word_embeddings is false but lm_head.weight is missing")
+		all := make([]float32, 0, n*rows*cols)
+		for e := range n {
+			v, err := load(strings.ReplaceAll(hf, "{e}", strconv.Itoa(e)), int64(rows), int64(cols))
+			if err != nil {
+				return tensor.Mat{}, err
+			}
+			all = append(all, v...)
+		}
+		return f32Mat(n*rows, cols, all), nil
 	}
-	for i := range r.layers {
-		L := &r.layers[i]
-		p := fmt.Sprintf("model.layers.%d.", i)
-		if L.attnNorm, err = load(p+"input_layernorm.weight", int64(d)); err != nil {
-			return nil, err
-		}
-		if L.ffnNorm, err = load(p+"post_attention_layernorm.weight", int64(d)); err != nil {
-			return nil, err
-		}
-		for _, w := range []struct {
-			dst        *tensor.Mat
-			name       string
-			rows, cols int
-		}{
-			{&L.wq, "self_attn.q_proj", qd, d}, {&L.wk, "self_attn.k_proj", kvd, d}, {&L.wv, "self_attn.v_proj", kvd, d},
-			{&L.wo, "self_attn.o_proj", d, qd},
-			{&L.wGate, "mlp.gate_proj", hd, d}, {&L.wUp, "mlp.up_proj", hd, d}, {&L.wDown, "mlp.down_proj", d, hd},
-		} {
-			if *w.dst, err = mat(p+w.name+".weight", w.rows, w.cols); err != nil {
-				return nil, err
+	vec := func(name string, n int) ([]float32, error) {
+		v, err := load(names.Replace(name), int64(n))
+		if err == nil && spec.normPlusOne && strings.HasSuffix(name, "norm.weight") {
+			for i := range v {
+				v[i]++ // Gemma's RMSNorm multiplies by 1 + w
 			}
 		}
-		// HF stores q/k for rotate_half RoPE; go back to adjacent pairs.
-		L.wq.F32 = unpermuteQK(L.wq.F32, c.NumHeads, c.HeadDim, d)
-		L.wk.F32 = unpermuteQK(L.wk.F32, c.NumKVHeads, c.HeadDim, d)
+		return v, err
 	}
-	return r, nil
+	has := func(name string) bool { _, t := set.Tensor(names.Replace(name)); return t != nil }
+	return &ggufTensors{mat: mat, vec: vec, has: has, bad: bad}, used
 }

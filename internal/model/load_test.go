@@ -1,7 +1,6 @@
 package model
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -37,37 +36,20 @@ func logitsOf(t *testing.T, m *Model, toks []int32) []float32 {
 // dropping tensors named in drop.
 func rewriteGGUF(t *testing.T, src, dst string, conv func(ti *gguf.TensorInfo, f32 []float32) (gguf.GGMLType, []byte, bool), drop ...string) {
 	t.Helper()
-	f, err := gguf.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.ReadTensorData(); err != nil {
-		t.Fatal(err)
-	}
-	var kvs []gguf.KV
-	for _, k := range f.Keys {
-		kvs = append(kvs, gguf.KV{Key: k, Value: f.Metadata[k]})
-	}
-	var ts []gguf.TensorData
-	for i := range f.Tensors {
-		ti := &f.Tensors[i]
-		if strings.Contains(strings.Join(drop, ","), ti.Name) {
-			continue
+	editGGUFTo(t, src, dst, func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
+		var out []gguf.TensorData
+		for _, td := range ts {
+			if strings.Contains(strings.Join(drop, ","), td.Name) {
+				continue
+			}
+			ti := &gguf.TensorInfo{Name: td.Name, Dims: td.Dims, Type: td.Type}
+			if typ, nd, ok := conv(ti, decodeF32(td.Data)); ok {
+				td.Type, td.Data = typ, nd
+			}
+			out = append(out, td)
 		}
-		d, _ := f.TensorData(ti)
-		td := gguf.TensorData{Name: ti.Name, Dims: ti.Dims, Type: ti.Type, Data: d}
-		if typ, nd, ok := conv(ti, decodeF32(d)); ok {
-			td.Type, td.Data = typ, nd
-		}
-		ts = append(ts, td)
-	}
-	var buf bytes.Buffer
-	if err := gguf.Encode(&buf, kvs, ts); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dst, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+		return kvs, out
+	})
 }
 
 func TestLoadGGUFTypes(t *testing.T) {
@@ -372,8 +354,8 @@ func TestParseHFConfigSlidingWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.MaxSeqLen != 4096 || c.HeadDim != 128 || c.RMSNormEps != 1e-5 {
-		t.Fatalf("config %+v: want the context capped at the 4096-token window", c)
+	if c.MaxSeqLen != 32768 || c.SlidingWindow != 4096 || c.SlidingPattern != 0 || !c.IsLocal(31) || c.HeadDim != 128 || c.RMSNormEps != 1e-5 {
+		t.Fatalf("config %+v: want the full context with a 4096-token window on every layer", c)
 	}
 }
 

@@ -92,10 +92,10 @@ func runEngine(t *testing.T, r *runner.Runner, es engineSetup, reqs []sched.Engi
 }
 
 // invarianceRequests builds n requests with prompt lengths 2..68 (BOS
-// first, random ids from a fixed seed); in the second half, every other
+// first, random ids below vocab from a fixed seed); in the second half, every other
 // request starts with the first 40 tokens of request i-n/2 so that, with at
 // most n/2 running, the prefix cache has something to find.
-func invarianceRequests(n, maxTokens int, params func(i int) sampling.Params) []sched.EngineRequest {
+func invarianceRequests(n, maxTokens, vocab int, params func(i int) sampling.Params) []sched.EngineRequest {
 	rng := sampling.NewRNG(2024)
 	var reqs []sched.EngineRequest
 	for i := range n {
@@ -105,7 +105,7 @@ func invarianceRequests(n, maxTokens int, params func(i int) sampling.Params) []
 			prompt = slices.Clone(reqs[i-h].PromptTokenIDs[:min(40, len(reqs[i-h].PromptTokenIDs))])
 		}
 		for len(prompt) < plen {
-			prompt = append(prompt, int32(3+rng.Uint64()%509))
+			prompt = append(prompt, int32(3+rng.Uint64()%uint64(vocab-3)))
 		}
 		p := params(i)
 		p.MaxTokens = maxTokens
@@ -179,13 +179,33 @@ func TestBatchInvarianceWideModel(t *testing.T) {
 	}
 }
 
+// TestBatchInvarianceArchitectures repeats the greedy check on the
+// synthetic model of every architecture family (shared/models/synthetic,
+// Q8_0): biases, q/k norms, experts, fused tensors, and Gemma's soft-caps
+// and sliding window of 32, which prompts of up to 68 tokens cross while
+// chunked, cached and preempted.
+func TestBatchInvarianceArchitectures(t *testing.T) {
+	dir := testmodels.Dir(t, "synthetic")
+	setups := []engineSetup{
+		{name: "prefix cache hits", prefixCache: true, tokenBudget: 2048, numBlocks: 256, blockSize: 16, maxNumSeqs: 4, wantCacheHit: true},
+		{name: "chunked prefill and preemption", prefixCache: true, tokenBudget: 24, numBlocks: 16, blockSize: 8, maxNumSeqs: 8, wantPreempt: true},
+	}
+	for _, arch := range []string{"qwen2", "qwen3", "qwen3moe", "phi3", "gemma2", "gemma3"} {
+		m, err := model.Load(filepath.Join(dir, arch, arch+"-Q8_0.gguf"), model.LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkInvariance(t, m, 12, 8, setups, arch+" greedy", greedyParams)
+	}
+}
+
 // checkInvariance computes every request's tokens alone (one request per
 // fresh engine, the first setup's configuration), then runs all requests
 // together under each setup and requires the same tokens.
 func checkInvariance(t *testing.T, m *model.Model, n, maxTokens int, setups []engineSetup, name string, params func(int) sampling.Params) {
 	pool := tensor.NewPool(2)
 	defer pool.Close()
-	reqs := invarianceRequests(n, maxTokens, params)
+	reqs := invarianceRequests(n, maxTokens, m.Config.VocabSize, params)
 	newRunner := func(t *testing.T, es engineSetup) *runner.Runner {
 		r, err := runner.New(m, pool, runner.Config{
 			NumBlocks: es.numBlocks, BlockSize: es.blockSize,

@@ -1,7 +1,9 @@
 // Package tensor holds the CPU kernels: matrix multiplication over F32,
 // Q8_0 and Q4_0 weights (SIMD where the CPU has it, a portable pure-Go fallback),
-// RMSNorm, softmax, SiLU and the vector helpers attention is built from, and
-// Pool, a set of persistent workers with a cheap barrier.
+// RMSNorm, softmax, SiLU, GELU (tanh; GeGLU evaluates it as llama.cpp's CPU
+// backend does, through a table of half-precision results), soft-capping
+// and the vector helpers attention is built from, and Pool, a set of
+// persistent workers with a cheap barrier.
 //
 // vLLM counterpart: the CPU attention backend and kernels. Imports: nothing
 // internal (a leaf); golang.org/x/sys/cpu for feature detection.
