@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -89,13 +90,7 @@ func loadModel(cfg engineConfig, logger *slog.Logger) (*model.Model, *tokenizer.
 	}
 	dtype, _ := quantDType(cfg.Quantization)
 	if cfg.Model == "" {
-		mc, err := model.DummyConfig(cfg.DummyShape)
-		if err != nil {
-			return nil, nil, fmt.Errorf("--dummy-shape: %w", err)
-		}
-		logger.Info("no model given: using the built-in random-weight model and a byte-level tokenizer; its text is gibberish",
-			"dummy_shape", cfg.DummyShape, "params", mc.NumParams())
-		return model.NewDummy(mc, dtype, cfg.Seed), tokenizer.NewDummy(mc.VocabSize), nil
+		return dummyModel(cfg, dtype, logger)
 	}
 	m, err := model.Load(cfg.Model, model.LoadOptions{Quantize: cfg.Quantization})
 	if err != nil {
@@ -112,6 +107,27 @@ func loadModel(cfg engineConfig, logger *slog.Logger) (*model.Model, *tokenizer.
 		logger.Warn("the model has more token rows than the tokenizer has tokens", "tokenizer", tok.VocabSize(), "model", m.Config.VocabSize)
 	}
 	return m, tok, nil
+}
+
+// dummyModel is the built-in random-weight model of --dummy-shape, with a
+// byte-level vocabulary, or with --tokenizer's vocabulary and as many
+// token rows as it has tokens (as vLLM's dummy format keeps the real
+// config), so that /tokenize can be checked for any tokenizer.
+func dummyModel(cfg engineConfig, dtype tensor.DType, logger *slog.Logger) (*model.Model, *tokenizer.Tokenizer, error) {
+	mc, err := model.DummyConfig(cfg.DummyShape)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--dummy-shape: %w", err)
+	}
+	tok := tokenizer.NewDummy(mc.VocabSize)
+	if cfg.Tokenizer != "" {
+		if tok, err = tokenizer.Load("", tokenizer.LoadOptions{TokenizerPath: cfg.Tokenizer}); err != nil {
+			return nil, nil, fmt.Errorf("--tokenizer: %w", err)
+		}
+		mc.VocabSize = tok.VocabSize()
+	}
+	logger.Info("no model given: using the built-in random-weight model; its text is gibberish",
+		"dummy_shape", cfg.DummyShape, "params", mc.NumParams(), "vocab", mc.VocabSize, "tokenizer", cmp.Or(cfg.Tokenizer, "byte-level"))
+	return model.NewDummy(mc, dtype, cfg.Seed), tok, nil
 }
 
 // modelLabel names the model source in logs.

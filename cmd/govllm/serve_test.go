@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -553,5 +554,43 @@ func TestServeRejectsEngineNiceOutOfRange(t *testing.T) {
 		} else if !strings.Contains(err.Error(), "--engine-nice") {
 			t.Errorf("--engine-nice %d: error %q does not name the flag", nice, err)
 		}
+	}
+}
+
+// TestServeDummyWithTokenizer: --load-format dummy --tokenizer FILE serves
+// that tokenizer (its ids are the reference implementation's) over a
+// random model with its vocabulary size; a tokenizer larger than a real
+// model's vocabulary is refused at start-up with the two sizes (it was a
+// nil-pointer panic).
+func TestServeDummyWithTokenizer(t *testing.T) {
+	noLeaks(t)
+	dir := testmodels.Dir(t, "stories260K")
+	g := testmodels.LoadGolden(t, "once_upon_a_time")
+	cfg := testServeConfig()
+	cfg.LoadFormat, cfg.Tokenizer = "dummy", filepath.Join(dir, "tok512.bin")
+	url, stop := startServe(t, cfg)
+	resp, err := http.Post(url+"/tokenize", "application/json", strings.NewReader(`{"prompt":`+strconv.Quote(g.Prompt)+`}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr struct{ Tokens []int32 }
+	err = json.NewDecoder(resp.Body).Decode(&tr)
+	resp.Body.Close()
+	if err != nil || !slices.Equal(tr.Tokens, g.PromptIDs()) {
+		t.Fatalf("/tokenize %q = %v (%v), want the reference ids %v", g.Prompt, tr.Tokens, err, g.PromptIDs())
+	}
+	if r := post(t, url, "/v1/completions", `{"prompt":"Once","max_tokens":3}`); r.status != 200 {
+		t.Fatalf("completion: %d %s", r.status, r.body)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	bigTok := filepath.Join(testmodels.Dir(t, "vocab"), "hf-tokenizers", "llama-bpe", "tokenizer.json") // 128,256 tokens
+	cfg = testServeConfig()
+	cfg.Model, cfg.Tokenizer = filepath.Join(dir, "stories260K.gguf"), bigTok
+	_, err = newServeStack(cfg, nil)
+	if err == nil || !strings.Contains(err.Error(), "128256") || !strings.Contains(err.Error(), "512") {
+		t.Fatalf("a Llama-3 tokenizer for a 512-token model: %v, want an error naming both sizes", err)
 	}
 }
