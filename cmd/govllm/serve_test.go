@@ -594,3 +594,48 @@ func TestServeDummyWithTokenizer(t *testing.T) {
 		t.Fatalf("a Llama-3 tokenizer for a 512-token model: %v, want an error naming both sizes", err)
 	}
 }
+
+// TestServeSyntheticArchitectures: each architecture's synthetic model
+// (llama.cpp's conformance files) is served with its family's chat template
+// and answers a chat request; the prompt the template renders reaches the
+// engine (usage counts its tokens).
+func TestServeSyntheticArchitectures(t *testing.T) {
+	noLeaks(t)
+	syn := testmodels.Dir(t, "synthetic")
+	tmpl := filepath.Join(filepath.Dir(syn), "..", "templates")
+	for _, tc := range []struct{ arch, template string }{
+		{"llama", "meta-llama-Llama-3.1-8B-Instruct.jinja"},
+		{"qwen2", "Qwen-Qwen2.5-7B-Instruct.jinja"},
+		{"qwen3", "Qwen-Qwen3-0.6B.jinja"},
+		{"qwen3moe", "Qwen-Qwen3-0.6B.jinja"},
+		{"phi3", "microsoft-Phi-3.5-mini-instruct.jinja"},
+		{"gemma2", "google-gemma-2-2b-it.jinja"},
+		{"gemma3", "google-gemma-2-2b-it.jinja"},
+	} {
+		t.Run(tc.arch, func(t *testing.T) {
+			cfg := testServeConfig()
+			cfg.Model = filepath.Join(syn, tc.arch, tc.arch+"-Q8_0.gguf")
+			cfg.ChatTemplate = filepath.Join(tmpl, tc.template)
+			url, stop := startServe(t, cfg)
+			r := post(t, url, "/v1/chat/completions", `{"messages":[{"role":"user","content":"Tell me a story."}],"max_tokens":8,"temperature":0}`)
+			var out struct {
+				Choices []struct {
+					Message struct{ Content string }
+				}
+				Usage struct {
+					PromptTokens     int `json:"prompt_tokens"`
+					CompletionTokens int `json:"completion_tokens"`
+				} `json:"usage"`
+			}
+			if err := json.Unmarshal([]byte(r.body), &out); r.status != 200 || err != nil || len(out.Choices) != 1 {
+				t.Fatalf("%d %s", r.status, r.body)
+			}
+			if out.Usage.CompletionTokens != 8 || out.Usage.PromptTokens < len("Tell me a story.")/4 || out.Choices[0].Message.Content == "" {
+				t.Fatalf("usage %+v, content %q", out.Usage, out.Choices[0].Message.Content)
+			}
+			if err := stop(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
