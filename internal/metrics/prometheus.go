@@ -94,30 +94,59 @@ func NewPrometheus(reg prometheus.Registerer, opts PrometheusOptions) (*Promethe
 	if reg == nil {
 		return nil, fmt.Errorf("%w: nil Registerer", ErrInvalidOptions)
 	}
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	b := builder{me: []string{opts.ModelName, strconv.Itoa(opts.EngineIndex)}}
+	p := &Prometheus{}
+	p.schedulerFamilies(&b)
+	p.counterFamilies(&b)
+	p.histogramFamilies(&b, opts.MaxModelLen)
+	info, values := cacheConfigFamily(&b, opts.CacheConfig)
+
+	// Register first: an invalid name or label is reported here, before
+	// any child is created from a broken descriptor.
+	for i, c := range b.collectors {
+		if err := reg.Register(c); err != nil {
+			for _, done := range b.collectors[:i] {
+				reg.Unregister(done)
+			}
+			return nil, fmt.Errorf("metrics: register engine metrics: %w", err)
+		}
+	}
+	p.cacheConfigInfo = info.WithLabelValues(values...)
+	p.cacheConfigInfo.Set(1)
+	p.collectors = b.collectors
+	return p, nil
+}
+
+// validate checks the options NewPrometheus needs.
+func (opts *PrometheusOptions) validate() error {
 	if opts.ModelName == "" {
-		return nil, fmt.Errorf("%w: empty ModelName", ErrInvalidOptions)
+		return fmt.Errorf("%w: empty ModelName", ErrInvalidOptions)
 	}
 	if opts.EngineIndex < 0 {
-		return nil, fmt.Errorf("%w: negative EngineIndex %d", ErrInvalidOptions, opts.EngineIndex)
+		return fmt.Errorf("%w: negative EngineIndex %d", ErrInvalidOptions, opts.EngineIndex)
 	}
 	if opts.MaxModelLen < 1 {
-		return nil, fmt.Errorf("%w: MaxModelLen %d < 1", ErrInvalidOptions, opts.MaxModelLen)
+		return fmt.Errorf("%w: MaxModelLen %d < 1", ErrInvalidOptions, opts.MaxModelLen)
 	}
 	if !utf8.ValidString(opts.ModelName) {
-		return nil, fmt.Errorf("%w: ModelName is not valid UTF-8", ErrInvalidOptions)
+		return fmt.Errorf("%w: ModelName is not valid UTF-8", ErrInvalidOptions)
 	}
 	for k, v := range opts.CacheConfig {
 		if k == "engine" {
-			return nil, fmt.Errorf("%w: CacheConfig may not carry the engine label", ErrInvalidOptions)
+			return fmt.Errorf("%w: CacheConfig may not carry the engine label", ErrInvalidOptions)
 		}
 		if !utf8.ValidString(v) {
-			return nil, fmt.Errorf("%w: CacheConfig[%q] is not valid UTF-8", ErrInvalidOptions, k)
+			return fmt.Errorf("%w: CacheConfig[%q] is not valid UTF-8", ErrInvalidOptions, k)
 		}
 	}
+	return nil
+}
 
-	b := builder{me: []string{opts.ModelName, strconv.Itoa(opts.EngineIndex)}}
-	p := &Prometheus{}
-
+// schedulerFamilies builds the scheduler-state gauges.
+func (p *Prometheus) schedulerFamilies(b *builder) {
 	// Scheduler state.
 	p.running = b.gauge("vllm:num_requests_running",
 		"Number of requests in model execution batches.")
@@ -136,8 +165,10 @@ func NewPrometheus(reg prometheus.Registerer, opts PrometheusOptions) (*Promethe
 	p.sleepState[0].Set(1) // awake until sleep exists
 	p.kvUsage = b.gauge("vllm:kv_cache_usage_perc",
 		"KV-cache usage. 1 means 100 percent usage.")
+}
 
-	// Counters.
+// counterFamilies builds the counters.
+func (p *Prometheus) counterFamilies(b *builder) {
 	p.prefixQueries = b.counter("vllm:prefix_cache_queries_total",
 		"Prefix cache queries, in terms of number of queried tokens.")
 	p.prefixHits = b.counter("vllm:prefix_cache_hits_total",
@@ -165,9 +196,12 @@ func NewPrometheus(reg prometheus.Registerer, opts PrometheusOptions) (*Promethe
 	for i, r := range stats.FinishReasons {
 		p.success[r] = successByReason[i]
 	}
+}
 
+// histogramFamilies builds the histograms of counts and of intervals.
+func (p *Prometheus) histogramFamilies(b *builder, maxModelLen int) {
 	// Histograms of counts.
-	tokens125 := Build125Buckets(opts.MaxModelLen)
+	tokens125 := Build125Buckets(maxModelLen)
 	p.reqPromptTokens = b.histogram("vllm:request_prompt_tokens",
 		"Number of prefill tokens processed.", tokens125)
 	p.reqGenTokens = b.histogram("vllm:request_generation_tokens",
@@ -200,16 +234,20 @@ func NewPrometheus(reg prometheus.Registerer, opts PrometheusOptions) (*Promethe
 		"Histogram of time spent in DECODE phase for request.", requestLatencyBuckets)
 	p.prefillKVComputed = b.histogram("vllm:request_prefill_kv_computed_tokens",
 		"Histogram of new KV tokens computed during prefill (excluding cached tokens).", tokens125)
+}
 
-	// Info: one label per cache-config attribute (sorted) then engine; no model_name.
-	keys := make([]string, 0, len(opts.CacheConfig)+1)
-	for k := range opts.CacheConfig {
+// cacheConfigFamily builds vllm:cache_config_info: one label per
+// cache-config attribute (sorted), then engine; no model_name. It returns
+// the family and the values of its one child.
+func cacheConfigFamily(b *builder, cacheConfig map[string]string) (*prometheus.GaugeVec, []string) {
+	keys := make([]string, 0, len(cacheConfig)+1)
+	for k := range cacheConfig {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	values := make([]string, 0, len(keys)+1)
 	for _, k := range keys {
-		values = append(values, opts.CacheConfig[k])
+		values = append(values, cacheConfig[k])
 	}
 	keys = append(keys, "engine")
 	values = append(values, b.me[1])
@@ -218,21 +256,7 @@ func NewPrometheus(reg prometheus.Registerer, opts PrometheusOptions) (*Promethe
 		Help: "Information of the LLMEngine CacheConfig",
 	}, keys)
 	b.collectors = append(b.collectors, info)
-
-	// Register first: an invalid name or label is reported here, before
-	// any child is created from a broken descriptor.
-	for i, c := range b.collectors {
-		if err := reg.Register(c); err != nil {
-			for _, done := range b.collectors[:i] {
-				reg.Unregister(done)
-			}
-			return nil, fmt.Errorf("metrics: register engine metrics: %w", err)
-		}
-	}
-	p.cacheConfigInfo = info.WithLabelValues(values...)
-	p.cacheConfigInfo.Set(1)
-	p.collectors = b.collectors
-	return p, nil
+	return info, values
 }
 
 // Unregister removes every family this Prometheus registered from reg (for
