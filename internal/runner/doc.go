@@ -15,7 +15,7 @@
 // Invariants:
 //   - The runner keeps no per-request state: everything a step needs rides
 //     on the SchedulerOutput, so preemption and abort need no bookkeeping
-//     here (FinishedReqIDs is ignored).
+//     here (vLLM's SchedulerOutput.finished_req_ids has no counterpart).
 //   - A seeded request's draw for output token i uses
 //     sampling.SeededRNG(seed, i), so its tokens do not depend on batch mates
 //     or preemption; unseeded requests draw from one runner-wide generator

@@ -58,9 +58,6 @@
 // the front end's answer (and its aborts) before the next Schedule, or a
 // sequence a stop string finished is computed for nothing.
 //
-// SchedulerOutput.FinishedReqIDs are delivered with the next step that
-// schedules at least one request (an executor never sees an empty batch).
-//
 // # Invariants
 //
 // Every unfinished request is in exactly one of running or waiting; running

@@ -2,7 +2,6 @@ package sched_test
 
 import (
 	"context"
-	"slices"
 	"testing"
 
 	"govllm/internal/sampling"
@@ -51,30 +50,6 @@ func TestLogprobsPassThrough(t *testing.T) {
 	}
 	h.run()
 	h.checkDrained()
-}
-
-// TestFinishedReqIDs: finished and aborted ids reach the executor with the
-// next step that schedules something, exactly once.
-func TestFinishedReqIDs(t *testing.T) {
-	h := newHarness(t, defaultOpts())
-	h.add("a", prompt(0, 3), 1)
-	h.add("b", prompt(10, 3), 5)
-	h.step() // a finishes
-	h.s.Abort("b")
-	h.step() // only b's abort output: nothing scheduled, ids kept
-	h.add("c", prompt(20, 3), 1)
-	so := h.s.Schedule()
-	got := slices.Clone(so.FinishedReqIDs)
-	slices.Sort(got)
-	if !slices.Equal(got, []sched.RequestID{"a", "b"}) {
-		t.Fatalf("FinishedReqIDs %v, want [a b]", got)
-	}
-	ro, _ := h.exec.Execute(context.Background(), so)
-	h.s.UpdateFromOutput(so, ro)
-	h.add("d", prompt(30, 3), 1)
-	if so := h.s.Schedule(); len(so.FinishedReqIDs) != 1 || so.FinishedReqIDs[0] != "c" {
-		t.Fatalf("FinishedReqIDs %v, want [c]", so.FinishedReqIDs)
-	}
 }
 
 // TestStopCheck: a step that gave a token to an unfinished request with

@@ -37,8 +37,6 @@ type Scheduler struct {
 	scheduled []*Request // aligned with out.Requests
 	step      stepState
 
-	// finishedIDs finished or were aborted since the last executed step.
-	finishedIDs []RequestID
 	// abortOutputs ride on the next UpdateFromOutput.
 	abortOutputs []CoreOutput
 }
@@ -163,12 +161,6 @@ func (s *Scheduler) Schedule() *SchedulerOutput {
 	}
 
 	s.out.TotalNumScheduledTokens = s.cfg.MaxNumBatchedTokens - s.step.budget
-	s.out.FinishedReqIDs = s.out.FinishedReqIDs[:0]
-	if len(s.out.Requests) > 0 {
-		// Delivered only with an executed step; kept otherwise.
-		s.out.FinishedReqIDs = append(s.out.FinishedReqIDs, s.finishedIDs...)
-		s.finishedIDs = s.finishedIDs[:0]
-	}
 	s.assertInvariants()
 	return &s.out
 }
@@ -348,5 +340,4 @@ func (s *Scheduler) finish(r *Request) {
 	s.kv.Free(string(r.ID))
 	r.blockTable = nil
 	delete(s.requests, r.ID)
-	s.finishedIDs = append(s.finishedIDs, r.ID)
 }

@@ -47,9 +47,6 @@ type ScheduledRequest struct {
 type SchedulerOutput struct {
 	Requests                []ScheduledRequest
 	TotalNumScheduledTokens int
-	// FinishedReqIDs finished or were aborted since the last step: the
-	// executor drops any per-request state it keeps.
-	FinishedReqIDs []RequestID
 }
 
 // RunnerOutput is the executor's result, aligned with SchedulerOutput.Requests.

@@ -55,8 +55,6 @@ func (s *Scheduler) AbandonStep(so *SchedulerOutput) {
 		}
 	}
 	s.kv.DropScheduled()
-	s.finishedIDs = append(s.finishedIDs, so.FinishedReqIDs...)
-	so.FinishedReqIDs = so.FinishedReqIDs[:0]
 	so.Requests = so.Requests[:0]
 	clear(s.scheduled)
 	s.scheduled = s.scheduled[:0]
