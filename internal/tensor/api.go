@@ -102,10 +102,12 @@ func RMSNorm(out, x, weight []float32, eps float32) {
 		ss = impl.sumSq(x)
 	} else {
 		for _, v := range x {
-			ss += float64(v) * float64(v)
+			ss += float64(v * v) // the square rounded to float32, as GGML
 		}
 	}
-	scale := float32(1 / math.Sqrt(ss/float64(len(x))+float64(eps)))
+	// As GGML: the mean and the scale in float32.
+	mean := float32(ss / float64(len(x)))
+	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
 	if impl.scaleMul != nil && len(x) >= shortVec {
 		impl.scaleMul(out[:len(x)], x, weight, scale)
 		return

@@ -3,6 +3,7 @@ package tensor
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"sync/atomic"
 )
 
@@ -726,14 +727,25 @@ func (p *Pool) q8Scratch(nq, nd int) ([]int8, []float32, []byte) {
 	return p.xq[:nq], grow(&p.xd, nd), p.xu[:nq]
 }
 
-// quantizeRow quantizes x like QuantizeQ8_0 into separate int8 values and
-// float32 scales. The scale kept is the float16-rounded one, as a GGML
-// block would store it.
+// quantizeRow quantizes activation rows x to Q8_0 values q and float32
+// scales d (float16 values) as GGML's CPU backend does on x86
+// (ggml-cpu/arch/x86/quants.c quantize_row_q8_0, which llama.cpp applies to
+// the activations of every Q8_0/Q4_0 matmul): d = max|x|/127 rounded to
+// float16, values round-half-to-even(x·(127/max|x|)). This is not
+// QuantizeQ8_0 (GGML's reference, used for weights: round half away from
+// zero of x·(1/d)); the two differ in rare ties and last-bit products.
 func quantizeRow(q []int8, d []float32, x []float32) {
 	for b := range d {
 		xb := x[b*Q8BlockSize : (b+1)*Q8BlockSize]
-		s := q8Scale(xb)
-		q8Round(int8AsBytes(q[b*Q8BlockSize:(b+1)*Q8BlockSize]), xb, s)
-		d[b] = F16ToF32(F32ToF16(s))
+		amax := q8Amax(xb)
+		var id float32
+		if amax != 0 {
+			id = 127 / amax
+		}
+		qb := q[b*Q8BlockSize : (b+1)*Q8BlockSize]
+		for j, v := range xb {
+			qb[j] = int8(math.RoundToEven(float64(v * id)))
+		}
+		d[b] = F16ToF32(F32ToF16(amax / 127))
 	}
 }
