@@ -45,6 +45,7 @@ type Mat struct {
 	P32        []float32
 	Q          []byte
 	P          []byte
+	Parts      []Mat // Stacked: the parts, top to bottom
 }
 
 // matMulRef is the portable scalar reference MatMul (one Dot per output);

@@ -57,8 +57,14 @@ func (p *Pool) MatMul(out, x []float32, n int, w *Mat) {
 		}
 		checkQ4(w, "MatMul")
 		p.matMulQ4(out, x, n, w)
+	case Stacked:
+		p.matMulStacked(out, x, n, w)
 	default:
-		panic(fmt.Sprintf("tensor: MatMul: unknown DType %d", w.Type))
+		c := CodecOf(w.Type)
+		if c == nil || c.unpack == nil {
+			panic(fmt.Sprintf("tensor: MatMul: unknown DType %d", w.Type))
+		}
+		p.matMulBlocks(out, x, n, w, c)
 	}
 }
 
