@@ -13,13 +13,16 @@ import (
 // the same plus s = d·Σq; Q8_K: quantize_row_q8_K_ref), then every output
 // is, in block order,
 //
-//	K formats:  acc += float32(I)·(d·dx); acc −= float32(M)·(dmin·dx)
-//	32-blocks:  acc += float32(I)·(d·dx) (+ m·s for Q4_1/Q5_1)
+//	K formats:  GGML's x86 AVX2 vec_dot order (dotAcc): exact int32 lane
+//	            sums of sc·q·x and of the mins' mn·bsum, fused into float
+//	            lanes per super-block, reduced at the end
+//	32-blocks:  acc += float32(I)·(d·dx) (+ m·s for Q4_1/Q5_1), GGML's
+//	            generic order
 //
-// with I = Σ_g sc_g·Σ_{e∈g} q_e·x_e and M = Σ_g mn_g·bsum_g exact int32
-// sums (GGML's integer sums; the float steps are those of its generic
-// vec_dot_*), each product rounded before the add. An output depends only
-// on its weight row and activation row: batch invariant.
+// An output depends only on its weight row and activation row: batch
+// invariant. (The order matters: on llama.cpp's goldens, Q5_K in the
+// generic order moved a 200-token prompt's logprobs by 0.07, in this
+// order they match to 2e-6.)
 
 // actRows holds n activation rows quantized for one codec.
 type actRows struct {
@@ -95,7 +98,7 @@ func (p *Pool) matMulBlocks(out, x []float32, n int, w *Mat, c *Codec) {
 // blockRows computes outputs [r0,r1) of every activation row.
 func blockRows(out []float32, a *actRows, n int, w *Mat, c *Codec, r0, r1 int) {
 	nb, rb := w.Cols/c.BlockSize, c.RowBytes(w.Cols)
-	acc := make([]float32, n)
+	acc := make([]dotAcc, n)
 	var u unpacked
 	for r := r0; r < r1; r++ {
 		clear(acc)
@@ -107,17 +110,17 @@ func blockRows(out []float32, a *actRows, n int, w *Mat, c *Codec, r0, r1 int) {
 				xq := a.q[ab*c.BlockSize : (ab+1)*c.BlockSize]
 				switch c.act {
 				case actQ8_K:
-					acc[i] = dotKBlock(acc[i], &u, xq, a.bsum[ab*16:(ab+1)*16], a.d[ab])
+					c.step(&acc[i], &u, xq, a.bsum[ab*16:(ab+1)*16], a.d[ab])
 				case actQ8_1:
 					// GGML: sumf += (d·dx)·I + m·s, the two products added first.
-					acc[i] += float32(float32(float32(dot32(&u, xq))*(u.d*a.d[ab])) + float32(u.dmin*a.s[ab]))
+					acc[i].s += float32(float32(float32(dot32(&u, xq))*(u.d*a.d[ab])) + float32(u.dmin*a.s[ab]))
 				default:
-					acc[i] += float32(float32(dot32(&u, xq)) * (u.d * a.d[ab]))
+					acc[i].s += float32(float32(dot32(&u, xq)) * (u.d * a.d[ab]))
 				}
 			}
 		}
 		for i := 0; i < n; i++ {
-			out[i*w.Rows+r] = acc[i]
+			out[i*w.Rows+r] = c.sum(&acc[i])
 		}
 	}
 }
@@ -131,19 +134,87 @@ func dot32(u *unpacked, xq []int8) int32 {
 	return s
 }
 
-// dotKBlock adds one super-block's product to acc.
-func dotKBlock(acc float32, u *unpacked, xq []int8, bsum []int32, dx float32) float32 {
-	var is, ms int32
-	for g := 0; g < 16; g++ {
-		var s int32
-		for e := 16 * g; e < 16*g+16; e++ {
-			s += int32(u.q[e]) * int32(xq[e])
+// dotAcc is one output's float state in GGML's x86 (AVX2) order of the K
+// formats' vec_dot: eight lanes l (lane k sums elements e with e%32 in
+// 4k..4k+3, each super-block's exact int32 lane sum times d = dx·d_w
+// fused into it) and a scalar s (Q5_K's min terms; the 32-blocks' whole
+// sum), reduced by sumLanes to ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)) + s;
+// Q4_K uses s and m[0] (stepQ4K).
+type dotAcc struct {
+	l [8]float32
+	m [1]float32
+	s float32
+}
+
+// sumLanes is the result of the lane orders: hsum of l, plus s.
+func sumLanes(a *dotAcc) float32 {
+	var h [4]float32
+	for k := range h {
+		h[k] = a.l[4+k] + a.l[k]
+	}
+	return (h[0] + h[2]) + (h[1] + h[3]) + a.s
+}
+
+// lanes adds a super-block's scaled integer lane sums to a.l.
+func (a *dotAcc) lanes(u *unpacked, xq []int8, d float32) {
+	var sumi [8]int32
+	for e := 0; e < 256; e++ {
+		sumi[e%32/4] += u.sc[e/16] * int32(u.q[e]) * int32(xq[e])
+	}
+	for k := range a.l {
+		a.l[k] = fma32(d, float32(sumi[k]), a.l[k])
+	}
+}
+
+// stepLanes is the K formats without mins (Q3_K, Q6_K, IQ4_XS).
+func stepLanes(a *dotAcc, u *unpacked, xq []int8, _ []int32, dx float32) {
+	a.lanes(u, xq, dx*u.d)
+}
+
+// stepQ2K: the min terms first, into the lanes (lane k: groups 2k, 2k+1),
+// times −dx·dmin.
+func stepQ2K(a *dotAcc, u *unpacked, xq []int8, bsum []int32, dx float32) {
+	dmin := -dx * u.dmin
+	for k := range a.l {
+		a.l[k] = fma32(dmin, float32(u.mn[2*k]*bsum[2*k]+u.mn[2*k+1]*bsum[2*k+1]), a.l[k])
+	}
+	a.lanes(u, xq, dx*u.d)
+}
+
+// stepQ4K is GGML's x86 repacked Q4_K GEMM (q4_K_8x8_q8_K, AVX2 and
+// AVX-512 alike, which llama.cpp runs on the prompt for Q4_K matrices of
+// rows%8 == 0): per pair of sub-blocks (64 weights), the exact int32 sums
+// I (scales) and M (mins) fused into two accumulators,
+// s += float32(I)·(d·dx) and m0 += float32(M)·(dmin·dx); the result is
+// s − m0 (sumQ4K). (Its GEMV, for one activation row, fuses once per
+// super-block instead; this order serves every row, batch invariant.)
+func stepQ4K(a *dotAcc, u *unpacked, xq []int8, bsum []int32, dx float32) {
+	d, dmin := u.d*dx, u.dmin*dx
+	for p := 0; p < 4; p++ {
+		var is, ms int32
+		for g := 4 * p; g < 4*p+4; g++ {
+			var t int32
+			for e := 16 * g; e < 16*g+16; e++ {
+				t += int32(u.q[e]) * int32(xq[e])
+			}
+			is += u.sc[g] * t
+			ms += u.mn[g] * bsum[g]
 		}
-		is += u.sc[g] * s
+		a.s = fma32(float32(is), d, a.s)
+		a.m[0] = fma32(float32(ms), dmin, a.m[0])
+	}
+}
+
+func sumQ4K(a *dotAcc) float32 { return a.s - a.m[0] }
+
+// stepQ5K: the min terms summed in int32, times −dx·dmin, added to s.
+func stepQ5K(a *dotAcc, u *unpacked, xq []int8, bsum []int32, dx float32) {
+	var ms int32
+	for g := range bsum[:16] {
 		ms += u.mn[g] * bsum[g]
 	}
-	acc += float32(float32(is) * (u.d * dx))
-	return acc - float32(float32(ms)*(u.dmin*dx))
+	a.s += float32(-dx*u.dmin) * float32(ms)
+	a.lanes(u, xq, dx*u.d)
 }
 
 // matMulStacked is MatMul for a Stacked matrix: each part's outputs, in

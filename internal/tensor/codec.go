@@ -47,6 +47,11 @@ type Codec struct {
 	// formats, 16-element groups) or d·q[e] + m (32-blocks: sc, mn unused,
 	// dmin holds m). nil for Q8_0 and Q4_0, which have their own kernels.
 	unpack func(u *unpacked, blk []byte)
+	// step adds one super-block's product to an output's state (K
+	// formats, Q8_K activations), in GGML's x86 order (blockmm.go).
+	step func(a *dotAcc, u *unpacked, xq []int8, bsum []int32, dx float32)
+	// sum is an output's result from its state (the 32-blocks: s).
+	sum func(a *dotAcc) float32
 	// dequant writes one block's weights as GGML's dequantize_row_*.
 	dequant func(dst []float32, blk []byte)
 }
@@ -145,16 +150,19 @@ func init() {
 		{Name: "Q5_0", Type: Q5_0, GGML: 6, BlockSize: 32, BlockBytes: 22, act: actQ8_0, unpack: unpackQ5_0},
 		{Name: "Q5_1", Type: Q5_1, GGML: 7, BlockSize: 32, BlockBytes: 24, act: actQ8_1, unpack: unpackQ5_1},
 		{Name: "IQ4_NL", Type: IQ4_NL, GGML: 20, BlockSize: 32, BlockBytes: 18, act: actQ8_0, unpack: unpackIQ4NL},
-		{Name: "Q2_K", Type: Q2_K, GGML: 10, BlockSize: 256, BlockBytes: 84, act: actQ8_K, unpack: unpackQ2K},
-		{Name: "Q3_K", Type: Q3_K, GGML: 11, BlockSize: 256, BlockBytes: 110, act: actQ8_K, unpack: unpackQ3K},
-		{Name: "Q4_K", Type: Q4_K, GGML: 12, BlockSize: 256, BlockBytes: 144, act: actQ8_K, unpack: unpackQ4K},
-		{Name: "Q5_K", Type: Q5_K, GGML: 13, BlockSize: 256, BlockBytes: 176, act: actQ8_K, unpack: unpackQ5K},
-		{Name: "Q6_K", Type: Q6_K, GGML: 14, BlockSize: 256, BlockBytes: 210, act: actQ8_K, unpack: unpackQ6K},
-		{Name: "IQ4_XS", Type: IQ4_XS, GGML: 23, BlockSize: 256, BlockBytes: 136, act: actQ8_K, unpack: unpackIQ4XS},
+		{Name: "Q2_K", Type: Q2_K, GGML: 10, BlockSize: 256, BlockBytes: 84, act: actQ8_K, unpack: unpackQ2K, step: stepQ2K},
+		{Name: "Q3_K", Type: Q3_K, GGML: 11, BlockSize: 256, BlockBytes: 110, act: actQ8_K, unpack: unpackQ3K, step: stepLanes},
+		{Name: "Q4_K", Type: Q4_K, GGML: 12, BlockSize: 256, BlockBytes: 144, act: actQ8_K, unpack: unpackQ4K, step: stepQ4K},
+		{Name: "Q5_K", Type: Q5_K, GGML: 13, BlockSize: 256, BlockBytes: 176, act: actQ8_K, unpack: unpackQ5K, step: stepQ5K},
+		{Name: "Q6_K", Type: Q6_K, GGML: 14, BlockSize: 256, BlockBytes: 210, act: actQ8_K, unpack: unpackQ6K, step: stepLanes},
+		{Name: "IQ4_XS", Type: IQ4_XS, GGML: 23, BlockSize: 256, BlockBytes: 136, act: actQ8_K, unpack: unpackIQ4XS, step: stepLanes},
 	} {
-		c.dequant = dequantUnpacked(c)
+		c.dequant, c.sum = dequantUnpacked(c), sumLanes
 		if c.BlockSize == 32 {
 			c.dequant = dequantLegacy(c)
+		}
+		if c.Type == Q4_K {
+			c.sum = sumQ4K
 		}
 		register(c)
 	}
