@@ -33,10 +33,9 @@ var syntheticSupported = map[string]string{
 // float order is GGML's x86 one (tensor/blockmm.go; the K-quant files then
 // match to ~2e-6).
 var syntheticLogprobKnown = map[string]string{
-	// llama.cpp's packed Q8_0 and Q4_0 kernels sum each block's products in
-	// 8 float lanes of 4 columns (tinyBLAS, vec_dot, the Q4_0 repack);
-	// govllm's sum whole blocks.
-	"llama/Q8_0#2": "200-token prompt: |Δlogprob| up to 0.033 (> 1e-3)",
+	// Cause not found: packed Q4_0 runs the float steps of llama.cpp's
+	// repacked Q4_0 (one fused multiply-add per block) and its Q6_K output
+	// matches in the Q6_K file; the 8- and 200-token prompts match.
 	"llama/Q4_0#1": "40-token prompt: |Δlogprob| up to 0.052",
 	// llama.cpp runs its repacked Q4_K in one order for 4 activation rows
 	// at a time (GEMM: per 64 weights) and in another for the rest (GEMV:

@@ -89,8 +89,10 @@ type mmJob struct {
 	rows, cols int
 	nb, ldw    int
 
-	// Packed Q8_0 (Mat.P): the activations' scale pairs and the product.
+	// Packed Q8_0 (Mat.P): the activations' scale pairs, their step
+	// corrections (Q8_0 only) and the product.
 	xs []uint32
+	xc []int32
 	pk q8pArgs
 }
 
@@ -622,6 +624,9 @@ func (p *Pool) q8Quantize(out, x []float32, n int, w *Mat, packed bool) *mmJob {
 	j.xq, j.xd, j.xu = p.q8Scratch(n*j.cols, n*j.nb)
 	if packed {
 		j.xs = p.q8pScratch(2 * n * j.nb)
+		if w.Type == Q8_0 {
+			j.xc = p.q8lScratch(n * j.cols / 4)
+		}
 	}
 	var quantFn func(lo, hi int)
 	if p != nil {
@@ -650,6 +655,9 @@ func (j *mmJob) quantRows(lo, hi int) {
 			f = q8pScales
 		}
 		f(j.xs[2*lo*nb:2*hi*nb], j.xq[lo*cols:hi*cols], j.xd[lo*nb:hi*nb])
+		if j.xc != nil {
+			q8lCorr(j.xc[lo*cols/4:hi*cols/4], j.xq[lo*cols:hi*cols])
+		}
 		if j.w.Type == Q4_0 { // −8·Σx for the nibbles (q4pack.go)
 			for k := 2*lo*nb + 1; k < 2*hi*nb; k += 2 {
 				j.xs[k] = uint32(int32(j.xs[k]) >> 4)
