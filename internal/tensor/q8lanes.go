@@ -1,6 +1,5 @@
 package tensor
 
-
 // Packed Q8_0 in GGML's float order.
 //
 // llama.cpp's Q8_0 kernels on x86 (vec_dot_q8_0_q8_0 for one activation
