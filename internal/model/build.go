@@ -160,6 +160,7 @@ func packWeights(m *Model) {
 	}
 	tensor.PackQ4(&m.Output)
 	tensor.PackQ8(&m.Output)
+	tensor.PackBlocks(&m.Output)
 	if tied := len(m.Output.F32) > 0 && len(m.Embed.F32) > 0 && &m.Output.F32[0] == &m.Embed.F32[0]; tied {
 		tensor.PackF32(&m.Output) // into new memory: Embed keeps its rows
 	} else {
@@ -174,6 +175,7 @@ func packMat(w *tensor.Mat) {
 	}
 	tensor.PackQ4(w)
 	tensor.PackQ8(w)
+	tensor.PackBlocks(w)
 	tensor.PackF32InPlace(w)
 }
 

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -189,5 +190,98 @@ func TestQuantizeQ8K(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPackedQ4K: a Q4_K matrix PackBlocks packed gives the bits of its GGML
+// blocks (the Go reference, blockmm.go) at every level, for rows around
+// the groups of 16 and their pairs (partial and odd last groups), random
+// blocks with specials, several activation rows and both thread counts.
+func TestPackedQ4K(t *testing.T) {
+	pool := NewPool(2)
+	defer pool.Close()
+	c := CodecOf(Q4_K)
+	eachImpl(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(91, 92))
+		for _, s := range []struct{ rows, cols int }{{1, 256}, {15, 512}, {16, 256}, {17, 768}, {40, 256}, {64, 512}} {
+			q := randBlocks(rng, c, s.rows*s.cols/256)
+			ref := &Mat{Rows: s.rows, Cols: s.cols, Type: Q4_K, Q: q}
+			w := &Mat{Rows: s.rows, Cols: s.cols, Type: Q4_K, Q: append([]byte(nil), q...)}
+			PackBlocks(w)
+			if (w.P != nil) != (impl.q4k != nil) || (w.Q == nil) != (w.P != nil) {
+				t.Fatalf("PackBlocks: packed %v, GGML blocks kept %v, level has Q4_K kernels %v", w.P != nil, w.Q != nil, impl.q4k != nil)
+			}
+			for _, n := range []int{1, 2, 5} {
+				x := randVec(rng, n*s.cols)
+				x[3] = 1e4
+				want := make([]float32, n*s.rows)
+				saved := impl
+				impl = goKernels
+				(*Pool)(nil).MatMul(want, x, n, ref)
+				impl = saved
+				for _, p := range []*Pool{nil, pool} {
+					got := make([]float32, n*s.rows+1)
+					got[n*s.rows] = 7
+					p.MatMul(got, x, n, w)
+					if got[n*s.rows] != 7 {
+						t.Fatalf("%dx%d n=%d: wrote past the outputs", s.rows, s.cols, n)
+					}
+					for k := range want {
+						if math.Float32bits(got[k]) != math.Float32bits(want[k]) {
+							t.Fatalf("%dx%d n=%d: out[%d][%d] = %v, reference %v", s.rows, s.cols, n, k/s.rows, k%s.rows, got[k], want[k])
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// BenchmarkMatMulBlocks compares, per format and n, MatMul on a 2048×2048
+// matrix of random blocks (one thread): the block formats on their GGML
+// blocks (Go) and packed Q4_K at levels with its kernels, beside packed
+// Q8_0. GB/cpu-s counts the weight bytes read.
+// Run: go test -run '^$' -bench MatMulBlocks ./internal/tensor
+func BenchmarkMatMulBlocks(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	const rows, cols = 2048, 2048
+	mats := []struct {
+		name string
+		w    *Mat
+	}{{"q8_0-packed", packedMat(quantizeMat(rows, cols, randVec(rng, rows*cols)))}}
+	for _, typ := range []DType{Q4_K, Q6_K} {
+		c := CodecOf(typ)
+		q := randBlocks(rng, c, rows*cols/c.BlockSize)
+		mats = append(mats, struct {
+			name string
+			w    *Mat
+		}{c.Name + "-go", &Mat{Rows: rows, Cols: cols, Type: typ, Q: q}})
+		if typ == Q4_K {
+			w := &Mat{Rows: rows, Cols: cols, Type: typ, Q: append([]byte(nil), q...)}
+			if PackBlocks(w); w.P != nil {
+				mats = append(mats, struct {
+					name string
+					w    *Mat
+				}{c.Name + "-packed", w})
+			}
+		}
+	}
+	for _, n := range []int{1, 16} {
+		x := randVec(rng, n*cols)
+		out := make([]float32, n*rows)
+		for _, m := range mats {
+			b.Run(fmt.Sprintf("n=%d/%s", n, m.name), func(b *testing.B) {
+				p := NewPool(1)
+				defer p.Close()
+				cpu0 := cpuTime()
+				for b.Loop() {
+					p.MatMul(out, x, n, m.w)
+				}
+				if cpu := cpuTime() - cpu0; cpu > 0 {
+					b.ReportMetric(float64(len(m.w.Q)+len(m.w.P))*float64(b.N)/cpu.Seconds()/1e9, "GB/cpu-s")
+					b.ReportMetric(2*float64(n*rows*cols)*float64(b.N)/cpu.Seconds()/1e9, "GFLOP/cpu-s")
+				}
+			})
+		}
 	}
 }

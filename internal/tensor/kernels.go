@@ -64,6 +64,9 @@ type kernels struct {
 	// false: PackQ4 expands Q4_0 matrices to Q8_0, and packed ones (from
 	// another level) run with q8pRowsGo.
 	q4p bool
+	// q4k (optional) computes packed Q4_K outputs of groups [g0,g1)
+	// (q4kpack.go); nil: Q4_K matrices stay in GGML blocks (blockmm.go).
+	q4k func(a *q4kArgs, g0, g1 int)
 	// q8ps (optional) is q8pScales: a decode step's activations need
 	// it for every block of every matrix's input.
 	q8ps func(xs []uint32, xq []int8, xd []float32)

@@ -54,3 +54,43 @@ func TestQ8lGemvGuarded(t *testing.T) {
 }
 
 func int8sOf(b []byte) []int8 { return unsafe.Slice((*int8)(unsafe.Pointer(&b[0])), len(b)) }
+
+// TestQ4kGemvGuarded runs q4kGemv2x1 with the packed weights, the
+// activation and the outputs (a partial second group) flush against
+// inaccessible pages, against the Go reference on the GGML blocks.
+func TestQ4kGemvGuarded(t *testing.T) {
+	if !slices.ContainsFunc(archImpls(), func(k *kernels) bool { return k.name == "avx512" }) {
+		t.Skip("no avx512 level on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(93, 94))
+	c := CodecOf(Q4_K)
+	for _, s := range []struct{ rows, cols int }{{17, 256}, {20, 512}, {32, 256}} {
+		q := randBlocks(rng, c, s.rows*s.cols/256)
+		nb := s.cols / 256
+		p, free := guardedBytes(t, q4kPackedBytes(s.rows, s.cols))
+		defer free()
+		copy(p, packQ4K(q, s.rows, s.cols))
+		x := randVec(rng, s.cols)
+		a := quantizeAct(c, x, 1, s.cols)
+		xq, free2 := guardedBytes(t, s.cols)
+		defer free2()
+		copy(xq, int8AsBytes(a.q))
+		bsb, free3 := guardedBytes(t, 4*nb*8)
+		defer free3()
+		bs := unsafe.Slice((*int32)(unsafe.Pointer(&bsb[0])), nb*8)
+		for k := range bs {
+			bs[k] = a.bsum[2*k] + a.bsum[2*k+1]
+		}
+		out, free4 := guardedFloats(t, s.rows)
+		defer free4()
+		mask := uint64(1)<<min(s.rows, 32) - 1
+		q4kGemv2x1(&out[0], &int8sOf(xq)[0], &a.d[0], &bs[0], &p[0], &p[nb*q4kRecord], nb, mask)
+		want := make([]float32, s.rows)
+		blockRows(want, a, 1, &Mat{Rows: s.rows, Cols: s.cols, Type: Q4_K, Q: q}, c, 0, s.rows)
+		for r := range want {
+			if math.Float32bits(out[r]) != math.Float32bits(want[r]) {
+				t.Fatalf("%dx%d: out[%d] = %v, reference %v", s.rows, s.cols, r, out[r], want[r])
+			}
+		}
+	}
+}

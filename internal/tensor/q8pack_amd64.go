@@ -183,16 +183,47 @@ func q8lRowsAVX512(a *q8pArgs, g0, g1 int) {
 	_, _ = a.w[g1*wb-1], a.s[g1*sb-1]
 	_, _ = a.xq[a.n*cols-1], a.xc[a.n*cols/4-1]
 	_ = a.out[(a.n-1)*a.ldo+a.rows-1]
-	for g := g0; g < g1; g += 2 {
-		h := min(g+1, g1-1)
-		mask := a.groupMask(g)
-		if h != g {
-			mask |= a.groupMask(h) << 16
-		}
+	groupPairs(g0, g1, a.groupMask, func(g, h int, mask uint64) {
 		for i := 0; i < a.n; i++ {
 			// Masked stores: the outputs of invalid rows are not touched.
 			q8lGemv2x1(&a.out[i*a.ldo+g*q8Group], &a.xq[i*cols], &a.xc[i*cols/4], &a.xs[2*i*nb],
 				&a.w[g*wb], &a.w[h*wb], &a.s[g*sb], &a.s[h*sb], nb, mask)
 		}
+	})
+}
+
+//go:noescape
+func q4kGemv2x1(out *float32, x *int8, xd *float32, bs *int32, w0, w1 *byte, nb int, mask uint64)
+
+// q4kRowsAVX512 computes packed Q4_K outputs of groups [g0,g1): pairs of
+// groups against one activation row at a time (q4kGemv2x1), the pair past
+// an odd last group a duplicate of it, not written.
+func q4kRowsAVX512(a *q4kArgs, g0, g1 int) {
+	nb := a.nb
+	if nb == 0 || g0 >= g1 || a.n == 0 {
+		return
+	}
+	_ = a.w[g1*nb*q4kRecord-1]
+	_, _, _ = a.xq[a.n*nb*256-1], a.xd[a.n*nb-1], a.bs[a.n*nb*8-1]
+	_ = a.out[(a.n-1)*a.ldo+a.rows-1]
+	groupPairs(g0, g1, a.groupMask, func(g, h int, mask uint64) {
+		for i := 0; i < a.n; i++ {
+			q4kGemv2x1(&a.out[i*a.ldo+g*q8Group], &a.xq[i*nb*256], &a.xd[i*nb], &a.bs[i*nb*8],
+				&a.w[g*nb*q4kRecord], &a.w[h*nb*q4kRecord], nb, mask)
+		}
+	})
+}
+
+// groupPairs calls f for the pairs of groups (g, h) in [g0,g1), h = g+1
+// or, past an odd last group, g again, with the mask of their valid
+// outputs (16 bits per group; the duplicate's none).
+func groupPairs(g0, g1 int, groupMask func(g int) uint64, f func(g, h int, mask uint64)) {
+	for g := g0; g < g1; g += 2 {
+		h := min(g+1, g1-1)
+		mask := groupMask(g)
+		if h != g {
+			mask |= groupMask(h) << 16
+		}
+		f(g, h, mask)
 	}
 }

@@ -107,3 +107,15 @@
 	VMOVUPS  Z3, K1, (DI) \
 	VMOVUPS  Z7, K2, 64(DI) \
 	VMOVUPS  Z11, K3, 128(DI)
+
+// G2STORE ends a two-group kernel (q8lGemv2x1, q4kGemv2x1): writes the
+// groups' outputs a and b to out, those whose bit of the mask argument (at
+// m(FP)) is set.
+#define G2STORE(m, a, b) \
+	MOVQ     out+0(FP), DI \
+	KMOVQ    mask+m(FP), K1 \
+	KSHIFTRQ $16, K1, K2 \
+	VMOVUPS  a, K1, (DI) \
+	VMOVUPS  b, K2, 64(DI) \
+	VZEROUPPER \
+	RET

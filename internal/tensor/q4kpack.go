@@ -1,0 +1,107 @@
+package tensor
+
+import "fmt"
+
+// Packed Q4_K layout (Mat.P of a Q4_K matrix, made by PackQ4K at a level
+// with Q4_K kernels).
+//
+// W rows in groups of 16 (the last padded with zero rows); per group g and
+// super-block b a record of q4kRecord bytes at P[(g·nb+b)·q4kRecord:]:
+//
+//	[0, 2048)     the nibbles: for sub-block pair p < 4 and step k < 8, 64
+//	              bytes at 512p + 64k whose byte 4r+t is the GGML byte
+//	              qs[32p+4k+t] of row 16g+r: low nibble column 64p+4k+t,
+//	              high nibble column 64p+32+4k+t
+//	[2048, 2080)  the 16 rows' float16 d, then [2080, 2112) their dmin
+//	[2112, 2240)  the 6-bit scales, byte 16s+r of sub-block s, row r
+//	[2240, 2368)  the 6-bit mins, the same way
+//
+// 2.8% more than the GGML blocks. One zmm load holds a step of two sub-blocks
+// for 16 rows (masked with 0x0F, and shifted), for VPDPBUSD against four
+// broadcast activation bytes. The arithmetic is stepQ4K's (blockmm.go), bit
+// for bit: per pair of sub-blocks the exact int32 I = sc_2p·D_2p +
+// sc_2p+1·D_2p+1 and M = mn_2p·bs_2p + mn_2p+1·bs_2p+1 (bs: the Q8_K sums of
+// 32), s = fma(float32(I), d·dx, s), m = fma(float32(M), dmin·dx, m),
+// out = s − m.
+const q4kRecord = 2048 + 64 + 256
+
+// q4kArgs is a packed Q4_K product: n activation rows quantized to Q8_K
+// (xq, xd per super-block, bs the sums of each 32) against w (packed).
+type q4kArgs struct {
+	out      []float32
+	ldo      int
+	xq       []int8
+	xd       []float32
+	bs       []int32
+	n        int
+	rows, nb int
+	w        []byte
+}
+
+// q4kPackedBytes is the size of the packed form of a rows×cols Q4_K matrix.
+func q4kPackedBytes(rows, cols int) int {
+	return (rows + q8Group - 1) / q8Group * (cols / 256) * q4kRecord
+}
+
+// PackBlocks repacks a matrix of a block format in place for its level's
+// kernels, where the level has them (Q4_K at avx512: w.P gets the packed
+// layout, w.Q is released). It does nothing to other matrices.
+func PackBlocks(w *Mat) {
+	if w.Type != Q4_K || w.P != nil || impl.q4k == nil {
+		return
+	}
+	c := CodecOf(Q4_K)
+	if err := c.Check(w.Q, w.Rows, w.Cols); err != nil {
+		panic("tensor: PackBlocks: " + err.Error())
+	}
+	w.P = packQ4K(w.Q, w.Rows, w.Cols)
+	w.Q = nil
+}
+
+// packQ4K returns the packed form of the GGML Q4_K rows q.
+func packQ4K(q []byte, rows, cols int) []byte {
+	nb := cols / 256
+	p := alignedBytes(q4kPackedBytes(rows, cols), 64)
+	rb := nb * 144
+	for row := 0; row < rows; row++ {
+		g, r := row/q8Group, row%q8Group
+		for b := 0; b < nb; b++ {
+			blk := q[row*rb+b*144 : row*rb+(b+1)*144]
+			rec := p[(g*nb+b)*q4kRecord : (g*nb+b+1)*q4kRecord]
+			for pp := 0; pp < 4; pp++ {
+				for k := 0; k < 8; k++ {
+					copy(rec[512*pp+64*k+4*r:512*pp+64*k+4*r+4], blk[16+32*pp+4*k:16+32*pp+4*k+4])
+				}
+			}
+			copy(rec[2048+2*r:], blk[0:2])
+			copy(rec[2080+2*r:], blk[2:4])
+			for s := 0; s < 8; s++ {
+				sc, m := q4KScaleMin(s, blk[4:16])
+				rec[2112+16*s+r], rec[2240+16*s+r] = sc, m
+			}
+		}
+	}
+	return p
+}
+
+// matMulQ4KPacked is MatMul for a packed Q4_K matrix.
+func (p *Pool) matMulQ4KPacked(out, x []float32, n int, w *Mat) {
+	if w.Cols%256 != 0 || len(w.P) < q4kPackedBytes(w.Rows, w.Cols) {
+		panic(fmt.Sprintf("tensor: MatMul: packed Q4_K weights of %d bytes do not fit %d×%d", len(w.P), w.Rows, w.Cols))
+	}
+	a := quantizeAct(CodecOf(Q4_K), x, n, w.Cols)
+	bs := make([]int32, len(a.bsum)/2)
+	for k := range bs {
+		bs[k] = a.bsum[2*k] + a.bsum[2*k+1]
+	}
+	args := &q4kArgs{out: out, ldo: w.Rows, xq: a.q, xd: a.d, bs: bs, n: n, rows: w.Rows, nb: w.Cols / 256, w: w.P}
+	ng := (w.Rows + q8Group - 1) / q8Group
+	f := impl.q4k
+	fn := func(lo, hi int) { f(args, lo, hi) }
+	p.run(n*w.Rows*w.Cols, ng, fn, fn)
+}
+
+// groupMask returns the valid-row bits of group g.
+func (a *q4kArgs) groupMask(g int) uint64 {
+	return uint64(1)<<min(q8Group, a.rows-g*q8Group) - 1
+}
