@@ -87,8 +87,12 @@ func quantizeQ8K(q []int8, bsum []int32, x []float32) float32 {
 
 // matMulBlocks is MatMul for a matrix in a codec's GGML blocks.
 func (p *Pool) matMulBlocks(out, x []float32, n int, w *Mat, c *Codec) {
-	if w.P != nil && c.Type == Q4_K {
+	switch {
+	case w.P != nil && c.Type == Q4_K:
 		p.matMulQ4KPacked(out, x, n, w)
+		return
+	case w.P != nil && c.Type == Q6_K:
+		p.matMulQ6KPacked(out, x, n, w)
 		return
 	}
 	if err := c.Check(w.Q[:min(len(w.Q), w.Rows*c.RowBytes(w.Cols))], w.Rows, w.Cols); err != nil {

@@ -193,23 +193,31 @@ func TestQuantizeQ8K(t *testing.T) {
 	}
 }
 
-// TestPackedQ4K: a Q4_K matrix PackBlocks packed gives the bits of its GGML
-// blocks (the Go reference, blockmm.go) at every level, for rows around
-// the groups of 16 and their pairs (partial and odd last groups), random
-// blocks with specials, several activation rows and both thread counts.
-func TestPackedQ4K(t *testing.T) {
+// TestPackedBlocks: a Q4_K or Q6_K matrix PackBlocks packed gives the bits
+// of its GGML blocks (the Go reference, blockmm.go) at every level, for
+// rows around the groups of 16 and their pairs (partial and odd last
+// groups), random blocks with specials, several activation rows and both
+// thread counts.
+func TestPackedBlocks(t *testing.T) {
 	pool := NewPool(2)
 	defer pool.Close()
-	c := CodecOf(Q4_K)
+	for _, typ := range []DType{Q4_K, Q6_K} {
+		c := CodecOf(typ)
+		t.Run(c.Name, func(t *testing.T) { testPackedBlocks(t, c, pool) })
+	}
+}
+
+func testPackedBlocks(t *testing.T, c *Codec, pool *Pool) {
 	eachImpl(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(91, 92))
+		kernel := map[DType]bool{Q4_K: impl.q4k != nil, Q6_K: impl.q6k != nil}[c.Type]
 		for _, s := range []struct{ rows, cols int }{{1, 256}, {15, 512}, {16, 256}, {17, 768}, {40, 256}, {64, 512}} {
 			q := randBlocks(rng, c, s.rows*s.cols/256)
-			ref := &Mat{Rows: s.rows, Cols: s.cols, Type: Q4_K, Q: q}
-			w := &Mat{Rows: s.rows, Cols: s.cols, Type: Q4_K, Q: append([]byte(nil), q...)}
+			ref := &Mat{Rows: s.rows, Cols: s.cols, Type: c.Type, Q: q}
+			w := &Mat{Rows: s.rows, Cols: s.cols, Type: c.Type, Q: append([]byte(nil), q...)}
 			PackBlocks(w)
-			if (w.P != nil) != (impl.q4k != nil) || (w.Q == nil) != (w.P != nil) {
-				t.Fatalf("PackBlocks: packed %v, GGML blocks kept %v, level has Q4_K kernels %v", w.P != nil, w.Q != nil, impl.q4k != nil)
+			if (w.P != nil) != kernel || (w.Q == nil) != (w.P != nil) {
+				t.Fatalf("PackBlocks: packed %v, GGML blocks kept %v, level has %s kernels %v", w.P != nil, w.Q != nil, c.Name, kernel)
 			}
 			for _, n := range []int{1, 2, 5} {
 				x := randVec(rng, n*s.cols)
@@ -239,7 +247,7 @@ func TestPackedQ4K(t *testing.T) {
 
 // BenchmarkMatMulBlocks compares, per format and n, MatMul on a 2048×2048
 // matrix of random blocks (one thread): the block formats on their GGML
-// blocks (Go) and packed Q4_K at levels with its kernels, beside packed
+// blocks (Go) and packed (at levels with their kernels), beside packed
 // Q8_0. GB/cpu-s counts the weight bytes read.
 // Run: go test -run '^$' -bench MatMulBlocks ./internal/tensor
 func BenchmarkMatMulBlocks(b *testing.B) {
@@ -256,14 +264,12 @@ func BenchmarkMatMulBlocks(b *testing.B) {
 			name string
 			w    *Mat
 		}{c.Name + "-go", &Mat{Rows: rows, Cols: cols, Type: typ, Q: q}})
-		if typ == Q4_K {
-			w := &Mat{Rows: rows, Cols: cols, Type: typ, Q: append([]byte(nil), q...)}
-			if PackBlocks(w); w.P != nil {
-				mats = append(mats, struct {
-					name string
-					w    *Mat
-				}{c.Name + "-packed", w})
-			}
+		w := &Mat{Rows: rows, Cols: cols, Type: typ, Q: append([]byte(nil), q...)}
+		if PackBlocks(w); w.P != nil {
+			mats = append(mats, struct {
+				name string
+				w    *Mat
+			}{c.Name + "-packed", w})
 		}
 	}
 	for _, n := range []int{1, 16} {

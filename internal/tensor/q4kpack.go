@@ -44,17 +44,24 @@ func q4kPackedBytes(rows, cols int) int {
 }
 
 // PackBlocks repacks a matrix of a block format in place for its level's
-// kernels, where the level has them (Q4_K at avx512: w.P gets the packed
-// layout, w.Q is released). It does nothing to other matrices.
+// kernels, where the level has them (Q4_K and Q6_K at avx512: w.P gets the
+// packed layout, w.Q is released). It does nothing to other matrices.
 func PackBlocks(w *Mat) {
-	if w.Type != Q4_K || w.P != nil || impl.q4k == nil {
+	var pack func(q []byte, rows, cols int) []byte
+	switch {
+	case w.P != nil:
+	case w.Type == Q4_K && impl.q4k != nil:
+		pack = packQ4K
+	case w.Type == Q6_K && impl.q6k != nil:
+		pack = packQ6K
+	}
+	if pack == nil {
 		return
 	}
-	c := CodecOf(Q4_K)
-	if err := c.Check(w.Q, w.Rows, w.Cols); err != nil {
+	if err := CodecOf(w.Type).Check(w.Q, w.Rows, w.Cols); err != nil {
 		panic("tensor: PackBlocks: " + err.Error())
 	}
-	w.P = packQ4K(w.Q, w.Rows, w.Cols)
+	w.P = pack(w.Q, w.Rows, w.Cols)
 	w.Q = nil
 }
 

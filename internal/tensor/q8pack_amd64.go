@@ -227,3 +227,24 @@ func groupPairs(g0, g1 int, groupMask func(g int) uint64, f func(g, h int, mask 
 		f(g, h, mask)
 	}
 }
+
+//go:noescape
+func q6kGemv1x1(out *float32, x *int8, xd *float32, xc *int32, w *byte, nb int, mask uint64)
+
+// q6kRowsAVX512 computes packed Q6_K outputs of groups [g0,g1), one group
+// against one activation row at a time (q6kGemv1x1).
+func q6kRowsAVX512(a *q6kArgs, g0, g1 int) {
+	nb := a.nb
+	if nb == 0 || g0 >= g1 || a.n == 0 {
+		return
+	}
+	_ = a.w[g1*nb*q6kRecord-1]
+	_, _, _ = a.xq[a.n*nb*256-1], a.xd[a.n*nb-1], a.xc[a.n*nb*64-1]
+	_ = a.out[(a.n-1)*a.ldo+a.rows-1]
+	for g := g0; g < g1; g++ {
+		mask := uint64(1)<<min(q8Group, a.rows-g*q8Group) - 1
+		for i := 0; i < a.n; i++ {
+			q6kGemv1x1(&a.out[i*a.ldo+g*q8Group], &a.xq[i*nb*256], &a.xd[i*nb], &a.xc[i*nb*64], &a.w[g*nb*q6kRecord], nb, mask)
+		}
+	}
+}

@@ -1,0 +1,203 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+#include "q8pack_amd64.h"
+
+// Packed Q6_K (AVX-512 VNNI; layout and arithmetic in q6kpack.go): one
+// group of 16 rows against one Q8_K activation row, in GGML's eight lanes.
+
+// Q6KQ builds step j's 6-bit weights of the 16 rows in Z19 from the
+// loaded ql bytes Z16 (A) / Z17 (B) and qh bytes Z18: the nibble (low of
+// A for j=0, of B for j=1, high of A for j=2, of B for j=3) or'ed with
+// the qh bit pair 2j..2j+1 moved to bits 4-5. Z30 holds 0x0F, Z29 0x30.
+#define Q6KQ0 \
+	VPANDD Z30, Z16, Z19 \
+	VPSLLW $4, Z18, Z20 \
+	VPANDD Z29, Z20, Z20 \
+	VPORD  Z20, Z19, Z19
+#define Q6KQ1 \
+	VPANDD Z30, Z17, Z19 \
+	VPSLLW $2, Z18, Z20 \
+	VPANDD Z29, Z20, Z20 \
+	VPORD  Z20, Z19, Z19
+#define Q6KQ2 \
+	VPSRLW $4, Z16, Z19 \
+	VPANDD Z30, Z19, Z19 \
+	VPANDD Z29, Z18, Z20 \
+	VPORD  Z20, Z19, Z19
+#define Q6KQ3 \
+	VPSRLW $4, Z17, Z19 \
+	VPANDD Z30, Z19, Z19 \
+	VPSRLW $2, Z18, Z20 \
+	VPANDD Z29, Z20, Z20 \
+	VPORD  Z20, Z19, Z19
+
+// Q6KSTEP ends lane k's step j of the current half, its weights in Z19
+// (Q6KQj; R10: the half's scales, SI: its activation bytes, DX: its
+// corrections): I = sc·(Σ q·x − 32·Σx) added to the lane's int32 sum acc.
+// xo = 32j+4k (the step's first value; also its correction's byte offset),
+// so = 16·(2j+k/4) (its scales').
+#define Q6KSTEP(xo, so, acc) \
+	VPBROADCASTD   xo(DX), Z21 \
+	VPDPBUSD.BCST  xo(SI), Z19, Z21 \
+	VPMOVSXBD      so(R10), Z22 \
+	VPMULLD        Z22, Z21, Z21 \
+	VPADDD         Z21, acc, acc
+
+// Q6KLOAD loads a lane's ql (two) and qh bytes of the current half, at
+// wo(R8), wo+64(R8), wo+128(R8) (wo = 192k).
+#define Q6KLOAD(a, b, c) \
+	VMOVDQU32 a(R8), Z16 \
+	VMOVDQU32 b(R8), Z17 \
+	VMOVDQU32 c(R8), Z18
+
+// func q6kGemv1x1(out *float32, x *int8, xd *float32, xc *int32, w *byte, nb int, mask uint64)
+// out[r] for one activation row (bytes x, per super-block the scale at xd,
+// per four values the correction −32·Σx at xc) and the packed group at w,
+// over nb ≥ 1 super-blocks; only the outputs whose bit r of mask is set
+// are written. Registers: Z0..Z7 the eight float lanes, Z8..Z15 the
+// super-block's int32 lane sums, Z16..Z22 temporaries, Z23 d·dx, Z29,
+// Z30 masks, Z31 zero; R8 the half's records, R10 its scales, R12 the
+// halves left.
+TEXT ·q6kGemv1x1(SB), NOSPLIT, $0-56
+	MOVQ x+8(FP), SI
+	MOVQ xd+16(FP), BX
+	MOVQ xc+24(FP), DX
+	MOVQ w+32(FP), R8
+	MOVQ nb+40(FP), CX
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z30
+	MOVL $0x30303030, AX
+	VPBROADCASTD AX, Z29
+	VPXORD Z31, Z31, Z31
+	G34ZERO
+
+q6kloop:
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	LEAQ   3072(R8), R10
+	VCVTPH2PS   3328(R8), Z23
+	VMULPS.BCST (BX), Z23, Z23
+	MOVQ   $2, R12
+
+q6khalf:
+	Q6KLOAD(0, 64, 128)
+	Q6KQ0
+	Q6KSTEP(0, 0, Z8)
+	Q6KQ1
+	Q6KSTEP(32, 32, Z8)
+	Q6KQ2
+	Q6KSTEP(64, 64, Z8)
+	Q6KQ3
+	Q6KSTEP(96, 96, Z8)
+	Q6KLOAD(192, 256, 320)
+	Q6KQ0
+	Q6KSTEP(4, 0, Z9)
+	Q6KQ1
+	Q6KSTEP(36, 32, Z9)
+	Q6KQ2
+	Q6KSTEP(68, 64, Z9)
+	Q6KQ3
+	Q6KSTEP(100, 96, Z9)
+	Q6KLOAD(384, 448, 512)
+	Q6KQ0
+	Q6KSTEP(8, 0, Z10)
+	Q6KQ1
+	Q6KSTEP(40, 32, Z10)
+	Q6KQ2
+	Q6KSTEP(72, 64, Z10)
+	Q6KQ3
+	Q6KSTEP(104, 96, Z10)
+	Q6KLOAD(576, 640, 704)
+	Q6KQ0
+	Q6KSTEP(12, 0, Z11)
+	Q6KQ1
+	Q6KSTEP(44, 32, Z11)
+	Q6KQ2
+	Q6KSTEP(76, 64, Z11)
+	Q6KQ3
+	Q6KSTEP(108, 96, Z11)
+	Q6KLOAD(768, 832, 896)
+	Q6KQ0
+	Q6KSTEP(16, 16, Z12)
+	Q6KQ1
+	Q6KSTEP(48, 48, Z12)
+	Q6KQ2
+	Q6KSTEP(80, 80, Z12)
+	Q6KQ3
+	Q6KSTEP(112, 112, Z12)
+	Q6KLOAD(960, 1024, 1088)
+	Q6KQ0
+	Q6KSTEP(20, 16, Z13)
+	Q6KQ1
+	Q6KSTEP(52, 48, Z13)
+	Q6KQ2
+	Q6KSTEP(84, 80, Z13)
+	Q6KQ3
+	Q6KSTEP(116, 112, Z13)
+	Q6KLOAD(1152, 1216, 1280)
+	Q6KQ0
+	Q6KSTEP(24, 16, Z14)
+	Q6KQ1
+	Q6KSTEP(56, 48, Z14)
+	Q6KQ2
+	Q6KSTEP(88, 80, Z14)
+	Q6KQ3
+	Q6KSTEP(120, 112, Z14)
+	Q6KLOAD(1344, 1408, 1472)
+	Q6KQ0
+	Q6KSTEP(28, 16, Z15)
+	Q6KQ1
+	Q6KSTEP(60, 48, Z15)
+	Q6KQ2
+	Q6KSTEP(92, 80, Z15)
+	Q6KQ3
+	Q6KSTEP(124, 112, Z15)
+	ADDQ $1536, R8
+	ADDQ $128, R10
+	ADDQ $128, SI
+	ADDQ $128, DX
+	DECQ R12
+	JNZ  q6khalf
+
+	VCVTDQ2PS   Z8, Z8
+	VCVTDQ2PS   Z9, Z9
+	VCVTDQ2PS   Z10, Z10
+	VCVTDQ2PS   Z11, Z11
+	VCVTDQ2PS   Z12, Z12
+	VCVTDQ2PS   Z13, Z13
+	VCVTDQ2PS   Z14, Z14
+	VCVTDQ2PS   Z15, Z15
+	VFMADD231PS Z23, Z8, Z0
+	VFMADD231PS Z23, Z9, Z1
+	VFMADD231PS Z23, Z10, Z2
+	VFMADD231PS Z23, Z11, Z3
+	VFMADD231PS Z23, Z12, Z4
+	VFMADD231PS Z23, Z13, Z5
+	VFMADD231PS Z23, Z14, Z6
+	VFMADD231PS Z23, Z15, Z7
+	ADDQ $288, R8 // past the scales and d: the next record
+	ADDQ $4, BX
+	DECQ CX
+	JNZ  q6kloop
+
+	// sumLanes: ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)) + 0.
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z6, Z2, Z2
+	VADDPS Z7, Z3, Z3
+	VADDPS Z2, Z0, Z0
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z0, Z0
+	VADDPS Z31, Z0, Z0
+	MOVQ    out+0(FP), DI
+	KMOVQ   mask+48(FP), K1
+	VMOVUPS Z0, K1, (DI)
+	VZEROUPPER
+	RET
