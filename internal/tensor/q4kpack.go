@@ -25,14 +25,15 @@ import "fmt"
 // out = s − m.
 const q4kRecord = 2048 + 64 + 256
 
-// q4kArgs is a packed Q4_K product: n activation rows quantized to Q8_K
-// (xq, xd per super-block, bs the sums of each 32) against w (packed).
-type q4kArgs struct {
+// kpArgs is a packed K-format product: n activation rows quantized to
+// Q8_K (xq, xd per super-block, and aux: for Q4_K the sums of each 32, for
+// Q6_K per four values −32·Σ) against w (packed).
+type kpArgs struct {
 	out      []float32
 	ldo      int
 	xq       []int8
 	xd       []float32
-	bs       []int32
+	aux      []int32
 	n        int
 	rows, nb int
 	w        []byte
@@ -101,7 +102,7 @@ func (p *Pool) matMulQ4KPacked(out, x []float32, n int, w *Mat) {
 	for k := range bs {
 		bs[k] = a.bsum[2*k] + a.bsum[2*k+1]
 	}
-	args := &q4kArgs{out: out, ldo: w.Rows, xq: a.q, xd: a.d, bs: bs, n: n, rows: w.Rows, nb: w.Cols / 256, w: w.P}
+	args := &kpArgs{out: out, ldo: w.Rows, xq: a.q, xd: a.d, aux: bs, n: n, rows: w.Rows, nb: w.Cols / 256, w: w.P}
 	ng := (w.Rows + q8Group - 1) / q8Group
 	f := impl.q4k
 	fn := func(lo, hi int) { f(args, lo, hi) }
@@ -109,6 +110,6 @@ func (p *Pool) matMulQ4KPacked(out, x []float32, n int, w *Mat) {
 }
 
 // groupMask returns the valid-row bits of group g.
-func (a *q4kArgs) groupMask(g int) uint64 {
+func (a *kpArgs) groupMask(g int) uint64 {
 	return uint64(1)<<min(q8Group, a.rows-g*q8Group) - 1
 }

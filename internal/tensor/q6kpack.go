@@ -45,19 +45,6 @@ func packQ6K(q []byte, rows, cols int) []byte {
 	return p
 }
 
-// q6kArgs is a packed Q6_K product: n activation rows quantized to Q8_K
-// (xq, xd per super-block, xc per four values −32·Σ) against w (packed).
-type q6kArgs struct {
-	out      []float32
-	ldo      int
-	xq       []int8
-	xd       []float32
-	xc       []int32
-	n        int
-	rows, nb int
-	w        []byte
-}
-
 // matMulQ6KPacked is MatMul for a packed Q6_K matrix.
 func (p *Pool) matMulQ6KPacked(out, x []float32, n int, w *Mat) {
 	nb := w.Cols / 256
@@ -70,7 +57,7 @@ func (p *Pool) matMulQ6KPacked(out, x []float32, n int, w *Mat) {
 	for k := range xc {
 		xc[k] /= 4 // −32·Σ: exact (a multiple of 128)
 	}
-	args := &q6kArgs{out: out, ldo: w.Rows, xq: a.q, xd: a.d, xc: xc, n: n, rows: w.Rows, nb: nb, w: w.P}
+	args := &kpArgs{out: out, ldo: w.Rows, xq: a.q, xd: a.d, aux: xc, n: n, rows: w.Rows, nb: nb, w: w.P}
 	f := impl.q6k
 	fn := func(lo, hi int) { f(args, lo, hi) }
 	p.run(n*w.Rows*w.Cols, (w.Rows+q8Group-1)/q8Group, fn, fn)

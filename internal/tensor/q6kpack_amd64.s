@@ -51,6 +51,20 @@
 	VMOVDQU32 b(R8), Z17 \
 	VMOVDQU32 c(R8), Z18
 
+// Q6KLANE is a lane's four steps of the current half: its bytes at a, b,
+// c (Q6KLOAD), the steps' activation offsets x0..x3 and scale offsets
+// s0..s3 (Q6KSTEP), its int32 sum acc.
+#define Q6KLANE(a, b, c, x0, x1, x2, x3, s0, s1, s2, s3, acc) \
+	Q6KLOAD(a, b, c) \
+	Q6KQ0 \
+	Q6KSTEP(x0, s0, acc) \
+	Q6KQ1 \
+	Q6KSTEP(x1, s1, acc) \
+	Q6KQ2 \
+	Q6KSTEP(x2, s2, acc) \
+	Q6KQ3 \
+	Q6KSTEP(x3, s3, acc)
+
 // func q6kGemv1x1(out *float32, x *int8, xd *float32, xc *int32, w *byte, nb int, mask uint64)
 // out[r] for one activation row (bytes x, per super-block the scale at xd,
 // per four values the correction −32·Σx at xc) and the packed group at w,
@@ -87,78 +101,14 @@ q6kloop:
 	MOVQ   $2, R12
 
 q6khalf:
-	Q6KLOAD(0, 64, 128)
-	Q6KQ0
-	Q6KSTEP(0, 0, Z8)
-	Q6KQ1
-	Q6KSTEP(32, 32, Z8)
-	Q6KQ2
-	Q6KSTEP(64, 64, Z8)
-	Q6KQ3
-	Q6KSTEP(96, 96, Z8)
-	Q6KLOAD(192, 256, 320)
-	Q6KQ0
-	Q6KSTEP(4, 0, Z9)
-	Q6KQ1
-	Q6KSTEP(36, 32, Z9)
-	Q6KQ2
-	Q6KSTEP(68, 64, Z9)
-	Q6KQ3
-	Q6KSTEP(100, 96, Z9)
-	Q6KLOAD(384, 448, 512)
-	Q6KQ0
-	Q6KSTEP(8, 0, Z10)
-	Q6KQ1
-	Q6KSTEP(40, 32, Z10)
-	Q6KQ2
-	Q6KSTEP(72, 64, Z10)
-	Q6KQ3
-	Q6KSTEP(104, 96, Z10)
-	Q6KLOAD(576, 640, 704)
-	Q6KQ0
-	Q6KSTEP(12, 0, Z11)
-	Q6KQ1
-	Q6KSTEP(44, 32, Z11)
-	Q6KQ2
-	Q6KSTEP(76, 64, Z11)
-	Q6KQ3
-	Q6KSTEP(108, 96, Z11)
-	Q6KLOAD(768, 832, 896)
-	Q6KQ0
-	Q6KSTEP(16, 16, Z12)
-	Q6KQ1
-	Q6KSTEP(48, 48, Z12)
-	Q6KQ2
-	Q6KSTEP(80, 80, Z12)
-	Q6KQ3
-	Q6KSTEP(112, 112, Z12)
-	Q6KLOAD(960, 1024, 1088)
-	Q6KQ0
-	Q6KSTEP(20, 16, Z13)
-	Q6KQ1
-	Q6KSTEP(52, 48, Z13)
-	Q6KQ2
-	Q6KSTEP(84, 80, Z13)
-	Q6KQ3
-	Q6KSTEP(116, 112, Z13)
-	Q6KLOAD(1152, 1216, 1280)
-	Q6KQ0
-	Q6KSTEP(24, 16, Z14)
-	Q6KQ1
-	Q6KSTEP(56, 48, Z14)
-	Q6KQ2
-	Q6KSTEP(88, 80, Z14)
-	Q6KQ3
-	Q6KSTEP(120, 112, Z14)
-	Q6KLOAD(1344, 1408, 1472)
-	Q6KQ0
-	Q6KSTEP(28, 16, Z15)
-	Q6KQ1
-	Q6KSTEP(60, 48, Z15)
-	Q6KQ2
-	Q6KSTEP(92, 80, Z15)
-	Q6KQ3
-	Q6KSTEP(124, 112, Z15)
+	Q6KLANE(0, 64, 128, 0, 32, 64, 96, 0, 32, 64, 96, Z8)
+	Q6KLANE(192, 256, 320, 4, 36, 68, 100, 0, 32, 64, 96, Z9)
+	Q6KLANE(384, 448, 512, 8, 40, 72, 104, 0, 32, 64, 96, Z10)
+	Q6KLANE(576, 640, 704, 12, 44, 76, 108, 0, 32, 64, 96, Z11)
+	Q6KLANE(768, 832, 896, 16, 48, 80, 112, 16, 48, 80, 112, Z12)
+	Q6KLANE(960, 1024, 1088, 20, 52, 84, 116, 16, 48, 80, 112, Z13)
+	Q6KLANE(1152, 1216, 1280, 24, 56, 88, 120, 16, 48, 80, 112, Z14)
+	Q6KLANE(1344, 1408, 1472, 28, 60, 92, 124, 16, 48, 80, 112, Z15)
 	ADDQ $1536, R8
 	ADDQ $128, R10
 	ADDQ $128, SI

@@ -198,17 +198,17 @@ func q4kGemv2x1(out *float32, x *int8, xd *float32, bs *int32, w0, w1 *byte, nb 
 // q4kRowsAVX512 computes packed Q4_K outputs of groups [g0,g1): pairs of
 // groups against one activation row at a time (q4kGemv2x1), the pair past
 // an odd last group a duplicate of it, not written.
-func q4kRowsAVX512(a *q4kArgs, g0, g1 int) {
+func q4kRowsAVX512(a *kpArgs, g0, g1 int) {
 	nb := a.nb
 	if nb == 0 || g0 >= g1 || a.n == 0 {
 		return
 	}
 	_ = a.w[g1*nb*q4kRecord-1]
-	_, _, _ = a.xq[a.n*nb*256-1], a.xd[a.n*nb-1], a.bs[a.n*nb*8-1]
+	_, _, _ = a.xq[a.n*nb*256-1], a.xd[a.n*nb-1], a.aux[a.n*nb*8-1]
 	_ = a.out[(a.n-1)*a.ldo+a.rows-1]
 	groupPairs(g0, g1, a.groupMask, func(g, h int, mask uint64) {
 		for i := 0; i < a.n; i++ {
-			q4kGemv2x1(&a.out[i*a.ldo+g*q8Group], &a.xq[i*nb*256], &a.xd[i*nb], &a.bs[i*nb*8],
+			q4kGemv2x1(&a.out[i*a.ldo+g*q8Group], &a.xq[i*nb*256], &a.xd[i*nb], &a.aux[i*nb*8],
 				&a.w[g*nb*q4kRecord], &a.w[h*nb*q4kRecord], nb, mask)
 		}
 	})
@@ -233,18 +233,18 @@ func q6kGemv1x1(out *float32, x *int8, xd *float32, xc *int32, w *byte, nb int, 
 
 // q6kRowsAVX512 computes packed Q6_K outputs of groups [g0,g1), one group
 // against one activation row at a time (q6kGemv1x1).
-func q6kRowsAVX512(a *q6kArgs, g0, g1 int) {
+func q6kRowsAVX512(a *kpArgs, g0, g1 int) {
 	nb := a.nb
 	if nb == 0 || g0 >= g1 || a.n == 0 {
 		return
 	}
 	_ = a.w[g1*nb*q6kRecord-1]
-	_, _, _ = a.xq[a.n*nb*256-1], a.xd[a.n*nb-1], a.xc[a.n*nb*64-1]
+	_, _, _ = a.xq[a.n*nb*256-1], a.xd[a.n*nb-1], a.aux[a.n*nb*64-1]
 	_ = a.out[(a.n-1)*a.ldo+a.rows-1]
 	for g := g0; g < g1; g++ {
-		mask := uint64(1)<<min(q8Group, a.rows-g*q8Group) - 1
+		mask := a.groupMask(g)
 		for i := 0; i < a.n; i++ {
-			q6kGemv1x1(&a.out[i*a.ldo+g*q8Group], &a.xq[i*nb*256], &a.xd[i*nb], &a.xc[i*nb*64], &a.w[g*nb*q6kRecord], nb, mask)
+			q6kGemv1x1(&a.out[i*a.ldo+g*q8Group], &a.xq[i*nb*256], &a.xd[i*nb], &a.aux[i*nb*64], &a.w[g*nb*q6kRecord], nb, mask)
 		}
 	}
 }
