@@ -87,12 +87,8 @@ func quantizeQ8K(q []int8, bsum []int32, x []float32) float32 {
 
 // matMulBlocks is MatMul for a matrix in a codec's GGML blocks.
 func (p *Pool) matMulBlocks(out, x []float32, n int, w *Mat, c *Codec) {
-	switch {
-	case w.P != nil && c.Type == Q4_K:
-		p.matMulQ4KPacked(out, x, n, w)
-		return
-	case w.P != nil && c.Type == Q6_K:
-		p.matMulQ6KPacked(out, x, n, w)
+	if w.P != nil {
+		p.matMulKPacked(out, x, n, w)
 		return
 	}
 	if err := c.Check(w.Q[:min(len(w.Q), w.Rows*c.RowBytes(w.Cols))], w.Rows, w.Cols); err != nil {
@@ -221,7 +217,7 @@ func stepQ5K(a *dotAcc, u *unpacked, xq []int8, bsum []int32, dx float32) {
 	for g := range bsum[:16] {
 		ms += u.mn[g] * bsum[g]
 	}
-	a.s += float32(-dx*u.dmin) * float32(ms)
+	a.s += float32(float32(-dx*u.dmin) * float32(ms)) // rounded: never fused
 	a.lanes(u, xq, dx*u.d)
 }
 

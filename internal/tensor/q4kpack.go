@@ -45,8 +45,8 @@ func q4kPackedBytes(rows, cols int) int {
 }
 
 // PackBlocks repacks a matrix of a block format in place for its level's
-// kernels, where the level has them (Q4_K and Q6_K at avx512: w.P gets the
-// packed layout, w.Q is released). It does nothing to other matrices.
+// kernels, where the level has them (Q4_K, Q5_K and Q6_K at avx512: w.P
+// gets the packed layout, w.Q is released). It does nothing to other matrices.
 func PackBlocks(w *Mat) {
 	var pack func(q []byte, rows, cols int) []byte
 	switch {
@@ -55,6 +55,8 @@ func PackBlocks(w *Mat) {
 		pack = packQ4K
 	case w.Type == Q6_K && impl.q6k != nil:
 		pack = packQ6K
+	case w.Type == Q5_K && impl.q5k != nil:
+		pack = packQ5K
 	}
 	if pack == nil {
 		return
@@ -66,47 +68,76 @@ func PackBlocks(w *Mat) {
 	w.Q = nil
 }
 
-// packQ4K returns the packed form of the GGML Q4_K rows q.
-func packQ4K(q []byte, rows, cols int) []byte {
+// packRecords lays the GGML K blocks of q (rows×cols, bb bytes each) out
+// in groups of 16 rows, a record of rec bytes per group and super-block
+// (zero for padding rows): fill writes row r's block blk into its group's
+// record.
+func packRecords(q []byte, rows, cols, bb, rec int, fill func(rec, blk []byte, r int)) []byte {
 	nb := cols / 256
-	p := alignedBytes(q4kPackedBytes(rows, cols), 64)
-	rb := nb * 144
+	p := alignedBytes((rows+q8Group-1)/q8Group*nb*rec, 64)
 	for row := 0; row < rows; row++ {
-		g, r := row/q8Group, row%q8Group
+		g := row / q8Group
 		for b := 0; b < nb; b++ {
-			blk := q[row*rb+b*144 : row*rb+(b+1)*144]
-			rec := p[(g*nb+b)*q4kRecord : (g*nb+b+1)*q4kRecord]
-			for pp := 0; pp < 4; pp++ {
-				for k := 0; k < 8; k++ {
-					copy(rec[512*pp+64*k+4*r:512*pp+64*k+4*r+4], blk[16+32*pp+4*k:16+32*pp+4*k+4])
-				}
-			}
-			copy(rec[2048+2*r:], blk[0:2])
-			copy(rec[2080+2*r:], blk[2:4])
-			for s := 0; s < 8; s++ {
-				sc, m := q4KScaleMin(s, blk[4:16])
-				rec[2112+16*s+r], rec[2240+16*s+r] = sc, m
-			}
+			blk := q[(row*nb+b)*bb : (row*nb+b+1)*bb]
+			fill(p[(g*nb+b)*rec:(g*nb+b+1)*rec], blk, row%q8Group)
 		}
 	}
 	return p
 }
 
-// matMulQ4KPacked is MatMul for a packed Q4_K matrix.
-func (p *Pool) matMulQ4KPacked(out, x []float32, n int, w *Mat) {
-	if w.Cols%256 != 0 || len(w.P) < q4kPackedBytes(w.Rows, w.Cols) {
-		panic(fmt.Sprintf("tensor: MatMul: packed Q4_K weights of %d bytes do not fit %d×%d", len(w.P), w.Rows, w.Cols))
+// packQ4K returns the packed form of the GGML Q4_K rows q.
+func packQ4K(q []byte, rows, cols int) []byte {
+	return packRecords(q, rows, cols, 144, q4kRecord, func(rec, blk []byte, r int) {
+		for pp := 0; pp < 4; pp++ {
+			for k := 0; k < 8; k++ {
+				copy(rec[512*pp+64*k+4*r:512*pp+64*k+4*r+4], blk[16+32*pp+4*k:])
+			}
+		}
+		copy(rec[2048+2*r:], blk[0:2])
+		copy(rec[2080+2*r:], blk[2:4])
+		for s := 0; s < 8; s++ {
+			sc, m := q4KScaleMin(s, blk[4:16])
+			rec[2112+16*s+r], rec[2240+16*s+r] = sc, m
+		}
+	})
+}
+
+// kpRecord is the packed record size per group and super-block of the
+// K formats PackBlocks packs.
+var kpRecord = map[DType]int{Q4_K: q4kRecord, Q5_K: q5kRecord, Q6_K: q6kRecord}
+
+// matMulKPacked is MatMul for a packed Q4_K, Q5_K or Q6_K matrix: the
+// activations quantized to Q8_K with the kernel's aux (Q4_K, Q5_K: the
+// sums of each 32; Q6_K: per four values −32·Σ), the groups split over the
+// pool's threads.
+func (p *Pool) matMulKPacked(out, x []float32, n int, w *Mat) {
+	nb := w.Cols / 256
+	if w.Cols%256 != 0 || len(w.P) < (w.Rows+q8Group-1)/q8Group*nb*kpRecord[w.Type] {
+		panic(fmt.Sprintf("tensor: MatMul: packed %s weights of %d bytes do not fit %d×%d", CodecOf(w.Type).Name, len(w.P), w.Rows, w.Cols))
 	}
-	a := quantizeAct(CodecOf(Q4_K), x, n, w.Cols)
-	bs := make([]int32, len(a.bsum)/2)
-	for k := range bs {
-		bs[k] = a.bsum[2*k] + a.bsum[2*k+1]
-	}
-	args := &kpArgs{out: out, ldo: w.Rows, xq: a.q, xd: a.d, aux: bs, n: n, rows: w.Rows, nb: w.Cols / 256, w: w.P}
-	ng := (w.Rows + q8Group - 1) / q8Group
+	a := quantizeAct(CodecOf(w.Type), x, n, w.Cols)
+	var aux []int32
 	f := impl.q4k
+	switch w.Type {
+	case Q6_K:
+		f = impl.q6k
+		aux = make([]int32, n*w.Cols/4)
+		q8lCorr(aux, a.q)
+		for k := range aux {
+			aux[k] /= 4 // −32·Σ: exact (a multiple of 128)
+		}
+	default:
+		if w.Type == Q5_K {
+			f = impl.q5k
+		}
+		aux = make([]int32, len(a.bsum)/2)
+		for k := range aux {
+			aux[k] = a.bsum[2*k] + a.bsum[2*k+1]
+		}
+	}
+	args := &kpArgs{out: out, ldo: w.Rows, xq: a.q, xd: a.d, aux: aux, n: n, rows: w.Rows, nb: nb, w: w.P}
 	fn := func(lo, hi int) { f(args, lo, hi) }
-	p.run(n*w.Rows*w.Cols, ng, fn, fn)
+	p.run(n*w.Rows*w.Cols, (w.Rows+q8Group-1)/q8Group, fn, fn)
 }
 
 // groupMask returns the valid-row bits of group g.

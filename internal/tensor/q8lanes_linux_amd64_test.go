@@ -95,40 +95,57 @@ func TestQ4kGemvGuarded(t *testing.T) {
 	}
 }
 
-// TestQ6kGemvGuarded runs q6kGemv1x1 with the packed weights, the
-// activation, its corrections and the outputs (a partial group) flush
-// against inaccessible pages, against the Go reference on the GGML blocks.
-func TestQ6kGemvGuarded(t *testing.T) {
+// TestKGemv1Guarded runs the one-group K kernels (q5kGemv1x1,
+// q6kGemv1x1) with the packed weights, the activation, its aux values and
+// the outputs (a partial group) flush against inaccessible pages, against
+// the Go reference on the GGML blocks.
+func TestKGemv1Guarded(t *testing.T) {
 	if !slices.ContainsFunc(archImpls(), func(k *kernels) bool { return k.name == "avx512" }) {
 		t.Skip("no avx512 level on this CPU")
 	}
 	rng := rand.New(rand.NewPCG(95, 96))
-	c := CodecOf(Q6_K)
-	for _, s := range []struct{ rows, cols int }{{9, 256}, {16, 512}} {
-		q := randBlocks(rng, c, s.rows*s.cols/256)
-		nb := s.cols / 256
-		p, free := guardedBytes(t, nb*q6kRecord)
-		defer free()
-		copy(p, packQ6K(q, s.rows, s.cols))
-		a := quantizeAct(c, randVec(rng, s.cols), 1, s.cols)
-		xq, free2 := guardedBytes(t, s.cols)
-		defer free2()
-		copy(xq, int8AsBytes(a.q))
-		xcb, free3 := guardedBytes(t, s.cols)
-		defer free3()
-		xc := unsafe.Slice((*int32)(unsafe.Pointer(&xcb[0])), s.cols/4)
-		q8lCorr(xc, a.q)
-		for k := range xc {
-			xc[k] /= 4
-		}
-		out, free4 := guardedFloats(t, s.rows)
-		defer free4()
-		q6kGemv1x1(&out[0], &int8sOf(xq)[0], &a.d[0], &xc[0], &p[0], nb, uint64(1)<<s.rows-1)
-		want := make([]float32, s.rows)
-		blockRows(want, a, 1, &Mat{Rows: s.rows, Cols: s.cols, Type: Q6_K, Q: q}, c, 0, s.rows)
-		for r := range want {
-			if math.Float32bits(out[r]) != math.Float32bits(want[r]) {
-				t.Fatalf("%dx%d: out[%d] = %v, reference %v", s.rows, s.cols, r, out[r], want[r])
+	for _, f := range []struct {
+		typ    DType
+		pack   func(q []byte, rows, cols int) []byte
+		rec    int
+		kernel func(out *float32, x *int8, xd *float32, aux *int32, w *byte, nb int, mask uint64)
+	}{{Q5_K, packQ5K, q5kRecord, q5kGemv1x1}, {Q6_K, packQ6K, q6kRecord, q6kGemv1x1}} {
+		c := CodecOf(f.typ)
+		for _, s := range []struct{ rows, cols int }{{9, 256}, {16, 512}} {
+			q := randBlocks(rng, c, s.rows*s.cols/256)
+			nb := s.cols / 256
+			p, free := guardedBytes(t, nb*f.rec)
+			defer free()
+			copy(p, f.pack(q, s.rows, s.cols))
+			a := quantizeAct(c, randVec(rng, s.cols), 1, s.cols)
+			xq, free2 := guardedBytes(t, s.cols)
+			defer free2()
+			copy(xq, int8AsBytes(a.q))
+			var auxv []int32
+			if f.typ == Q6_K {
+				auxv = make([]int32, s.cols/4)
+				q8lCorr(auxv, a.q)
+				for k := range auxv {
+					auxv[k] /= 4
+				}
+			} else {
+				for k := 0; k < s.cols/32; k++ {
+					auxv = append(auxv, a.bsum[2*k]+a.bsum[2*k+1])
+				}
+			}
+			auxb, free3 := guardedBytes(t, 4*len(auxv))
+			defer free3()
+			aux := unsafe.Slice((*int32)(unsafe.Pointer(&auxb[0])), len(auxv))
+			copy(aux, auxv)
+			out, free4 := guardedFloats(t, s.rows)
+			defer free4()
+			f.kernel(&out[0], &int8sOf(xq)[0], &a.d[0], &aux[0], &p[0], nb, uint64(1)<<s.rows-1)
+			want := make([]float32, s.rows)
+			blockRows(want, a, 1, &Mat{Rows: s.rows, Cols: s.cols, Type: f.typ, Q: q}, c, 0, s.rows)
+			for r := range want {
+				if math.Float32bits(out[r]) != math.Float32bits(want[r]) {
+					t.Fatalf("%s %dx%d: out[%d] = %v, reference %v", c.Name, s.rows, s.cols, r, out[r], want[r])
+				}
 			}
 		}
 	}

@@ -231,20 +231,28 @@ func groupPairs(g0, g1 int, groupMask func(g int) uint64, f func(g, h int, mask 
 //go:noescape
 func q6kGemv1x1(out *float32, x *int8, xd *float32, xc *int32, w *byte, nb int, mask uint64)
 
-// q6kRowsAVX512 computes packed Q6_K outputs of groups [g0,g1), one group
-// against one activation row at a time (q6kGemv1x1).
-func q6kRowsAVX512(a *kpArgs, g0, g1 int) {
+//go:noescape
+func q5kGemv1x1(out *float32, x *int8, xd *float32, bs *int32, w *byte, nb int, mask uint64)
+
+// q6kRowsAVX512 and q5kRowsAVX512 compute packed Q6_K and Q5_K outputs of
+// groups [g0,g1), one group against one activation row at a time.
+func q6kRowsAVX512(a *kpArgs, g0, g1 int) { kpRows1(a, g0, g1, q6kRecord, 64, q6kGemv1x1) }
+func q5kRowsAVX512(a *kpArgs, g0, g1 int) { kpRows1(a, g0, g1, q5kRecord, 8, q5kGemv1x1) }
+
+// kpRows1 runs a one-group K kernel (records of rec bytes, aux values per
+// super-block) over groups [g0,g1) and every activation row.
+func kpRows1(a *kpArgs, g0, g1, rec, aux int, k func(out *float32, x *int8, xd *float32, aux *int32, w *byte, nb int, mask uint64)) {
 	nb := a.nb
 	if nb == 0 || g0 >= g1 || a.n == 0 {
 		return
 	}
-	_ = a.w[g1*nb*q6kRecord-1]
-	_, _, _ = a.xq[a.n*nb*256-1], a.xd[a.n*nb-1], a.aux[a.n*nb*64-1]
+	_ = a.w[g1*nb*rec-1]
+	_, _, _ = a.xq[a.n*nb*256-1], a.xd[a.n*nb-1], a.aux[a.n*nb*aux-1]
 	_ = a.out[(a.n-1)*a.ldo+a.rows-1]
 	for g := g0; g < g1; g++ {
 		mask := a.groupMask(g)
 		for i := 0; i < a.n; i++ {
-			q6kGemv1x1(&a.out[i*a.ldo+g*q8Group], &a.xq[i*nb*256], &a.xd[i*nb], &a.aux[i*nb*64], &a.w[g*nb*q6kRecord], nb, mask)
+			k(&a.out[i*a.ldo+g*q8Group], &a.xq[i*nb*256], &a.xd[i*nb], &a.aux[i*nb*aux], &a.w[g*nb*rec], nb, mask)
 		}
 	}
 }
