@@ -18,7 +18,7 @@
 // other types are refused naming the tensor. At load the matmul weights
 // are packed for the level's kernels (tensor.PackQ4, PackQ8, PackBlocks:
 // Q4_0 packed where the CPU has the Q4_0 kernels, else expanded exactly to
-// Q8_0; Q4_K and Q6_K packed at avx512; Q4_0 token embeddings stay Q4_0
+// Q8_0; Q3_K..Q6_K packed at avx512; Q4_0 token embeddings stay Q4_0
 // for the row lookups, unless a tied head expanded to GGML Q8_0 blocks
 // lends them its expansion). LoadOptions.Quantize = "q8_0" or "q4_0"
 // quantizes F32 matrices at load. Matrices whose input width is not a

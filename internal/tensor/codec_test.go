@@ -193,7 +193,7 @@ func TestQuantizeQ8K(t *testing.T) {
 	}
 }
 
-// TestPackedBlocks: a Q4_K, Q5_K or Q6_K matrix PackBlocks packed gives the bits
+// TestPackedBlocks: a Q3_K, Q4_K, Q5_K or Q6_K matrix PackBlocks packed gives the bits
 // of its GGML blocks (the Go reference, blockmm.go) at every level, for
 // rows around the groups of 16 and their pairs (partial and odd last
 // groups), random blocks with specials, several activation rows and both
@@ -201,7 +201,7 @@ func TestQuantizeQ8K(t *testing.T) {
 func TestPackedBlocks(t *testing.T) {
 	pool := NewPool(2)
 	defer pool.Close()
-	for _, typ := range []DType{Q4_K, Q5_K, Q6_K} {
+	for _, typ := range []DType{Q3_K, Q4_K, Q5_K, Q6_K} {
 		c := CodecOf(typ)
 		t.Run(c.Name, func(t *testing.T) { testPackedBlocks(t, c, pool) })
 	}
@@ -210,7 +210,7 @@ func TestPackedBlocks(t *testing.T) {
 func testPackedBlocks(t *testing.T, c *Codec, pool *Pool) {
 	eachImpl(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(91, 92))
-		kernel := map[DType]bool{Q4_K: impl.q4k != nil, Q5_K: impl.q5k != nil, Q6_K: impl.q6k != nil}[c.Type]
+		kernel := map[DType]bool{Q3_K: impl.q3k != nil, Q4_K: impl.q4k != nil, Q5_K: impl.q5k != nil, Q6_K: impl.q6k != nil}[c.Type]
 		for _, s := range []struct{ rows, cols int }{{1, 256}, {15, 512}, {16, 256}, {17, 768}, {40, 256}, {64, 512}} {
 			q := randBlocks(rng, c, s.rows*s.cols/256)
 			ref := &Mat{Rows: s.rows, Cols: s.cols, Type: c.Type, Q: q}
@@ -257,7 +257,7 @@ func BenchmarkMatMulBlocks(b *testing.B) {
 		name string
 		w    *Mat
 	}{{"q8_0-packed", packedMat(quantizeMat(rows, cols, randVec(rng, rows*cols)))}}
-	for _, typ := range []DType{Q4_K, Q5_K, Q6_K} {
+	for _, typ := range []DType{Q3_K, Q4_K, Q5_K, Q6_K} {
 		c := CodecOf(typ)
 		q := randBlocks(rng, c, rows*cols/c.BlockSize)
 		mats = append(mats, struct {

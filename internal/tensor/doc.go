@@ -164,10 +164,10 @@
 // blocks in Go: exact int32 sums, then the float steps in the order of
 // GGML's x86 kernels (eight lanes of four columns per super-block for
 // Q2_K/Q3_K/Q5_K/Q6_K, the repacked GEMM's per-64 order for Q4_K), each
-// output on its own (batch invariant). PackBlocks (at load) packs Q4_K,
-// Q5_K and Q6_K at the avx512 level for AVX-512 VNNI kernels with the same
-// bits (q4kpack.go, q5kpack.go, q6kpack.go; one activation row at a time,
-// no tiles); the other formats, and every level below avx512, run the Go
+// output on its own (batch invariant). PackBlocks (at load) packs Q3_K,
+// Q4_K, Q5_K and Q6_K at the avx512 level for AVX-512 VNNI kernels with the
+// same bits (q3kpack.go … q6kpack.go; one activation row at a time, no
+// tiles); the other formats, and every level below avx512, run the Go
 // code. A
 // Stacked matrix holds parts of different formats (fused Q/K/V of a mixed
 // file) and multiplies each part on its own.

@@ -67,9 +67,9 @@ type kernels struct {
 	// q4k (optional) computes packed Q4_K outputs of groups [g0,g1)
 	// (q4kpack.go); nil: Q4_K matrices stay in GGML blocks (blockmm.go).
 	q4k func(a *kpArgs, g0, g1 int)
-	// q5k and q6k (optional) are the same for packed Q5_K and Q6_K
-	// (q5kpack.go, q6kpack.go).
-	q5k, q6k func(a *kpArgs, g0, g1 int)
+	// q3k, q5k and q6k (optional) are the same for packed Q3_K, Q5_K and
+	// Q6_K (q3kpack.go, q5kpack.go, q6kpack.go).
+	q3k, q5k, q6k func(a *kpArgs, g0, g1 int)
 	// q8ps (optional) is q8pScales: a decode step's activations need
 	// it for every block of every matrix's input.
 	q8ps func(xs []uint32, xq []int8, xd []float32)

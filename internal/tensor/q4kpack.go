@@ -45,8 +45,8 @@ func q4kPackedBytes(rows, cols int) int {
 }
 
 // PackBlocks repacks a matrix of a block format in place for its level's
-// kernels, where the level has them (Q4_K, Q5_K and Q6_K at avx512: w.P
-// gets the packed layout, w.Q is released). It does nothing to other matrices.
+// kernels, where the level has them (Q3_K, Q4_K, Q5_K and Q6_K at avx512:
+// w.P gets the packed layout, w.Q is released). It does nothing to other matrices.
 func PackBlocks(w *Mat) {
 	var pack func(q []byte, rows, cols int) []byte
 	switch {
@@ -57,6 +57,8 @@ func PackBlocks(w *Mat) {
 		pack = packQ6K
 	case w.Type == Q5_K && impl.q5k != nil:
 		pack = packQ5K
+	case w.Type == Q3_K && impl.q3k != nil:
+		pack = packQ3K
 	}
 	if pack == nil {
 		return
@@ -104,12 +106,12 @@ func packQ4K(q []byte, rows, cols int) []byte {
 
 // kpRecord is the packed record size per group and super-block of the
 // K formats PackBlocks packs.
-var kpRecord = map[DType]int{Q4_K: q4kRecord, Q5_K: q5kRecord, Q6_K: q6kRecord}
+var kpRecord = map[DType]int{Q3_K: q3kRecord, Q4_K: q4kRecord, Q5_K: q5kRecord, Q6_K: q6kRecord}
 
-// matMulKPacked is MatMul for a packed Q4_K, Q5_K or Q6_K matrix: the
-// activations quantized to Q8_K with the kernel's aux (Q4_K, Q5_K: the
-// sums of each 32; Q6_K: per four values −32·Σ), the groups split over the
-// pool's threads.
+// matMulKPacked is MatMul for a packed Q3_K, Q4_K, Q5_K or Q6_K matrix:
+// the activations quantized to Q8_K with the kernel's aux (Q4_K, Q5_K: the
+// sums of each 32; Q3_K, Q6_K: per four values −4·Σ, −32·Σ), the groups
+// split over the pool's threads.
 func (p *Pool) matMulKPacked(out, x []float32, n int, w *Mat) {
 	nb := w.Cols / 256
 	if w.Cols%256 != 0 || len(w.P) < (w.Rows+q8Group-1)/q8Group*nb*kpRecord[w.Type] {
@@ -119,12 +121,16 @@ func (p *Pool) matMulKPacked(out, x []float32, n int, w *Mat) {
 	var aux []int32
 	f := impl.q4k
 	switch w.Type {
-	case Q6_K:
-		f = impl.q6k
+	case Q3_K, Q6_K: // per four values −4·Σ (Q3_K) or −32·Σ (Q6_K), exact
+		div := int32(32)
+		f = impl.q3k
+		if w.Type == Q6_K {
+			f, div = impl.q6k, 4
+		}
 		aux = make([]int32, n*w.Cols/4)
 		q8lCorr(aux, a.q)
 		for k := range aux {
-			aux[k] /= 4 // −32·Σ: exact (a multiple of 128)
+			aux[k] /= div
 		}
 	default:
 		if w.Type == Q5_K {

@@ -95,8 +95,8 @@ func TestQ4kGemvGuarded(t *testing.T) {
 	}
 }
 
-// TestKGemv1Guarded runs the one-group K kernels (q5kGemv1x1,
-// q6kGemv1x1) with the packed weights, the activation, its aux values and
+// TestKGemv1Guarded runs the one-group K kernels (q3kGemv1x1,
+// q5kGemv1x1, q6kGemv1x1) with the packed weights, the activation, its aux values and
 // the outputs (a partial group) flush against inaccessible pages, against
 // the Go reference on the GGML blocks.
 func TestKGemv1Guarded(t *testing.T) {
@@ -109,7 +109,7 @@ func TestKGemv1Guarded(t *testing.T) {
 		pack   func(q []byte, rows, cols int) []byte
 		rec    int
 		kernel func(out *float32, x *int8, xd *float32, aux *int32, w *byte, nb int, mask uint64)
-	}{{Q5_K, packQ5K, q5kRecord, q5kGemv1x1}, {Q6_K, packQ6K, q6kRecord, q6kGemv1x1}} {
+	}{{Q3_K, packQ3K, q3kRecord, q3kGemv1x1}, {Q5_K, packQ5K, q5kRecord, q5kGemv1x1}, {Q6_K, packQ6K, q6kRecord, q6kGemv1x1}} {
 		c := CodecOf(f.typ)
 		for _, s := range []struct{ rows, cols int }{{9, 256}, {16, 512}} {
 			q := randBlocks(rng, c, s.rows*s.cols/256)
@@ -122,11 +122,11 @@ func TestKGemv1Guarded(t *testing.T) {
 			defer free2()
 			copy(xq, int8AsBytes(a.q))
 			var auxv []int32
-			if f.typ == Q6_K {
+			if f.typ != Q5_K { // −4·Σ (Q3_K), −32·Σ (Q6_K) per four values
 				auxv = make([]int32, s.cols/4)
 				q8lCorr(auxv, a.q)
 				for k := range auxv {
-					auxv[k] /= 4
+					auxv[k] /= map[DType]int32{Q3_K: 32, Q6_K: 4}[f.typ]
 				}
 			} else {
 				for k := 0; k < s.cols/32; k++ {

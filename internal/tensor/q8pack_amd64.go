@@ -232,11 +232,16 @@ func groupPairs(g0, g1 int, groupMask func(g int) uint64, f func(g, h int, mask 
 func q6kGemv1x1(out *float32, x *int8, xd *float32, xc *int32, w *byte, nb int, mask uint64)
 
 //go:noescape
+func q3kGemv1x1(out *float32, x *int8, xd *float32, xc *int32, w *byte, nb int, mask uint64)
+
+//go:noescape
 func q5kGemv1x1(out *float32, x *int8, xd *float32, bs *int32, w *byte, nb int, mask uint64)
 
-// q6kRowsAVX512 and q5kRowsAVX512 compute packed Q6_K and Q5_K outputs of
-// groups [g0,g1), one group against one activation row at a time.
+// q6kRowsAVX512, q5kRowsAVX512 and q3kRowsAVX512 compute packed Q6_K,
+// Q5_K and Q3_K outputs of groups [g0,g1), one group against one
+// activation row at a time.
 func q6kRowsAVX512(a *kpArgs, g0, g1 int) { kpRows1(a, g0, g1, q6kRecord, 64, q6kGemv1x1) }
+func q3kRowsAVX512(a *kpArgs, g0, g1 int) { kpRows1(a, g0, g1, q3kRecord, 64, q3kGemv1x1) }
 func q5kRowsAVX512(a *kpArgs, g0, g1 int) { kpRows1(a, g0, g1, q5kRecord, 8, q5kGemv1x1) }
 
 // kpRows1 runs a one-group K kernel (records of rec bytes, aux values per
