@@ -32,12 +32,15 @@ const Q4BlockBytes = 18
 func Q4RowBytes(cols int) int { return cols / Q8BlockSize * Q4BlockBytes }
 
 // Mat is a row-major weight matrix of Rows output features × Cols inputs.
-// Exactly one of F32, P32, Q or P holds the data, per Type: an F32 matrix
-// is in rows (F32) or, after PackF32, in the panels of the outer-product
-// kernels (P32); a Q8_0 matrix is in GGML blocks (Q) or, after PackQ8, in
-// the row-interleaved layout of the fast kernels (P); a Q4_0 matrix is in
-// GGML blocks (Q) or, after PackQ4, in the packed nibble layout (P; at
-// levels without Q4_0 kernels PackQ4 turns it into a Q8_0 matrix instead).
+// Exactly one of F32, P32, Q, P or Parts holds the data, per Type: an F32
+// matrix is in rows (F32) or, after PackF32, in the panels of the
+// outer-product kernels (P32); a Q8_0 matrix is in GGML blocks (Q) or,
+// after PackQ8, in the row-interleaved layout of the fast kernels (P); a
+// Q4_0 matrix is in GGML blocks (Q) or, after PackQ4, in the packed nibble
+// layout (P; at levels without Q4_0 kernels PackQ4 turns it into a Q8_0
+// matrix instead); a matrix of another block format (codec.go) is in GGML
+// blocks (Q) or, after PackBlocks, in its kernels' layout (P); a Stacked
+// matrix is its Parts' rows, top to bottom, each part in its own format.
 type Mat struct {
 	Rows, Cols int
 	Type       DType
