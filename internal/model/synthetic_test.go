@@ -31,7 +31,10 @@ var syntheticSupported = map[string]string{
 // the activation quantization amplifies a one-ulp difference into up to
 // 0.07 of logprob on the long prompts, so a format matches only when its
 // float order is GGML's x86 one (tensor/blockmm.go; the K-quant files then
-// match to ~2e-6).
+// match to ~2e-6). This holds at the avx512 level, whose other kernels
+// (attention, norms) happen to give llama.cpp's bits too: at the avx2
+// level (GODEBUG=cpu.avx512f=off) Q4_0, Q5_K_M and Q6_K miss here (logprobs
+// by 0.06–0.07, ids at steps of golden margin 0.01–0.1).
 var syntheticLogprobKnown = map[string]string{
 	// Cause not found: packed Q4_0 runs the float steps of llama.cpp's
 	// repacked Q4_0 (one fused multiply-add per block) and its Q6_K output
