@@ -409,8 +409,8 @@ func (g *ggufTensors) readModel(c *Config, spec *archSpec, ropeFreqs bool) (*raw
 	if r.embed, err = g.mat("token_embd.weight", c.VocabSize, c.Dim, 0); err != nil {
 		return nil, err
 	}
-	if r.embed.Type != tensor.F32 && c.Dim%tensor.Q8BlockSize != 0 {
-		return nil, g.bad("quantized token embeddings need dim %% 32 == 0")
+	if ec := tensor.CodecOf(r.embed.Type); ec != nil && c.Dim%ec.BlockSize != 0 {
+		return nil, g.bad("%s token embeddings need dim %% %d == 0", ec.Name, ec.BlockSize)
 	}
 	if !c.TiedEmbeddings {
 		o, err := g.mat("output.weight", c.VocabSize, c.Dim, 0)

@@ -62,11 +62,10 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 		if m.Type == tensor.F32 && len(m.F32) != rows*cols {
 			return bad("%s holds %d floats, want %d", name, len(m.F32), rows*cols)
 		}
-		if m.Type == tensor.Q8_0 && (cols%tensor.Q8BlockSize != 0 || len(m.Q) != rows*tensor.Q8RowBytes(cols)) {
-			return bad("%s: Q8_0 data of %d bytes does not fit %d×%d", name, len(m.Q), rows, cols)
-		}
-		if m.Type == tensor.Q4_0 && (cols%tensor.Q8BlockSize != 0 || len(m.Q) != rows*tensor.Q4RowBytes(cols)) {
-			return bad("%s: Q4_0 data of %d bytes does not fit %d×%d", name, len(m.Q), rows, cols)
+		if c := tensor.CodecOf(m.Type); c != nil {
+			if err := c.Check(m.Q, rows, cols); err != nil {
+				return bad("%s: %v", name, err)
+			}
 		}
 		return nil
 	}
@@ -264,18 +263,25 @@ func (L *Layer) matrices() []*tensor.Mat {
 func packWeights(m *Model) {
 	for i := range m.Layers {
 		for _, w := range m.Layers[i].matrices() {
-			tensor.PackQ4(w)
-			tensor.PackQ8(w)
-			tensor.PackF32InPlace(w)
+			packMat(w)
 		}
 	}
-	tensor.PackQ4(&m.Output)
-	tensor.PackQ8(&m.Output)
 	if tied := len(m.Output.F32) > 0 && len(m.Embed.F32) > 0 && &m.Output.F32[0] == &m.Embed.F32[0]; tied {
 		tensor.PackF32(&m.Output) // into new memory: Embed keeps its rows
 	} else {
-		tensor.PackF32InPlace(&m.Output)
+		packMat(&m.Output)
 	}
+}
+
+// packMat packs one matmul weight (each part of a Stacked one) in place.
+func packMat(w *tensor.Mat) {
+	for i := range w.Parts {
+		packMat(&w.Parts[i])
+	}
+	tensor.PackQ4(w)
+	tensor.PackQ8(w)
+	tensor.PackBlocks(w)
+	tensor.PackF32InPlace(w)
 }
 
 // quantizeMat converts an F32 matrix whose rows are whole blocks to dt,
@@ -302,44 +308,53 @@ func quantizeMat(w *tensor.Mat, dt tensor.DType) {
 	*w = tensor.Mat{Rows: rows, Cols: cols, Type: dt, Q: q}
 }
 
-// toF32 returns m as an F32 matrix (dequantizing Q8_0 or Q4_0).
+// toF32 returns m as an F32 matrix (dequantizing a block format).
 func toF32(m tensor.Mat) tensor.Mat {
 	if m.Type == tensor.F32 {
 		return m
 	}
-	f := make([]float32, m.Rows*m.Cols)
-	switch m.Type {
-	case tensor.Q4_0:
-		tensor.DequantizeQ4_0(f, m.Q)
-	default:
-		tensor.DequantizeQ8_0(f, m.Q)
+	f := make([]float32, 0, m.Rows*m.Cols)
+	if m.Type == tensor.Stacked {
+		for _, p := range m.Parts {
+			f = append(f, toF32(p).F32...)
+		}
+	} else {
+		f = f[:m.Rows*m.Cols]
+		tensor.CodecOf(m.Type).Dequantize(f, m.Q)
 	}
 	return tensor.Mat{Rows: m.Rows, Cols: m.Cols, Type: tensor.F32, F32: f}
 }
 
-// concatRows stacks matrices of equal Cols. Q8_0 mixed with Q4_0 gives
-// Q8_0 (the Q4_0 parts expanded exactly); other mixes give F32.
+// concatRows stacks matrices of equal Cols: matrices of one block format
+// give that format; Q8_0 mixed with Q4_0 gives Q8_0 (the Q4_0 parts
+// expanded exactly); other mixes of block formats give a Stacked matrix
+// (each part keeps its format); a mix with F32 gives F32.
 func concatRows(ms ...tensor.Mat) tensor.Mat {
 	typ := ms[0].Type
 	rows := 0
 	for _, m := range ms {
 		rows += m.Rows
-		if m.Type != typ {
-			if quant := func(t tensor.DType) bool { return t == tensor.Q8_0 || t == tensor.Q4_0 }; quant(typ) && quant(m.Type) {
-				typ = tensor.Q8_0
-			} else {
-				typ = tensor.F32
-			}
+		if m.Type == typ {
+			continue
+		}
+		switch q80 := func(t tensor.DType) bool { return t == tensor.Q8_0 || t == tensor.Q4_0 }; {
+		case typ == tensor.F32 || m.Type == tensor.F32:
+			typ = tensor.F32
+		case q80(typ) && q80(m.Type):
+			typ = tensor.Q8_0
+		default:
+			typ = tensor.Stacked
 		}
 	}
 	out := tensor.Mat{Rows: rows, Cols: ms[0].Cols, Type: typ}
 	switch typ {
 	case tensor.F32:
 		out.F32 = make([]float32, 0, rows*out.Cols)
-	case tensor.Q4_0:
-		out.Q = make([]byte, 0, rows*tensor.Q4RowBytes(out.Cols))
+	case tensor.Stacked:
+		out.Parts = ms
+		return out
 	default:
-		out.Q = make([]byte, 0, rows*tensor.Q8RowBytes(out.Cols))
+		out.Q = make([]byte, 0, rows*tensor.CodecOf(typ).RowBytes(out.Cols))
 	}
 	for _, m := range ms {
 		switch {

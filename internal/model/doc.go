@@ -40,17 +40,25 @@
 // Qwen3MoeForCausalLM, sharded through model.safetensors.index.json; the
 // HF names are mapped to the GGUF ones and read by the same family
 // readers; every tensor must be used); a file starting with the GGUF
-// magic; any other file is read as a llama2.c checkpoint (legacy v0 header, or the
-// "ak42" v1 header). F16/BF16 weights become F32 at load; GGUF Q8_0 weights
-// stay Q8_0; GGUF Q4_0 matrices stay Q4_0 (tensor.PackQ4: packed where the
-// CPU has the Q4_0 kernels, else expanded exactly to Q8_0, the same
-// weights and the same results; Q4_0 token embeddings stay Q4_0 for the
-// row lookups, unless a tied head expanded to GGML Q8_0 blocks lends them
-// its expansion); Q4_K and Q6_K matrices are expanded to F32 and requantized
-// to Q8_0 (there are no kernels for them); LoadOptions.Quantize = "q8_0"
-// or "q4_0" quantizes F32 matrices at load. Matrices whose input width is
-// not a multiple of 32 stay F32. Files are read with ordinary reads (no
-// mmap).
+// magic; any other file is read as a llama2.c checkpoint (legacy v0
+// header, or the "ak42" v1 header). F16/BF16 weights become F32 at load;
+// every GGUF matrix in a block format tensor.CodecByGGML knows (Q8_0,
+// Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K..Q6_K, IQ4_XS) stays in that format,
+// each tensor in its own (a Q4_K_M file holds Q4_K, Q5_K and Q6_K; Q/K/V or
+// gate/up of different formats fuse into a tensor.Stacked matrix), and
+// other types are refused naming the tensor. At load the matmul weights
+// are packed for the level's kernels (tensor.PackQ4, PackQ8, PackBlocks:
+// Q4_0 packed where the CPU has the Q4_0 kernels, else expanded exactly to
+// Q8_0; Q3_K..Q6_K packed at avx512; Q4_0 token embeddings stay Q4_0 for
+// the row lookups, unless a tied head expanded to GGML Q8_0 blocks lends
+// them its expansion). LoadOptions.Quantize = "q8_0" or "q4_0" quantizes
+// F32 matrices at load. Matrices whose input width is not a multiple of 32
+// stay F32. Files are read with ordinary reads (no mmap).
+//
+// RoPE angles follow GGML's float32 arithmetic (ggml_rope_cache_init) for
+// models without HF rope_scaling, and RMSNorm its float32 mean and scale:
+// with the matmuls in GGML's order this reproduces llama.cpp's logits on
+// its synthetic goldens to ~1e-6 (TestSyntheticGoldens).
 //
 // RoPE angles are computed as llama.cpp's CPU backend computes them
 // (the position in float32 times base^(−2/HeadDim) once per frequency, in

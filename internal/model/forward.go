@@ -466,14 +466,10 @@ func (ws *Workspace) ropeRows(r0, r1, ch int) {
 // embedRow writes the embedding of tok to dst.
 func (m *Model) embedRow(dst []float32, tok int32) {
 	d := m.Config.Dim
-	switch m.Embed.Type {
-	case tensor.Q8_0:
-		rb := tensor.Q8RowBytes(d)
-		tensor.DequantizeQ8_0(dst, m.Embed.Q[int(tok)*rb:(int(tok)+1)*rb])
-	case tensor.Q4_0:
-		rb := tensor.Q4RowBytes(d)
-		tensor.DequantizeQ4_0(dst, m.Embed.Q[int(tok)*rb:(int(tok)+1)*rb])
-	default:
-		copy(dst, m.Embed.F32[int(tok)*d:(int(tok)+1)*d])
+	if c := tensor.CodecOf(m.Embed.Type); c != nil {
+		rb := c.RowBytes(d)
+		c.Dequantize(dst[:d], m.Embed.Q[int(tok)*rb:(int(tok)+1)*rb])
+		return
 	}
+	copy(dst, m.Embed.F32[int(tok)*d:(int(tok)+1)*d])
 }

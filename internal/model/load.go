@@ -143,32 +143,16 @@ func newGGUFTensors(f *gguf.File, bad func(string, ...any) error) (*ggufTensors,
 		if err != nil {
 			return tensor.Mat{}, err
 		}
-		switch t.Type {
-		case gguf.GGMLTypeQ8_0:
-			// A copy, so the file's buffer is not kept alive by the model.
-			return tensor.Mat{Rows: rows, Cols: cols, Type: tensor.Q8_0, Q: bytes.Clone(data)}, nil
-		case gguf.GGMLTypeQ4_0:
-			// Kept as Q4_0 (packed at build; at kernel levels without
-			// Q4_0 kernels, expanded exactly to Q8_0); build checks its
-			// shape, as for Q8_0.
-			return tensor.Mat{Rows: rows, Cols: cols, Type: tensor.Q4_0, Q: bytes.Clone(data)}, nil
-		case gguf.GGMLTypeQ4_K, gguf.GGMLTypeQ6_K:
-			// No kernels for these: expand, then keep as Q8_0 (≈1 byte a
-			// weight) when the rows allow it.
-			v, err := ggmlToF32(t, data)
-			if err != nil {
-				return tensor.Mat{}, bad("%v", err)
-			}
-			m := f32Mat(rows, cols, v)
-			quantizeMat(&m, tensor.Q8_0)
-			return m, nil
-		default:
-			v, err := ggmlToF32(t, data)
-			if err != nil {
-				return tensor.Mat{}, bad("%v", err)
-			}
-			return f32Mat(rows, cols, v), nil
+		if c := tensor.CodecByGGML(uint32(t.Type)); c != nil {
+			// Kept in its own block format (a copy, so the file's buffer
+			// is not kept alive by the model); build checks the shape.
+			return tensor.Mat{Rows: rows, Cols: cols, Type: c.Type, Q: bytes.Clone(data)}, nil
 		}
+		v, err := ggmlToF32(t, data)
+		if err != nil {
+			return tensor.Mat{}, bad("%v", err)
+		}
+		return f32Mat(rows, cols, v), nil
 	}
 	vec := func(name string, n int) ([]float32, error) {
 		t := tensorInfo(name)
@@ -201,20 +185,18 @@ func ggmlToF32(t *gguf.TensorInfo, data []byte) ([]float32, error) {
 		return decodeF16(data), nil
 	case gguf.GGMLTypeBF16:
 		return decodeBF16(data), nil
-	case gguf.GGMLTypeQ8_0:
-		out := make([]float32, t.NumElements())
-		tensor.DequantizeQ8_0(out, data)
-		return out, nil
-	case gguf.GGMLTypeQ4_0:
-		out := make([]float32, t.NumElements())
-		tensor.DequantizeQ4_0(out, data)
-		return out, nil
-	case gguf.GGMLTypeQ4_K:
-		return dequantQ4K(data, int(t.NumElements())), nil
-	case gguf.GGMLTypeQ6_K:
-		return dequantQ6K(data, int(t.NumElements())), nil
 	}
-	return nil, fmt.Errorf("tensor %s: type %v is not supported (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K are)", t.Name, t.Type)
+	c := tensor.CodecByGGML(uint32(t.Type))
+	if c == nil {
+		return nil, fmt.Errorf("tensor %s: type %v is not supported (F32, F16, BF16 and the block formats of tensor.CodecByGGML are)", t.Name, t.Type)
+	}
+	n := int(t.NumElements())
+	if n%c.BlockSize != 0 || len(data) != n/c.BlockSize*c.BlockBytes {
+		return nil, fmt.Errorf("tensor %s: %d %s values in %d bytes are not whole blocks", t.Name, n, c.Name, len(data))
+	}
+	out := make([]float32, n)
+	c.Dequantize(out, data)
+	return out, nil
 }
 
 // ---- llama2.c ----

@@ -32,12 +32,15 @@ const Q4BlockBytes = 18
 func Q4RowBytes(cols int) int { return cols / Q8BlockSize * Q4BlockBytes }
 
 // Mat is a row-major weight matrix of Rows output features × Cols inputs.
-// Exactly one of F32, P32, Q or P holds the data, per Type: an F32 matrix
-// is in rows (F32) or, after PackF32, in the panels of the outer-product
-// kernels (P32); a Q8_0 matrix is in GGML blocks (Q) or, after PackQ8, in
-// the row-interleaved layout of the fast kernels (P); a Q4_0 matrix is in
-// GGML blocks (Q) or, after PackQ4, in the packed nibble layout (P; at
-// levels without Q4_0 kernels PackQ4 turns it into a Q8_0 matrix instead).
+// Exactly one of F32, P32, Q, P or Parts holds the data, per Type: an F32
+// matrix is in rows (F32) or, after PackF32, in the panels of the
+// outer-product kernels (P32); a Q8_0 matrix is in GGML blocks (Q) or,
+// after PackQ8, in the row-interleaved layout of the fast kernels (P); a
+// Q4_0 matrix is in GGML blocks (Q) or, after PackQ4, in the packed nibble
+// layout (P; at levels without Q4_0 kernels PackQ4 turns it into a Q8_0
+// matrix instead); a matrix of another block format (codec.go) is in GGML
+// blocks (Q) or, after PackBlocks, in its kernels' layout (P); a Stacked
+// matrix is its Parts' rows, top to bottom, each part in its own format.
 type Mat struct {
 	Rows, Cols int
 	Type       DType
@@ -45,6 +48,7 @@ type Mat struct {
 	P32        []float32
 	Q          []byte
 	P          []byte
+	Parts      []Mat // Stacked: the parts, top to bottom
 }
 
 // matMulRef is the portable scalar reference MatMul (one Dot per output);
@@ -102,10 +106,12 @@ func RMSNorm(out, x, weight []float32, eps float32) {
 		ss = impl.sumSq(x)
 	} else {
 		for _, v := range x {
-			ss += float64(v) * float64(v)
+			ss += float64(v * v) // the square rounded to float32, as GGML
 		}
 	}
-	scale := float32(1 / math.Sqrt(ss/float64(len(x))+float64(eps)))
+	// As GGML: the mean and the scale in float32.
+	mean := float32(ss / float64(len(x)))
+	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
 	if impl.scaleMul != nil && len(x) >= shortVec {
 		impl.scaleMul(out[:len(x)], x, weight, scale)
 		return

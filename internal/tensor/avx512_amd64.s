@@ -1051,12 +1051,10 @@ g44done:
 	RET
 
 // func quantizeAVX512(q *int8, d *float32, x *float32, nb int)
-// Quantizes nb blocks of 32 floats exactly as quantizeRow does: scale
-// max|x|/127 rounded to float16 (d gets it back as float32), values
-// round-half-away-from-zero(v), v = x·(1/scale) in float32, computed
-// without leaving float32 (q8Round adds ±0.5 in float64): trunc(v) plus
-// the sign of v where |v − trunc(v)| ≥ 0.5, the difference being exact.
-// nb ≥ 1.
+// Quantizes nb blocks of 32 floats exactly as quantizeRow does (GGML's
+// x86 quantize_row_q8_0): scale max|x|/127 rounded to float16 (d gets it
+// back as float32), values round-half-to-even(x·(127/max|x|)), the
+// product rounded to float32 (0 for a block of zeros). nb ≥ 1.
 TEXT ·quantizeAVX512(SB), NOSPLIT, $0-32
 	MOVQ q+0(FP), DI
 	MOVQ d+8(FP), DX
@@ -1064,14 +1062,8 @@ TEXT ·quantizeAVX512(SB), NOSPLIT, $0-32
 	MOVQ nb+24(FP), CX
 	MOVL $0x7fffffff, AX
 	VPBROADCASTD AX, Z31
-	MOVL $0x3f000000, AX // 0.5
-	VPBROADCASTD AX, Z30
-	MOVL $1, AX
-	VPBROADCASTD AX, Z29
 	MOVL $0x42fe0000, AX // 127.0
 	VMOVD AX, X28
-	MOVL $0x3f800000, AX // 1.0
-	VMOVD AX, X27
 
 qloop:
 	VMOVUPS       (SI), Z0
@@ -1091,32 +1083,18 @@ qloop:
 	VCVTPS2PH     $0, X4, X5
 	VCVTPH2PS     X5, X6
 	VMOVSS        X6, (DX)
-	VMOVD         X4, AX
+	VMOVD         X2, AX
 	VXORPS        X7, X7, X7
 	TESTL         AX, AX
 	JZ            qscaled
-	VDIVSS        X4, X27, X7
+	VDIVSS        X2, X28, X7
 
 qscaled:
 	VBROADCASTSS  X7, Z7
 	VMULPS        Z7, Z0, Z0
 	VMULPS        Z7, Z1, Z1
-	VRNDSCALEPS   $0x0b, Z0, Z8 // trunc, no precision exception
-	VRNDSCALEPS   $0x0b, Z1, Z9
-	VSUBPS        Z8, Z0, Z10
-	VSUBPS        Z9, Z1, Z11
-	VPANDD        Z31, Z10, Z10
-	VPANDD        Z31, Z11, Z11
-	VCMPPS        $0x1d, Z30, Z10, K1 // |frac| ≥ 0.5
-	VCMPPS        $0x1d, Z30, Z11, K2
-	VCVTTPS2DQ    Z0, Z12
-	VCVTTPS2DQ    Z1, Z13
-	VPSRAD        $31, Z0, Z14
-	VPSRAD        $31, Z1, Z15
-	VPORD         Z29, Z14, Z14 // ±1, the sign of v
-	VPORD         Z29, Z15, Z15
-	VPADDD        Z14, Z12, K1, Z12
-	VPADDD        Z15, Z13, K2, Z13
+	VCVTPS2DQ     Z0, Z12 // round to nearest even (MXCSR default)
+	VCVTPS2DQ     Z1, Z13
 	VPMOVDB       Z12, (DI)
 	VPMOVDB       Z13, 16(DI)
 	ADDQ          $128, SI
@@ -1630,8 +1608,9 @@ a4done:
 	RET
 
 // func sumSqAVX512(x *float32, n int) float64
-// Σ x[i]² in float64 (four 8-lane accumulators, 32 floats a step, then
-// 8 at a time, the last n%8 masked; the lanes summed at the end).
+// Σ float64(x[i]·x[i]) (each square rounded to float32, as GGML's
+// rms_norm, then summed in float64: four 8-lane accumulators, 32 floats a
+// step, then 8 at a time, the last n%8 masked; the lanes summed at the end).
 TEXT ·sumSqAVX512(SB), NOSPLIT, $0-24
 	MOVQ   x+0(FP), SI
 	MOVQ   n+8(FP), CX
@@ -1641,28 +1620,38 @@ TEXT ·sumSqAVX512(SB), NOSPLIT, $0-24
 	VXORPD Z11, Z11, Z11
 
 ss32:
-	CMPQ        CX, $32
-	JL          ss8
-	VCVTPS2PD   (SI), Z0
-	VCVTPS2PD   32(SI), Z1
-	VCVTPS2PD   64(SI), Z2
-	VCVTPS2PD   96(SI), Z3
-	VFMADD231PD Z0, Z0, Z8
-	VFMADD231PD Z1, Z1, Z9
-	VFMADD231PD Z2, Z2, Z10
-	VFMADD231PD Z3, Z3, Z11
-	ADDQ        $128, SI
-	SUBQ        $32, CX
-	JMP         ss32
+	CMPQ      CX, $32
+	JL        ss8
+	VMOVUPS   (SI), Y0
+	VMOVUPS   32(SI), Y1
+	VMOVUPS   64(SI), Y2
+	VMOVUPS   96(SI), Y3
+	VMULPS    Y0, Y0, Y0
+	VMULPS    Y1, Y1, Y1
+	VMULPS    Y2, Y2, Y2
+	VMULPS    Y3, Y3, Y3
+	VCVTPS2PD Y0, Z0
+	VCVTPS2PD Y1, Z1
+	VCVTPS2PD Y2, Z2
+	VCVTPS2PD Y3, Z3
+	VADDPD    Z0, Z8, Z8
+	VADDPD    Z1, Z9, Z9
+	VADDPD    Z2, Z10, Z10
+	VADDPD    Z3, Z11, Z11
+	ADDQ      $128, SI
+	SUBQ      $32, CX
+	JMP       ss32
 
 ss8:
-	CMPQ        CX, $8
-	JL          sstail
-	VCVTPS2PD   (SI), Z0
-	VFMADD231PD Z0, Z0, Z8
-	ADDQ        $32, SI
-	SUBQ        $8, CX
-	JMP         ss8
+	CMPQ      CX, $8
+	JL        sstail
+	VMOVUPS   (SI), Y0
+	VMULPS    Y0, Y0, Y0
+	VCVTPS2PD Y0, Z0
+	VADDPD    Z0, Z8, Z8
+	ADDQ      $32, SI
+	SUBQ      $8, CX
+	JMP       ss8
 
 sstail:
 	TESTQ       CX, CX
@@ -1671,8 +1660,10 @@ sstail:
 	SHLL        CX, AX
 	DECL        AX
 	KMOVW       AX, K1
-	VCVTPS2PD.Z (SI), K1, Z0
-	VFMADD231PD Z0, Z0, Z9
+	VMOVUPS.Z   (SI), K1, Y0
+	VMULPS      Y0, Y0, Y0
+	VCVTPS2PD   Y0, Z0
+	VADDPD      Z0, Z9, Z9
 
 sssum:
 	VADDPD        Z9, Z8, Z8

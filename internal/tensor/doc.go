@@ -1,9 +1,10 @@
 // Package tensor holds the CPU kernels: matrix multiplication over F32,
-// Q8_0 and Q4_0 weights (SIMD where the CPU has it, a portable pure-Go fallback),
-// RMSNorm, softmax, SiLU, GELU (tanh; GeGLU evaluates it as llama.cpp's CPU
-// backend does, through a table of half-precision results), soft-capping
-// and the vector helpers attention is built from, and Pool, a set of
-// persistent workers with a cheap barrier.
+// Q8_0, Q4_0 and the other GGML block formats, K-quants included (SIMD where
+// the CPU has it, a portable pure-Go fallback), RMSNorm, softmax, SiLU,
+// GELU (tanh; GeGLU evaluates it as llama.cpp's CPU backend does, through a
+// table of half-precision results), soft-capping and the vector helpers
+// attention is built from, and Pool, a set of persistent workers with a
+// cheap barrier.
 //
 // vLLM counterpart: the CPU attention backend and kernels. Imports: nothing
 // internal (a leaf); golang.org/x/sys/cpu for feature detection.
@@ -102,9 +103,11 @@
 // # Q8_0
 //
 // Mat.Q holds GGML Q8_0 blocks unchanged (34 bytes: float16 scale, 32 int8).
-// MatMul quantizes the activation rows to Q8_0 once per call (as llama.cpp
-// does: round half away from zero, float16-rounded scale), then sums
-// int8·int8 block products scaled by both blocks' scales. Results therefore
+// MatMul quantizes the activation rows to Q8_0 once per call as llama.cpp
+// does on x86 (quantize_row_q8_0: values round-half-even(x·127/max|x|),
+// float16-rounded scale max|x|/127; QuantizeQ8_0, for weights, is GGML's
+// reference instead), then sums int8·int8 block products scaled by both
+// blocks' scales. Results therefore
 // differ from a float dot product with the dequantized weights by the
 // activation's quantization error (about 0.4% of each block's max).
 // GGML quantizers never store -128; if a file does, the GGML-layout 1-row
@@ -116,10 +119,16 @@
 // at a time (64 bytes = 4 columns × 16 rows, weights stored +128 as
 // unsigned bytes) with the float16 scales apart, the same size as the GGML
 // blocks. One VPDPBUSD then multiplies 4 columns of 16 rows by 4 broadcast
-// activation bytes, the int32 sums start at −128·Σx of the activation block
-// (making them exact), and there is no horizontal reduction: results land
-// as 16 consecutive outputs. The packed results differ from the GGML-layout
-// kernels' in the last bits (another summation order), not in accuracy.
+// activation bytes, the int32 sums start at −128·Σ of those 4 activation
+// values (making them exact), and there is no horizontal reduction: results
+// land as 16 consecutive outputs. Packed Q8_0 sums in GGML's x86 order
+// (q8lanes.go): each four-column step is one of eight lanes, converted and
+// fused into its own float accumulator per block, the lanes reduced at the
+// end, so its results are llama.cpp's bit for bit (its goldens need that:
+// the next activation quantization amplifies a last-bit difference into up
+// to 0.07 of logprob); that costs about 2× the GEMM's instructions of a
+// whole-block sum (BenchmarkMatMulQ8Packed). The GGML-layout kernels (avx2)
+// keep their own order.
 //
 // # Q4_0
 //
@@ -131,10 +140,10 @@
 // weights and 32 of scales per group and block, 53% of packed Q8_0): one
 // zmm load holds two four-column steps, masked with 0x0F (low nibbles) and
 // shifted (high), and each block's int32 sum starts at −8·Σx, so it is
-// exactly Σ x·(q−8) and the float steps are those of packed Q8_0: the
-// same bits as the expansion packed by PackQ8, with half the weight bytes
-// read (decode, memory-bound: a 5632×2048 matrix from DRAM ~1.75× faster
-// at one row). The kernels move the high nibbles down with VPMULTISHIFTQB,
+// exactly Σ x·(q−8), then one fused multiply-add per block (the order of
+// llama.cpp's repacked Q4_0), with half the weight bytes of Q8_0 read
+// (decode, memory-bound: a 5632×2048 matrix from DRAM ~1.75× faster at
+// one row). The kernels move the high nibbles down with VPMULTISHIFTQB,
 // which leaves port 0 to VPDPBUSD; from 48 activation rows the tiles run
 // the Q8_0 kernel on three groups' weights unpacked once into per-thread
 // scratch, rather than unpack them again in every tile of four rows. Where
@@ -143,6 +152,27 @@
 // avx512 on a CPU without AVX512_VBMI, PackQ4 replaces the matrix by its
 // expansion (then PackQ8). MatMul on unpacked Q4_0 blocks runs a slow Go
 // loop.
+//
+// # Block codecs (K-quants and the other GGML block formats)
+//
+// codec.go registers each GGML block format once (Codec: name, GGML type
+// id, block layout, dequantization as GGML's dequantize_row_*, the
+// activation type GGML pairs it with, and its integer unpacking):
+// Q4_1, Q5_0, Q5_1, IQ4_NL (blocks of 32; Q8_0 or Q8_1 activations),
+// Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS (super-blocks of 256; Q8_K
+// activations, quantize_row_q8_K_ref), with Q8_0 and Q4_0 for lookups.
+// The loader and the model ask CodecByGGML / CodecOf and never switch on
+// the format. MatMul on these matrices (blockmm.go) computes on the GGML
+// blocks in Go: exact int32 sums, then the float steps in the order of
+// GGML's x86 kernels (eight lanes of four columns per super-block for
+// Q2_K/Q3_K/Q5_K/Q6_K, the repacked GEMM's per-64 order for Q4_K), each
+// output on its own (batch invariant). PackBlocks (at load) packs Q3_K,
+// Q4_K, Q5_K and Q6_K at the avx512 level for AVX-512 VNNI kernels with the
+// same bits (q3kpack.go … q6kpack.go; one activation row at a time, no
+// tiles); the other formats, and every level below avx512, run the Go
+// code. A
+// Stacked matrix holds parts of different formats (fused Q/K/V of a mixed
+// file) and multiplies each part on its own.
 //
 // # Invariants
 //

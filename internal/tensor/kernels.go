@@ -64,6 +64,12 @@ type kernels struct {
 	// false: PackQ4 expands Q4_0 matrices to Q8_0, and packed ones (from
 	// another level) run with q8pRowsGo.
 	q4p bool
+	// q4k (optional) computes packed Q4_K outputs of groups [g0,g1)
+	// (q4kpack.go); nil: Q4_K matrices stay in GGML blocks (blockmm.go).
+	q4k func(a *kpArgs, g0, g1 int)
+	// q3k, q5k and q6k (optional) are the same for packed Q3_K, Q5_K and
+	// Q6_K (q3kpack.go, q5kpack.go, q6kpack.go).
+	q3k, q5k, q6k func(a *kpArgs, g0, g1 int)
 	// q8ps (optional) is q8pScales: a decode step's activations need
 	// it for every block of every matrix's input.
 	q8ps func(xs []uint32, xq []int8, xd []float32)
@@ -263,3 +269,6 @@ func q8dot4Go(out []float32, xq []int8, xd []float32, w []byte, ldw, nb int) {
 	}
 	copy(out[:4], acc[:])
 }
+
+// Level names the kernel level this CPU runs: "avx512", "avx2" or "go".
+func Level() string { return impl.name }

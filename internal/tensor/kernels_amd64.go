@@ -174,7 +174,7 @@ var avx512Kernels = &kernels{
 		_ = dst[nb*Q4BlockBytes-1]
 		quantizeQ4AVX512(&dst[0], &x[0], nb)
 	},
-	q8p: q8pRowsAVX512, q4p: true,
+	q8p: q8pRowsAVX512, q4p: true, q4k: q4kRowsAVX512, q3k: q3kRowsAVX512, q5k: q5kRowsAVX512, q6k: q6kRowsAVX512,
 	q8ps: func(xs []uint32, xq []int8, xd []float32) {
 		nb := len(xd)
 		if nb == 0 {

@@ -3,6 +3,7 @@ package tensor
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"sync/atomic"
 )
 
@@ -56,8 +57,14 @@ func (p *Pool) MatMul(out, x []float32, n int, w *Mat) {
 		}
 		checkQ4(w, "MatMul")
 		p.matMulQ4(out, x, n, w)
+	case Stacked:
+		p.matMulStacked(out, x, n, w)
 	default:
-		panic(fmt.Sprintf("tensor: MatMul: unknown DType %d", w.Type))
+		c := CodecOf(w.Type)
+		if c == nil || c.unpack == nil {
+			panic(fmt.Sprintf("tensor: MatMul: unknown DType %d", w.Type))
+		}
+		p.matMulBlocks(out, x, n, w, c)
 	}
 }
 
@@ -82,8 +89,10 @@ type mmJob struct {
 	rows, cols int
 	nb, ldw    int
 
-	// Packed Q8_0 (Mat.P): the activations' scale pairs and the product.
+	// Packed Q8_0 (Mat.P): the activations' scale pairs, their step
+	// corrections (Q8_0 only) and the product.
 	xs []uint32
+	xc []int32
 	pk q8pArgs
 }
 
@@ -615,6 +624,9 @@ func (p *Pool) q8Quantize(out, x []float32, n int, w *Mat, packed bool) *mmJob {
 	j.xq, j.xd, j.xu = p.q8Scratch(n*j.cols, n*j.nb)
 	if packed {
 		j.xs = p.q8pScratch(2 * n * j.nb)
+		if w.Type == Q8_0 {
+			j.xc = p.q8lScratch(n * j.cols / 4)
+		}
 	}
 	var quantFn func(lo, hi int)
 	if p != nil {
@@ -643,6 +655,9 @@ func (j *mmJob) quantRows(lo, hi int) {
 			f = q8pScales
 		}
 		f(j.xs[2*lo*nb:2*hi*nb], j.xq[lo*cols:hi*cols], j.xd[lo*nb:hi*nb])
+		if j.xc != nil {
+			q8lCorr(j.xc[lo*cols/4:hi*cols/4], j.xq[lo*cols:hi*cols])
+		}
 		if j.w.Type == Q4_0 { // −8·Σx for the nibbles (q4pack.go)
 			for k := 2*lo*nb + 1; k < 2*hi*nb; k += 2 {
 				j.xs[k] = uint32(int32(j.xs[k]) >> 4)
@@ -726,14 +741,25 @@ func (p *Pool) q8Scratch(nq, nd int) ([]int8, []float32, []byte) {
 	return p.xq[:nq], grow(&p.xd, nd), p.xu[:nq]
 }
 
-// quantizeRow quantizes x like QuantizeQ8_0 into separate int8 values and
-// float32 scales. The scale kept is the float16-rounded one, as a GGML
-// block would store it.
+// quantizeRow quantizes activation rows x to Q8_0 values q and float32
+// scales d (float16 values) as GGML's CPU backend does on x86
+// (ggml-cpu/arch/x86/quants.c quantize_row_q8_0, which llama.cpp applies to
+// the activations of every Q8_0/Q4_0 matmul): d = max|x|/127 rounded to
+// float16, values round-half-to-even(x·(127/max|x|)). This is not
+// QuantizeQ8_0 (GGML's reference, used for weights: round half away from
+// zero of x·(1/d)); the two differ in rare ties and last-bit products.
 func quantizeRow(q []int8, d []float32, x []float32) {
 	for b := range d {
 		xb := x[b*Q8BlockSize : (b+1)*Q8BlockSize]
-		s := q8Scale(xb)
-		q8Round(int8AsBytes(q[b*Q8BlockSize:(b+1)*Q8BlockSize]), xb, s)
-		d[b] = F16ToF32(F32ToF16(s))
+		amax := q8Amax(xb)
+		var id float32
+		if amax != 0 {
+			id = 127 / amax
+		}
+		qb := q[b*Q8BlockSize : (b+1)*Q8BlockSize]
+		for j, v := range xb {
+			qb[j] = int8(math.RoundToEven(float64(v * id)))
+		}
+		d[b] = F16ToF32(F32ToF16(amax / 127))
 	}
 }

@@ -52,6 +52,7 @@ type Pool struct {
 	xd []float32
 	xu []byte
 	xs []uint32 // packed Q8_0: per row and block, scale and offset correction
+	xc []int32  // packed Q8_0: per four activation values, −128·Σ (q8lanes.go)
 	// F32 GEMM scratch, reused by MatMul: x packed for the kernel, and
 	// one buffer of parked accumulators per thread.
 	xf   []float32

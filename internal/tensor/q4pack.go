@@ -17,13 +17,18 @@ import "fmt"
 // 53% of packed Q8_0: the size of the GGML blocks when Rows is a multiple
 // of 16.
 //
-// Canonical order: that of packed Q8_0, with the exact int32
-// I_b = Σ_t x_t·(q_t−8) computed as Σ_t x_t·q_t − 8·Σ_t x_t (the xs
-// pair's second word holds −8·Σx for Q4_0: quantRows shifts q8pScales'
-// −128·Σx right by 4, exactly). The weight q_t−8 and the scale are those of
-// the exact Q8_0 expansion (ExpandQ4), so a packed Q4_0 matrix gives the
-// bits of its expansion packed by PackQ8, at every level, while the
-// kernels read half the bytes.
+// Canonical order: each output is
+//
+//	acc = 0; for b ascending: acc += float32(I_b) · (dw_b·xd_b)
+//
+// with the exact int32 I_b = Σ_t x_t·(q_t−8) computed as Σ_t x_t·q_t −
+// 8·Σ_t x_t (the xs pair's second word holds −8·Σx for Q4_0: quantRows
+// shifts q8pScales' −128·Σx right by 4, exactly) and dw_b·xd_b rounded to
+// float32; the avx512 level fuses the multiply-add (one rounding: the
+// order of llama.cpp's repacked Q4_0 on x86), the go level rounds the
+// product first. (Packed Q8_0 follows GGML's lanes instead, so the exact
+// expansion ExpandQ4 makes, where PackQ4 falls back to it, gives other
+// last bits.)
 const (
 	q4GroupBlock = q8Group * Q8BlockSize / 2 // weight bytes per group and block
 )

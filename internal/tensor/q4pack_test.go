@@ -318,13 +318,43 @@ func TestExpandQ4Exact(t *testing.T) {
 	}
 }
 
+// q4Ref is packed Q4_0's canonical order for the rows×cols Q4_0 blocks q
+// and n activation rows x: per output, per block, I = Σ x·(q−8) exact and
+// acc += float32(I)·(dw·dx), fused (the avx512 kernels) or with the product
+// rounded first (the go level); x quantized as MatMul does.
+func q4Ref(q []byte, rows, cols int, x []float32, n int, fused bool) []float32 {
+	nb := cols / 32
+	xq, xd, out := quantizedRows(x, n, rows, cols)
+	for i := 0; i < n; i++ {
+		for r := 0; r < rows; r++ {
+			var acc float32
+			for b := 0; b < nb; b++ {
+				blk := q[(r*nb+b)*Q4BlockBytes:]
+				var is int32
+				for t := 0; t < 16; t++ {
+					is += int32(xq[i*cols+32*b+t])*(int32(blk[2+t]&15)-8) + int32(xq[i*cols+32*b+16+t])*(int32(blk[2+t]>>4)-8)
+				}
+				d := F16ToF32(uint16(blk[0])|uint16(blk[1])<<8) * xd[i*nb+b]
+				if fused {
+					acc = fma32(float32(is), d, acc)
+				} else {
+					acc += float32(float32(is) * d)
+				}
+			}
+			out[i*rows+r] = acc
+		}
+	}
+	return out
+}
+
 // TestMatMulQ4PackedBitIdentical: a packed Q4_0 matrix gives the bits of
-// its exact Q8_0 expansion packed by PackQ8, at every level, for shapes
-// around the kernels' group counts (8 groups for the wide one-row kernel,
-// partial last groups), block counts around the prefetch distance (8),
-// activation counts around the tiles (4 rows) and both thread counts; and
-// a matrix PackQ4 made gives the bits of the expansion PackQ8 made (at a
-// level without packed Q8_0, avx2, its GGML-layout kernels' bits).
+// q4Ref (fused where the level has packed Q4_0 kernels), at every level,
+// for shapes around the kernels' group counts (8 groups for the wide
+// one-row kernel, partial last groups), block counts around the prefetch
+// distance (8), activation counts around the tiles (4 rows) and both
+// thread counts; and a matrix PackQ4 made gives the bits of the expansion
+// PackQ8 made (at a level without packed Q8_0, avx2, its GGML-layout
+// kernels' bits).
 func TestMatMulQ4PackedBitIdentical(t *testing.T) {
 	rng := rand.New(rand.NewPCG(57, 58))
 	pools := map[string]*Pool{"nil": nil, "2": NewPool(2)}
@@ -335,7 +365,6 @@ func TestMatMulQ4PackedBitIdentical(t *testing.T) {
 			{1, 32}, {3, 64}, {16, 224}, {33, 256}, {64, 288}, {71, 96}, {128, 512}, {200, 768}, {130, 2048}, {400, 64},
 		} {
 			w4 := quantizeQ4Mat(s.rows, s.cols, randVec(rng, s.rows*s.cols))
-			w8 := packedMat(expandedMat(w4))
 			w8api := expandedMat(w4)
 			PackQ8(w8api) // what PackQ4 makes at a level without Q4_0 kernels
 			wp := &Mat{Rows: s.rows, Cols: s.cols, Type: Q4_0, P: packQ4(w4.Q, s.rows, s.cols)}
@@ -353,18 +382,12 @@ func TestMatMulQ4PackedBitIdentical(t *testing.T) {
 				for _, um := range []int{8, math.MaxInt} { // tiles on unpacked weights from 8 rows, or never
 					q4pUnpackMin = um
 					for name, p := range pools {
-						want, wantAPI := make([]float32, n*s.rows), make([]float32, n*s.rows)
-						p.MatMul(want, x, n, w8)
+						// A level without packed Q4_0 kernels runs a matrix
+						// packed elsewhere in q8pRowsGo: the go level's bits.
+						want, wantAPI := q4Ref(w4.Q, s.rows, s.cols, x, n, impl.q4p), make([]float32, n*s.rows)
 						p.MatMul(wantAPI, x, n, w8api)
-						if impl.q8p != nil && !impl.q4p {
-							// A level with packed Q8_0 kernels but not
-							// Q4_0 ones (avx512 without VBMI) runs a
-							// matrix packed elsewhere in q8pRowsGo: the
-							// go level's bits.
-							saved := impl
-							impl = goKernels
-							p.MatMul(want, x, n, w8)
-							impl = saved
+						if impl.q4p { // PackQ4 packed it as Q4_0
+							wantAPI = want
 						}
 						for _, l := range []struct {
 							name string
@@ -392,7 +415,7 @@ func TestMatMulQ4PackedBitIdentical(t *testing.T) {
 }
 
 // TestMatMulQ4GGML: MatMul on Q4_0 GGML blocks (not packed) gives the go
-// level's bits of the expansion, and is close to the float64 product.
+// level's bits of q4Ref, and is close to the float64 product.
 func TestMatMulQ4GGML(t *testing.T) {
 	rng := rand.New(rand.NewPCG(59, 60))
 	p := NewPool(2)
@@ -402,11 +425,7 @@ func TestMatMulQ4GGML(t *testing.T) {
 			wf := randVec(rng, s.rows*s.cols)
 			w4 := quantizeQ4Mat(s.rows, s.cols, wf)
 			x := randVec(rng, n*s.cols)
-			want := make([]float32, n*s.rows)
-			saved := impl
-			impl = goKernels
-			(*Pool)(nil).MatMul(want, x, n, packedMat(expandedMat(w4)))
-			impl = saved
+			want := q4Ref(w4.Q, s.rows, s.cols, x, n, false)
 			for _, pool := range []*Pool{nil, p} {
 				got := make([]float32, n*s.rows)
 				pool.MatMul(got, x, n, w4)

@@ -20,14 +20,13 @@ import (
 // (0 for padding rows). The packed matrix takes G·nb·544 bytes: the size of
 // the GGML blocks when Rows is a multiple of 16.
 //
-// Canonical order: each output is
-//
-//	acc = 0; for b ascending: acc += float32(I_b) · (dw_b·xd_b)
-//
-// where I_b = Σ_t x_t·w_t over the block is an exact int32 (computed as
-// Σ_t x_t·(w_t+128) − 128·Σ_t x_t), dw_b·xd_b is rounded to float32, and
-// the avx512 level fuses the multiply-add (one rounding) where the go level
-// rounds the product first. Nothing depends on n, the tile or the thread.
+// Canonical order, every level: GGML's (q8lanes.go): per block and
+// four-column step k4 the exact int32 I_b,k4 = Σ_t x_t·w_t (computed as
+// Σ_t x_t·(w_t+128) − 128·Σ_t x_t), fused into the step's accumulator with
+// the float32 product dw_b·xd_b; the eight accumulators reduced at the
+// end. Nothing depends on n, the tile or the thread. (Packed Q4_0, whose
+// layout this is with nibbles, keeps one accumulator per output:
+// q4pack.go.)
 const (
 	q8Group      = 16
 	q8GroupBlock = q8Group * Q8BlockSize // weight bytes per group and block
@@ -146,6 +145,7 @@ type q8pArgs struct {
 	ldo    int // = rows
 	xq     []int8
 	xs     []uint32
+	xc     []int32 // Q8_0: per four values, −128·Σ (q8lanes.go)
 	n      int
 	rows   int
 	cols   int
@@ -191,47 +191,41 @@ func (a *q8pArgs) groupMask(g int) uint64 {
 }
 
 // q8pRowsGo computes outputs of groups [g0,g1) for all n activation rows
-// in the canonical order (the product of float32(I_b) and the scales
-// rounded before it is added).
+// in the go level's canonical order: GGML's lanes for Q8_0 (q8lanes.go),
+// and for Q4_0 per block acc += float32(I_b)·(dw·xd), the product rounded
+// before it is added.
 func q8pRowsGo(a *q8pArgs, g0, g1 int) {
 	nb, cols := a.nb, a.cols
-	var dw [q8Group]float32
 	for g := g0; g < g1; g++ {
 		valid := min(q8Group, a.rows-g*q8Group)
 		for i := 0; i < a.n; i++ {
-			var acc [q8Group]float32
+			var acc [q8Group][8]float32 // Q4_0: lane 0 only
 			xi := a.xq[i*cols : (i+1)*cols]
 			si := a.xs[i*2*nb : (i+1)*2*nb]
 			for b := 0; b < nb; b++ {
 				sb := a.s[(g*nb+b)*q8GroupScale : (g*nb+b+1)*q8GroupScale]
 				xb := xi[b*Q8BlockSize : (b+1)*Q8BlockSize]
-				xd := math.Float32frombits(si[2*b])
-				corr := int32(si[2*b+1])
-				var is [q8Group]int32
+				var d [q8Group]float32
+				for r := range d {
+					d[r] = F16ToF32(uint16(sb[2*r])|uint16(sb[2*r+1])<<8) * math.Float32frombits(si[2*b])
+				}
 				if a.q4 {
+					var is [q8Group]int32
 					q4pBlockGo(&is, a.w[(g*nb+b)*q4GroupBlock:(g*nb+b+1)*q4GroupBlock], xb)
-				} else {
-					q8pBlockGo(&is, a.w[(g*nb+b)*q8GroupBlock:(g*nb+b+1)*q8GroupBlock], xb)
+					for r := range is {
+						acc[r][0] += float32(float32(is[r]+int32(si[2*b+1])) * d[r])
+					}
+					continue
 				}
-				for r := 0; r < q8Group; r++ {
-					dw[r] = F16ToF32(uint16(sb[2*r]) | uint16(sb[2*r+1])<<8)
-					acc[r] += float32(float32(is[r]+corr) * (dw[r] * xd))
-				}
+				q8lBlockGo(&acc, a.w[(g*nb+b)*q8GroupBlock:(g*nb+b+1)*q8GroupBlock], xb, &d)
 			}
-			copy(a.out[i*a.ldo+g*q8Group:i*a.ldo+g*q8Group+valid], acc[:valid])
-		}
-	}
-}
-
-// q8pBlockGo adds to is the 16 sums Σ_t x_t·(w_t+128) of a packed Q8_0
-// group block wb against the activation block xb.
-func q8pBlockGo(is *[q8Group]int32, wb []byte, xb []int8) {
-	for k4 := 0; k4 < 8; k4++ {
-		x0, x1, x2, x3 := int32(xb[4*k4]), int32(xb[4*k4+1]), int32(xb[4*k4+2]), int32(xb[4*k4+3])
-		wk := wb[k4*64 : k4*64+64]
-		for r := 0; r < q8Group; r++ {
-			w4 := wk[4*r : 4*r+4 : 4*r+4]
-			is[r] += int32(w4[0])*x0 + int32(w4[1])*x1 + int32(w4[2])*x2 + int32(w4[3])*x3
+			for r := 0; r < valid; r++ {
+				v := acc[r][0]
+				if !a.q4 {
+					v = q8lReduce(&acc[r])
+				}
+				a.out[i*a.ldo+g*q8Group+r] = v
+			}
 		}
 	}
 }
@@ -252,7 +246,7 @@ func (p *Pool) matMulQ8P(out, x []float32, n int, w *Mat) {
 	}
 	j.pk = q8pArgs{
 		q4:  q4,
-		out: out, ldo: j.rows, xq: j.xq, xs: j.xs, n: n, rows: j.rows, cols: j.cols,
+		out: out, ldo: j.rows, xq: j.xq, xs: j.xs, xc: j.xc, n: n, rows: j.rows, cols: j.cols,
 		nb: j.nb, ng: ng, w: w.P[:ng*j.nb*gb], s: w.P[ng*j.nb*gb : ng*j.nb*(gb+q8GroupScale)],
 	}
 	if j.nb == 0 {

@@ -9,15 +9,6 @@ func q8pGemm3x4VNNI(out *float32, ldo int, x *int8, ldx int, xs *uint32, lds int
 func q8pScalesAVX512(xs *uint32, xq *int8, xd *float32, nb int)
 
 //go:noescape
-func q8pGemv4x1VNNI(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64)
-
-//go:noescape
-func q8pGemv4x1PF(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64)
-
-//go:noescape
-func q8pGemv8x1PF(out *float32, x *int8, xs *uint32, w, s *byte, nb int)
-
-//go:noescape
 func q4pGemm3x4VNNI(out *float32, ldo int, x *int8, ldx int, xs *uint32, lds int, w0, w1, w2, s0, s1, s2 *byte, nb int, mask uint64, pf *byte, pfs, pfk int)
 
 //go:noescape
@@ -28,15 +19,6 @@ func q4pUnpack(dst, src *byte, nblk int)
 
 //go:noescape
 func q4pGemv8x1PF(out *float32, x *int8, xs *uint32, w, s *byte, nb int)
-
-// q8pGemv8 selects q8pGemv8x1PF for eight full groups (a variable for
-// BenchmarkQ8pGemv).
-var q8pGemv8 = true
-
-// q8pGemv is the one-row kernel q8pRowsAVX512 calls (a variable so that
-// BenchmarkQ8pGemv can compare it with q8pGemv4x1VNNI, the same sums
-// without prefetch).
-var q8pGemv = q8pGemv4x1PF
 
 // q8pPrefetch returns what tile t of the T activation tiles that run
 // against three groups prefetches of the next three groups' weights nw and
@@ -79,37 +61,36 @@ func q8pStreams(r []byte, t, T, nb int) (pf *byte, pfs, pfk int) {
 	return &r[t*nb*64], sl * 64, pfk
 }
 
-// q8pRowsAVX512 is q8p for the avx512 level. Per panel of q8pPanel groups:
-// tiles of three groups × four activation rows, then the activation rows
-// left over one at a time against four groups (q8pGemv4x1VNNI: the panel's
-// weights are in L2 by then). When there are fewer than four rows the
-// weights come cold from L3 or DRAM, and the rows take the prefetching
-// kernels instead: eight groups at a time (q8pGemv8x1PF) while eight full
-// groups remain, then four (q8pGemv4x1PF); a single row takes its whole
-// group range as one panel. All these kernels give the same bits. Groups a
-// tile lacks (at the end of the range) are computed from a duplicate of
-// its first group and not written. Packed Q4_0 (a.q4) takes the same
-// path with the Q4_0 forms of the kernels (q4pack_amd64.s; the one-row
-// kernel after the tiles prefetches too), except that from q4pUnpackMin
-// activation rows the tiles run the Q8_0 kernel on the three groups'
-// weights unpacked once into a.unp (the same sums: see q4pUnpack), rather
-// than unpack the nibbles again in every tile.
+// q8pRowsAVX512 is q8p for the avx512 level: packed Q8_0 in GGML's order
+// (q8lRowsAVX512), and packed Q4_0: per panel of q8pPanel groups, tiles of
+// three groups × four activation rows (q4pGemm3x4VNNI), then the
+// activation rows left over one at a time against four groups
+// (q4pGemv4x1PF; the panel's weights are in L2 by then). When there are
+// fewer than four rows the weights come cold from L3 or DRAM, and the rows
+// take eight groups at a time (q4pGemv8x1PF) while eight full groups
+// remain, then four; a single row takes its whole group range as one
+// panel. All these kernels give the same bits. Groups a tile lacks (at the
+// end of the range) are computed from a duplicate of its first group and
+// not written. From q4pUnpackMin activation rows the tiles run the Q8_0
+// tile kernel (q8pGemm3x4VNNI) on the three groups' weights unpacked once
+// into a.unp (the same sums: see q4pUnpack), rather than unpack the
+// nibbles again in every tile.
 func q8pRowsAVX512(a *q8pArgs, g0, g1 int) {
+	if !a.q4 {
+		q8lRowsAVX512(a, g0, g1)
+		return
+	}
 	nb := a.nb
 	if nb == 0 || g0 >= g1 || a.n == 0 {
 		return
 	}
-	wb, sb := nb*q8GroupBlock, nb*q8GroupScale
-	gemm, gemvPF, gemvL2, wide, gemv8 := q8pGemm3x4VNNI, q8pGemv, q8pGemv4x1VNNI, q8pGemv8, q8pGemv8x1PF
-	var unp []byte // q4: the three groups' weights unpacked for the tiles
-	if a.q4 {
-		wb = nb * q4GroupBlock
-		gemm, gemvPF, gemvL2, wide, gemv8 = q4pGemm3x4VNNI, q4pGemv4x1PF, q4pGemv4x1PF, true, q4pGemv8x1PF
-		if a.unp != nil {
-			unp = a.unp[a.unpNext.Add(1)-1]
-			_ = unp[3*nb*q8GroupBlock-1]
-			gemm = q8pGemm3x4VNNI
-		}
+	wb, sb := nb*q4GroupBlock, nb*q8GroupScale
+	gemm, gemvPF, gemvL2, wide, gemv8 := q4pGemm3x4VNNI, q4pGemv4x1PF, q4pGemv4x1PF, true, q4pGemv8x1PF
+	var unp []byte // the three groups' weights unpacked for the tiles
+	if a.unp != nil {
+		unp = a.unp[a.unpNext.Add(1)-1]
+		_ = unp[3*nb*q8GroupBlock-1]
+		gemm = q8pGemm3x4VNNI
 	}
 	cols, ldo := a.cols, a.ldo
 	n4 := a.n &^ 3
@@ -182,6 +163,101 @@ func q8pRowsAVX512(a *q8pArgs, g0, g1 int) {
 					w[0], w[1], w[2], w[3], s[0], s[1], s[2], s[3], nb, mask)
 			}
 			q += 4
+		}
+	}
+}
+
+//go:noescape
+func q8lGemv2x1(out *float32, x *int8, xc *int32, xs *uint32, w0, w1, s0, s1 *byte, nb int, mask uint64)
+
+// q8lRowsAVX512 is packed Q8_0 (q8pRowsGo's order) at the avx512 level: pairs of groups against
+// one activation row at a time (q8lGemv2x1; the pair's weights stay in L2
+// for the next rows), the pair past an odd last group a duplicate of it,
+// not written.
+func q8lRowsAVX512(a *q8pArgs, g0, g1 int) {
+	nb := a.nb
+	if nb == 0 || g0 >= g1 || a.n == 0 {
+		return
+	}
+	wb, sb, cols := nb*q8GroupBlock, nb*q8GroupScale, a.cols
+	_, _ = a.w[g1*wb-1], a.s[g1*sb-1]
+	_, _ = a.xq[a.n*cols-1], a.xc[a.n*cols/4-1]
+	_ = a.out[(a.n-1)*a.ldo+a.rows-1]
+	groupPairs(g0, g1, a.groupMask, func(g, h int, mask uint64) {
+		for i := 0; i < a.n; i++ {
+			// Masked stores: the outputs of invalid rows are not touched.
+			q8lGemv2x1(&a.out[i*a.ldo+g*q8Group], &a.xq[i*cols], &a.xc[i*cols/4], &a.xs[2*i*nb],
+				&a.w[g*wb], &a.w[h*wb], &a.s[g*sb], &a.s[h*sb], nb, mask)
+		}
+	})
+}
+
+//go:noescape
+func q4kGemv2x1(out *float32, x *int8, xd *float32, bs *int32, w0, w1 *byte, nb int, mask uint64)
+
+// q4kRowsAVX512 computes packed Q4_K outputs of groups [g0,g1): pairs of
+// groups against one activation row at a time (q4kGemv2x1), the pair past
+// an odd last group a duplicate of it, not written.
+func q4kRowsAVX512(a *kpArgs, g0, g1 int) {
+	nb := a.nb
+	if nb == 0 || g0 >= g1 || a.n == 0 {
+		return
+	}
+	_ = a.w[g1*nb*q4kRecord-1]
+	_, _, _ = a.xq[a.n*nb*256-1], a.xd[a.n*nb-1], a.aux[a.n*nb*8-1]
+	_ = a.out[(a.n-1)*a.ldo+a.rows-1]
+	groupPairs(g0, g1, a.groupMask, func(g, h int, mask uint64) {
+		for i := 0; i < a.n; i++ {
+			q4kGemv2x1(&a.out[i*a.ldo+g*q8Group], &a.xq[i*nb*256], &a.xd[i*nb], &a.aux[i*nb*8],
+				&a.w[g*nb*q4kRecord], &a.w[h*nb*q4kRecord], nb, mask)
+		}
+	})
+}
+
+// groupPairs calls f for the pairs of groups (g, h) in [g0,g1), h = g+1
+// or, past an odd last group, g again, with the mask of their valid
+// outputs (16 bits per group; the duplicate's none).
+func groupPairs(g0, g1 int, groupMask func(g int) uint64, f func(g, h int, mask uint64)) {
+	for g := g0; g < g1; g += 2 {
+		h := min(g+1, g1-1)
+		mask := groupMask(g)
+		if h != g {
+			mask |= groupMask(h) << 16
+		}
+		f(g, h, mask)
+	}
+}
+
+//go:noescape
+func q6kGemv1x1(out *float32, x *int8, xd *float32, xc *int32, w *byte, nb int, mask uint64)
+
+//go:noescape
+func q3kGemv1x1(out *float32, x *int8, xd *float32, xc *int32, w *byte, nb int, mask uint64)
+
+//go:noescape
+func q5kGemv1x1(out *float32, x *int8, xd *float32, bs *int32, w *byte, nb int, mask uint64)
+
+// q6kRowsAVX512, q5kRowsAVX512 and q3kRowsAVX512 compute packed Q6_K,
+// Q5_K and Q3_K outputs of groups [g0,g1), one group against one
+// activation row at a time.
+func q6kRowsAVX512(a *kpArgs, g0, g1 int) { kpRows1(a, g0, g1, q6kRecord, 64, q6kGemv1x1) }
+func q3kRowsAVX512(a *kpArgs, g0, g1 int) { kpRows1(a, g0, g1, q3kRecord, 64, q3kGemv1x1) }
+func q5kRowsAVX512(a *kpArgs, g0, g1 int) { kpRows1(a, g0, g1, q5kRecord, 8, q5kGemv1x1) }
+
+// kpRows1 runs a one-group K kernel (records of rec bytes, aux values per
+// super-block) over groups [g0,g1) and every activation row.
+func kpRows1(a *kpArgs, g0, g1, rec, aux int, k func(out *float32, x *int8, xd *float32, aux *int32, w *byte, nb int, mask uint64)) {
+	nb := a.nb
+	if nb == 0 || g0 >= g1 || a.n == 0 {
+		return
+	}
+	_ = a.w[g1*nb*rec-1]
+	_, _, _ = a.xq[a.n*nb*256-1], a.xd[a.n*nb-1], a.aux[a.n*nb*aux-1]
+	_ = a.out[(a.n-1)*a.ldo+a.rows-1]
+	for g := g0; g < g1; g++ {
+		mask := a.groupMask(g)
+		for i := 0; i < a.n; i++ {
+			k(&a.out[i*a.ldo+g*q8Group], &a.xq[i*nb*256], &a.xd[i*nb], &a.aux[i*nb*aux], &a.w[g*nb*rec], nb, mask)
 		}
 	}
 }

@@ -5,94 +5,10 @@ package tensor
 import (
 	"fmt"
 	"govllm/internal/cputime"
-	"math"
 	"math/rand/v2"
 	"testing"
 	"unsafe"
 )
-
-// TestQ8pGemvPF: the prefetching one-row kernel gives the bits of
-// q8pGemv4x1VNNI, for block counts below, at and above its prefetch
-// distance (four blocks) and for partial last groups.
-func TestQ8pGemvPF(t *testing.T) {
-	if impl.q8p == nil {
-		t.Skip("no packed Q8_0 kernels at this level")
-	}
-	defer func(f func(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64), wide bool) {
-		q8pGemv, q8pGemv8 = f, wide
-	}(q8pGemv, q8pGemv8)
-	rng := rand.New(rand.NewPCG(45, 46))
-	for _, s := range []struct{ rows, cols int }{{70, 32}, {64, 96}, {128, 128}, {130, 160}, {200, 768}, {9, 2048}, {400, 64}} {
-		w := packedMat(quantizeMat(s.rows, s.cols, randVec(rng, s.rows*s.cols)))
-		x := randVec(rng, s.cols)
-		want, got := make([]float32, s.rows), make([]float32, s.rows)
-		q8pGemv, q8pGemv8 = q8pGemv4x1VNNI, false
-		(*Pool)(nil).MatMul(want, x, 1, w)
-		for _, wide := range []bool{false, true} {
-			q8pGemv, q8pGemv8 = q8pGemv4x1PF, wide
-			(*Pool)(nil).MatMul(got, x, 1, w)
-			for i := range want {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("%dx%d wide=%v: out[%d] = %v, want %v", s.rows, s.cols, wide, i, got[i], want[i])
-				}
-			}
-		}
-	}
-}
-
-// BenchmarkQ8pGemv compares, interleaved, the one-row packed Q8_0 kernels
-// (n=1, one thread) on single matrices and on a set of 2048×768 matrices
-// of ~100 MB read in turn (weights streaming from L3 as in a decode step of
-// a 110M-parameter model).
-// Run: go test -run '^$' -bench Q8pGemv -count 5 ./internal/tensor
-func BenchmarkQ8pGemv(b *testing.B) {
-	if impl.q8p == nil {
-		b.Skip("no packed Q8_0 kernels at this level")
-	}
-	rng := rand.New(rand.NewPCG(1, 1))
-	type set struct {
-		name string
-		ws   []*Mat
-	}
-	var sets []set
-	for _, s := range []struct{ rows, cols, copies int }{{768, 768, 1}, {5632, 2048, 1}, {2048, 768, 60}} {
-		w := packedMat(quantizeMat(s.rows, s.cols, randVec(rng, s.rows*s.cols)))
-		ws := []*Mat{w}
-		for c := 1; c < s.copies; c++ {
-			ws = append(ws, &Mat{Rows: w.Rows, Cols: w.Cols, Type: Q8_0, P: append(alignedBytes(0, 64), w.P...)})
-		}
-		sets = append(sets, set{fmt.Sprintf("%dx%dx%d", s.rows, s.cols, s.copies), ws})
-	}
-	kernels := []struct {
-		name string
-		f    func(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64)
-		wide bool
-	}{{"old", q8pGemv4x1VNNI, false}, {"pf4", q8pGemv4x1PF, false}, {"pf8", q8pGemv4x1PF, true}}
-	defer func(f func(out *float32, x *int8, xs *uint32, w0, w1, w2, w3, s0, s1, s2, s3 *byte, nb int, mask uint64), wide bool) {
-		q8pGemv, q8pGemv8 = f, wide
-	}(q8pGemv, q8pGemv8)
-	for _, s := range sets {
-		rows, cols := s.ws[0].Rows, s.ws[0].Cols
-		x := randVec(rng, cols)
-		out := make([]float32, rows)
-		for _, k := range kernels {
-			b.Run(s.name+"/"+k.name, func(b *testing.B) {
-				q8pGemv, q8pGemv8 = k.f, k.wide
-				p := NewPool(1)
-				defer p.Close()
-				i := 0
-				cpu0 := cputime.Process()
-				for b.Loop() {
-					p.MatMul(out, x, 1, s.ws[i%len(s.ws)])
-					i++
-				}
-				if cpu := cputime.Process() - cpu0; cpu > 0 {
-					b.ReportMetric(float64(len(s.ws[0].P))*float64(b.N)/cpu.Seconds()/1e9, "GB/cpu-s")
-				}
-			})
-		}
-	}
-}
 
 // BenchmarkQ8pKernel runs q8pGemm3x4VNNI alone on one tile (three groups ×
 // four activation rows over nb blocks), the same data every call, like

@@ -15,23 +15,12 @@ func QuantizeQ8_0(dst []byte, src []float32) {
 		return
 	}
 	_ = dst[nb*Q8BlockBytes-1]
-	const chunk = 64
-	var q [chunk * Q8BlockSize]int8
-	var d [chunk]float32
-	for b0 := 0; b0 < nb; b0 += chunk {
-		m := min(chunk, nb-b0)
-		impl.quantize(q[:m*Q8BlockSize], d[:m], src[b0*Q8BlockSize:(b0+m)*Q8BlockSize])
-		for b := 0; b < m; b++ {
-			blk := dst[(b0+b)*Q8BlockBytes : (b0+b+1)*Q8BlockBytes]
-			h := F32ToF16(d[b]) // exact: d[b] is a float16 value
-			blk[0], blk[1] = byte(h), byte(h>>8)
-			copy(blk[2:], int8AsBytes(q[b*Q8BlockSize:(b+1)*Q8BlockSize]))
-		}
-	}
+	quantizeQ8Go(dst, src)
 }
 
-// quantizeQ8Go is QuantizeQ8_0 in plain Go, the reference the kernels are
-// tested against.
+// quantizeQ8Go is QuantizeQ8_0 in plain Go. (The activation quantizer,
+// quantizeRow and its kernels, follows GGML's x86 quantize_row_q8_0
+// instead, as llama.cpp does for activations.)
 func quantizeQ8Go(dst []byte, src []float32) {
 	nb := len(src) / Q8BlockSize
 	for b := 0; b < nb; b++ {
@@ -45,12 +34,15 @@ func quantizeQ8Go(dst []byte, src []float32) {
 }
 
 // q8Scale returns max|x|/127 for one block.
-func q8Scale(x []float32) float32 {
+func q8Scale(x []float32) float32 { return q8Amax(x) / 127 }
+
+// q8Amax returns max|x| of one block.
+func q8Amax(x []float32) float32 {
 	var m uint32 // max |x| as bits: for non-negative floats, order is bit order
 	for _, v := range x {
 		m = max(m, math.Float32bits(v)&0x7fffffff)
 	}
-	return math.Float32frombits(m) / 127
+	return math.Float32frombits(m)
 }
 
 // q8Round writes round-half-away-from-zero(x/d) as int8 to q (zeros when d

@@ -120,9 +120,11 @@ func TestQuantizeQ8_0(t *testing.T) {
 	})
 }
 
-// TestQuantizeKernelsMatchQuantizeQ8_0 checks every level's activation
-// quantizer and QuantizeQ8_0 against the plain Go quantizer, bit for bit, on blocks with ties,
-// zeros, tiny and huge values.
+// TestQuantizeKernelsMatchQuantizeQ8_0 checks QuantizeQ8_0 against
+// GGML's reference quantizer (round half away from zero of x·(1/d)) and
+// every level's activation quantizer against GGML's x86 one
+// (quantize_row_q8_0: round half to even of x·(127/max|x|)), bit for bit,
+// on blocks with ties, zeros, tiny and huge values.
 func TestQuantizeKernelsMatchQuantizeQ8_0(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	var blocks [][]float32
@@ -161,6 +163,23 @@ func TestQuantizeKernelsMatchQuantizeQ8_0(t *testing.T) {
 	QuantizeQ8_0(got, x)
 	if string(got) != string(want) {
 		t.Errorf("QuantizeQ8_0 differs from the Go reference")
+	}
+	for b := range nb { // the activation quantizer rounds the ties to even
+		xb := x[b*32 : (b+1)*32]
+		var amax float32
+		for _, v := range xb {
+			amax = max(amax, float32(math.Abs(float64(v))))
+		}
+		var id float32
+		if amax != 0 {
+			id = 127 / amax
+		}
+		for j, v := range xb {
+			want[b*34+2+j] = byte(int8(math.RoundToEven(float64(v * id))))
+		}
+	}
+	if want[2+16] != 0 || want[2+18] != 2 || want[2+13] != 0xfe { // 0.5 → 0, 2.5 → 2, −2.5 → −2
+		t.Fatalf("tie block not rounded to even: % x", want[2:34])
 	}
 	for _, k := range allImpls() {
 		t.Run(k.name, func(t *testing.T) {

@@ -1,0 +1,106 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+#include "q8pack_amd64.h"
+
+// Packed Q8_0 in GGML's float order (AVX-512 VNNI; q8lanes.go): for each
+// block and each four-column step k4 the exact int32 sums of 16 rows
+// (VPDPBUSD of the weights w+128 with the broadcast activation bytes, from
+// the step's correction −128·Σx) are converted and fused into the step's
+// own accumulator, acc[k4] += float32(I_k4)·(dw·dx); the eight accumulators
+// are reduced at the end as ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)).
+
+// L21K4 is step k4 for two groups: weights at wo(R8), wo(R9), the
+// activation's bytes at xo(SI), the correction at co(DX), accumulators a, b.
+#define L21K4(wo, xo, co, a, b) \
+	VMOVDQU32        wo(R8), Z16 \
+	VMOVDQU32        wo(R9), Z17 \
+	VPBROADCASTD     co(DX), Z26 \
+	VPBROADCASTD     co(DX), Z27 \
+	VPDPBUSD.BCST    xo(SI), Z16, Z26 \
+	VPDPBUSD.BCST    xo(SI), Z17, Z27 \
+	VCVTDQ2PS        Z26, Z26 \
+	VCVTDQ2PS        Z27, Z27 \
+	VFMADD231PS      Z30, Z26, a \
+	VFMADD231PS      Z31, Z27, b
+
+// func q8lGemv2x1(out *float32, x *int8, xc *int32, xs *uint32, w0, w1, s0, s1 *byte, nb int, mask uint64)
+// out[16·g + r] for one activation row (bytes x, per block the eight
+// corrections at xc and the scale pair, whose first word is the float32
+// scale, at xs) and the groups g < 2 (weights
+// w0, w1; scales s0, s1), over nb ≥ 1 blocks; only the outputs whose bit
+// 16·g+r of mask is set are written. Registers: Z0..Z7 and Z8..Z15 the
+// groups' eight accumulators, Z16, Z17 weights, Z26, Z27 int32 sums,
+// Z30, Z31 the groups' dw·dx.
+TEXT ·q8lGemv2x1(SB), NOSPLIT, $0-80
+	MOVQ x+8(FP), SI
+	MOVQ xc+16(FP), DX
+	MOVQ xs+24(FP), BX
+	MOVQ w0+32(FP), R8
+	MOVQ w1+40(FP), R9
+	MOVQ s0+48(FP), R10
+	MOVQ s1+56(FP), R11
+	MOVQ nb+64(FP), CX
+	G34ZERO
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+l21loop:
+	// The weights four blocks ahead, into L1 (streams from L3 or DRAM in
+	// decode; harmless past the matrix).
+	PREFETCHT0  2048(R8)
+	PREFETCHT0  2112(R8)
+	PREFETCHT0  2176(R8)
+	PREFETCHT0  2240(R8)
+	PREFETCHT0  2304(R8)
+	PREFETCHT0  2368(R8)
+	PREFETCHT0  2432(R8)
+	PREFETCHT0  2496(R8)
+	PREFETCHT0  2048(R9)
+	PREFETCHT0  2112(R9)
+	PREFETCHT0  2176(R9)
+	PREFETCHT0  2240(R9)
+	PREFETCHT0  2304(R9)
+	PREFETCHT0  2368(R9)
+	PREFETCHT0  2432(R9)
+	PREFETCHT0  2496(R9)
+	VCVTPH2PS   (R10), Z30
+	VCVTPH2PS   (R11), Z31
+	VMULPS.BCST (BX), Z30, Z30
+	VMULPS.BCST (BX), Z31, Z31
+	L21K4(0, 0, 0, Z0, Z8)
+	L21K4(64, 4, 4, Z1, Z9)
+	L21K4(128, 8, 8, Z2, Z10)
+	L21K4(192, 12, 12, Z3, Z11)
+	L21K4(256, 16, 16, Z4, Z12)
+	L21K4(320, 20, 20, Z5, Z13)
+	L21K4(384, 24, 24, Z6, Z14)
+	L21K4(448, 28, 28, Z7, Z15)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $8, BX
+	ADDQ $512, R8
+	ADDQ $512, R9
+	ADDQ $32, R10
+	ADDQ $32, R11
+	DECQ CX
+	JNZ  l21loop
+
+	// ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)), both groups.
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z6, Z2, Z2
+	VADDPS Z7, Z3, Z3
+	VADDPS Z2, Z0, Z0
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z0, Z0
+	VADDPS Z12, Z8, Z8
+	VADDPS Z13, Z9, Z9
+	VADDPS Z14, Z10, Z10
+	VADDPS Z15, Z11, Z11
+	VADDPS Z10, Z8, Z8
+	VADDPS Z11, Z9, Z9
+	VADDPS Z9, Z8, Z8
+	G2STORE(72, Z0, Z8)
