@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +20,8 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	dto "github.com/prometheus/client_model/go"
 
+	"govllm/internal/core"
+	"govllm/internal/sched"
 	"govllm/internal/testmodels"
 )
 
@@ -84,14 +87,33 @@ var latencyHistograms = []string{
 
 // gate is one server under test and its clients.
 type gate struct {
-	url string
-	hc  *http.Client
-	api sdk.Client
-	sc  *scraper
+	url  string
+	hc   *http.Client
+	api  sdk.Client
+	sc   *scraper
+	slow *pacedExecutor // paces the engine's steps when a phase asks
+}
+
+// pacedExecutor sleeps before each step while its pace is set: a phase
+// whose long streams must outlast its other requests on a busy machine
+// sets it, so that the long streams' hundreds of steps take far longer than
+// the dozen steps of the others, however slow the clients are scheduled.
+type pacedExecutor struct {
+	core.Executor
+	pace atomic.Int64 // nanoseconds per step
+}
+
+func (p *pacedExecutor) Execute(ctx context.Context, so *sched.SchedulerOutput) (*sched.RunnerOutput, error) {
+	if d := time.Duration(p.pace.Load()); d > 0 {
+		time.Sleep(d)
+	}
+	return p.Executor.Execute(ctx, so)
 }
 
 func newGate(t *testing.T, cfg serveConfig) *gate {
 	t.Helper()
+	slow := &pacedExecutor{}
+	cfg.wrapExecutor = func(e core.Executor) core.Executor { slow.Executor = e; return slow }
 	url, stop := startServe(t, cfg)
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	t.Cleanup(func() {
@@ -101,7 +123,7 @@ func newGate(t *testing.T, cfg serveConfig) *gate {
 		hc.CloseIdleConnections()
 	})
 	return &gate{
-		url: url, hc: hc,
+		url: url, hc: hc, slow: slow,
 		api: sdk.NewClient(option.WithBaseURL(url+"/v1/"), option.WithHTTPClient(hc), option.WithMaxRetries(0), option.WithAPIKey("unused")),
 		sc:  &scraper{url: url, hc: hc},
 	}
@@ -685,6 +707,8 @@ func TestGate(t *testing.T) {
 				// Long streams stay in the batch the whole phase: the gauges
 				// must show them, and every step of the concurrent requests
 				// also carries them (so steps < outputs).
+				g.slow.pace.Store(int64(2 * time.Millisecond)) // holderMax steps ≥ 1 s
+				defer g.slow.pace.Store(0)
 				var cancels []func()
 				for i := range holders {
 					cancels = append(cancels, g.openStream(t, y, tokens(100+i, 8), holderMax))
