@@ -1,0 +1,196 @@
+package tokenizer
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"govllm/internal/testmodels"
+)
+
+// The conformance test runs llama.cpp's test-tokenizer-0 data
+// (shared/models/vocab: ggml-vocab-<name>.gguf, its .inp texts and .out
+// ids, produced by Hugging Face transformers with add_special_tokens=False)
+// and the Hugging Face tokenizer.json files in hf-tokenizers/ (checked
+// against the same .out files).
+
+// vocabExpect is what a vocabulary of shared/models/vocab must do.
+type vocabExpect uint8
+
+const (
+	// expectPass: loads, and every .inp case encodes to its .out ids.
+	expectPass vocabExpect = iota
+	// expectLoad: loads (no .inp/.out to compare with).
+	expectLoad
+	// expectUnsupported: the load fails with ErrUnsupported naming what
+	// is missing (unsupported), never a different tokenization.
+	expectUnsupported
+	// expectUntestable: llama.cpp ships goldens but no vocabulary, and no
+	// tokenizer.json is supplied for it.
+	expectUntestable
+)
+
+// vocabCase is one vocabulary of shared/models/vocab.
+type vocabCase struct {
+	name   string
+	source string // "gguf": ggml-vocab-<name>.gguf; "hf": hf-tokenizers/<name>/; "": none
+	expect vocabExpect
+	// unsupported: expectUnsupported's error must contain it.
+	unsupported string
+}
+
+// vocabCases lists every vocabulary of shared/models/vocab (the test fails
+// on a file no row covers).
+var vocabCases = []vocabCase{
+	{name: "llama-bpe", source: "hf", expect: expectPass},
+	{name: "qwen2", source: "hf", expect: expectUnsupported, unsupported: `"NFC"`},
+	{name: "llama-spm", source: "gguf", expect: expectPass},
+	{name: "phi-3", source: "gguf", expect: expectPass},
+	{name: "gpt-2", source: "gguf", expect: expectPass},
+	{name: "deepseek-llm", source: "gguf", expect: expectUnsupported, unsupported: `"deepseek-llm"`},
+	{name: "deepseek-coder", source: "gguf", expect: expectUnsupported, unsupported: `"deepseek-coder"`},
+	{name: "falcon", source: "gguf", expect: expectUnsupported, unsupported: `"falcon"`},
+	{name: "starcoder", source: "gguf", expect: expectUnsupported, unsupported: `"starcoder"`},
+	{name: "mpt", source: "gguf", expect: expectUnsupported, unsupported: `"mpt"`},
+	{name: "refact", source: "gguf", expect: expectUnsupported, unsupported: `"refact"`},
+	{name: "bert-bge", source: "gguf", expect: expectUnsupported, unsupported: `"bert"`},
+	// llama.cpp ships these two vocabularies without .inp/.out.
+	{name: "baichuan", source: "gguf", expect: expectLoad},
+	{name: "gpt-neox", source: "gguf", expect: expectLoad},
+	// Goldens without a vocabulary: llama.cpp does not ship their .gguf and
+	// no tokenizer.json is supplied, so they cannot be tested here.
+	{name: "command-r", expect: expectUntestable},
+	{name: "gemma-4", expect: expectUntestable},
+	{name: "qwen35", expect: expectUntestable},
+}
+
+// vocabPath is the file or directory Load reads for c.
+func vocabPath(dir string, c vocabCase) string {
+	if c.source == "hf" {
+		return filepath.Join(dir, "hf-tokenizers", c.name)
+	}
+	return filepath.Join(dir, "ggml-vocab-"+c.name+".gguf")
+}
+
+// readVocabGoldens reads ggml-vocab-<name>.gguf.inp and .out as
+// test-tokenizer-0.cpp does: the texts split on the separator (a trailing
+// separator ends the list), one .out line of space-separated ids per text.
+func readVocabGoldens(dir, name string) (texts []string, ids [][]int32, err error) {
+	base := filepath.Join(dir, "ggml-vocab-"+name+".gguf")
+	inp, err := os.ReadFile(base + ".inp")
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err := os.ReadFile(base + ".out")
+	if err != nil {
+		return nil, nil, err
+	}
+	texts = strings.Split(string(inp), "\n__ggml_vocab_test__\n")
+	if texts[len(texts)-1] == "" {
+		texts = texts[:len(texts)-1]
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(texts) {
+		return nil, nil, fmt.Errorf("%s: %d texts, %d id lines", base, len(texts), len(lines))
+	}
+	for i, l := range lines {
+		var row []int32
+		for _, f := range strings.Fields(l) {
+			v, err := strconv.ParseInt(f, 10, 32)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s.out:%d: %w", base, i+1, err)
+			}
+			row = append(row, int32(v))
+		}
+		ids = append(ids, row)
+	}
+	return texts, ids, nil
+}
+
+// TestVocabCasesCoverDirectory: every vocabulary and golden file of
+// shared/models/vocab has a row in vocabCases, and each row's files exist.
+func TestVocabCasesCoverDirectory(t *testing.T) {
+	dir := testmodels.Dir(t, "vocab")
+	rows := map[string]vocabCase{}
+	for _, c := range vocabCases {
+		rows[c.name] = c
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "ggml-vocab-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hf, err := filepath.Glob(filepath.Join(dir, "hf-tokenizers", "*", "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, hf...)
+	if len(files) == 0 {
+		t.Fatalf("no vocabulary in %s", dir)
+	}
+	for _, f := range files {
+		name := strings.TrimPrefix(filepath.Base(f), "ggml-vocab-")
+		name = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, ".inp"), ".out"), ".gguf")
+		if filepath.Base(f) == "tokenizer.json" {
+			name = filepath.Base(filepath.Dir(f))
+		}
+		if _, ok := rows[name]; !ok {
+			t.Errorf("%s: vocabulary %q has no row in vocabCases", f, name)
+		}
+	}
+	for _, c := range vocabCases {
+		_, err := os.Stat(vocabPath(dir, c))
+		if has := err == nil; has != (c.source != "") {
+			t.Errorf("%s: source %q, but %s exists: %v", c.name, c.source, vocabPath(dir, c), has)
+		}
+		_, err = os.Stat(filepath.Join(dir, "ggml-vocab-"+c.name+".gguf.out"))
+		if has := err == nil; has != (c.expect != expectLoad) {
+			t.Errorf("%s: expect %d, but the .out file exists: %v", c.name, c.expect, has)
+		}
+	}
+}
+
+func TestVocabConformance(t *testing.T) {
+	dir := testmodels.Dir(t, "vocab")
+	for _, c := range vocabCases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.expect == expectUntestable {
+				t.Skipf("SKIPPING %s: llama.cpp ships its goldens but not its vocabulary, and no tokenizer.json is supplied", c.name)
+			}
+			tok, err := Load(vocabPath(dir, c), LoadOptions{})
+			if c.expect == expectUnsupported {
+				if err == nil || !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), c.unsupported) {
+					t.Fatalf("Load = %v, want ErrUnsupported naming %s", err, c.unsupported)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.expect == expectLoad {
+				if tok.VocabSize() == 0 {
+					t.Fatal("empty vocabulary")
+				}
+				return
+			}
+			texts, want, err := readVocabGoldens(dir, c.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bad := 0
+			for i, text := range texts {
+				if got := tok.Encode(text, false); !slices.Equal(got, want[i]) {
+					bad++
+					t.Errorf("case %d %q:\n  got  %v\n  want %v", i, text, got, want[i])
+				}
+			}
+			if bad > 0 {
+				t.Errorf("%d of %d cases differ", bad, len(texts))
+			}
+		})
+	}
+}
