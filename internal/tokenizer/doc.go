@@ -9,6 +9,9 @@
 //     "gpt2", tokenizer.ggml.merges, tokenizer.ggml.pre) or a tokenizer.json
 //     with a ByteLevel / Split pre-tokenizer. The pre-tokenizer regexes are
 //     hand-written state machines (Go's regexp has no lookahead);
+//   - a tokenizer.json normalizer (NFC, NFD, NFKC, NFKD, Lowercase, Replace
+//     of a literal string, Prepend, Strip, Sequence) runs on each text
+//     segment between special tokens, before pre-tokenization;
 //   - a byte-level dummy vocabulary for the built-in random-weight model
 //     (NewDummy).
 //
@@ -52,7 +55,8 @@
 //     use; a *Decoder belongs to one goroutine;
 //   - Encode merges long words with a priority queue over a linked list of
 //     symbols (O(n log n)) and short ones with linear scans, so long inputs
-//     stay cheap; its only allocation is the returned slice;
+//     stay cheap; its only allocation is the returned slice (and the
+//     normalized copy of a segment that a normalizer changes);
 //   - for every id sequence, the concatenated Decoder deltas equal the
 //     decoded text, and every delta is valid UTF-8 (bytes that can never
 //     become valid UTF-8 are replaced by U+FFFD, one per byte, exactly as in

@@ -53,6 +53,8 @@ type hfComponent struct {
 	Content        string `json:"content"`
 	Start          int    `json:"start"`
 	Replacement    string `json:"replacement"`
+	StripLeft      bool   `json:"strip_left"`
+	StripRight     bool   `json:"strip_right"`
 	AddPrefixSpace *bool  `json:"add_prefix_space"`
 	PrependScheme  string `json:"prepend_scheme"`
 	UseRegex       *bool  `json:"use_regex"`
@@ -199,6 +201,7 @@ func parseHF(path string, b []byte, cfg *hfConfig, gen *hfGenerationConfig) (*To
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	t.pretok = pl.pretok
+	t.norm = pl.norm
 	t.ignoreMerges = m.IgnoreMerges
 	t.prefixSpace = pl.prepend
 	t.prefixFirstOnly = pl.firstOnly
@@ -227,6 +230,7 @@ type hfPipeline struct {
 	firstOnly    bool // only to the segment at the start of the text
 	splitSpace   bool // each '▁' starts a word
 	stripLeading bool // the decoder drops one leading space
+	norm         []normStep
 }
 
 // pipeline reads the algorithm from the normalizer, pre-tokenizer and
@@ -237,20 +241,45 @@ func (f *hfFile) pipeline(unsupported func(string, ...any) error) (hfPipeline, e
 		byteLevel, replaceSpace bool
 		normErr, preErr         error
 	)
+	// The SentencePiece pair Prepend("▁") + Replace(" ", "▁") is done by
+	// the SPM encoder (flags); every other step is a normStep, which must
+	// come before that pair (the encoder applies steps first).
+	spmStep := false
 	f.Normalizer.walk(func(c *hfComponent) {
+		step := normStep{}
 		switch c.Type {
 		case "Sequence":
+			return
 		case "Prepend":
-			pl.prepend = c.Prepend == "▁"
-		case "Replace":
-			if c.Pattern.String != nil && *c.Pattern.String == " " && c.Content == "▁" {
-				replaceSpace = true
-			} else {
-				normErr = unsupported("normalizer Replace %v", c.Pattern)
+			if c.Prepend == "▁" {
+				pl.prepend, spmStep = true, true
+				return
 			}
+			step = normStep{kind: normPrepend, new: c.Prepend}
+		case "Replace":
+			if c.Pattern.String == nil {
+				normErr = unsupported("normalizer Replace with a regex pattern %v", c.Pattern)
+				return
+			}
+			if *c.Pattern.String == " " && c.Content == "▁" {
+				replaceSpace, spmStep = true, true
+				return
+			}
+			step = normStep{kind: normReplace, old: *c.Pattern.String, new: c.Content}
+		case "NFC", "NFD", "NFKC", "NFKD":
+			step = normStep{kind: normUnicode, form: unicodeForms[c.Type]}
+		case "Lowercase":
+			step = normStep{kind: normLowercase}
+		case "Strip":
+			step = normStep{kind: normStrip, left: c.StripLeft, right: c.StripRight}
 		default:
-			normErr = unsupported("normalizer %q", c.Type)
+			normErr = unsupported("normalizer %q (supported: NFC, NFD, NFKC, NFKD, Lowercase, Replace, Prepend, Strip, Sequence)", c.Type)
+			return
 		}
+		if spmStep {
+			normErr = unsupported("normalizer %q after the SentencePiece Prepend/Replace", c.Type)
+		}
+		pl.norm = append(pl.norm, step)
 	})
 	f.PreTokenizer.walk(func(c *hfComponent) {
 		switch c.Type {

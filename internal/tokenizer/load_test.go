@@ -139,7 +139,10 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown regex", func(tj map[string]any) {
 			tj["pre_tokenizer"] = map[string]any{"type": "Split", "pattern": map[string]any{"Regex": `\w+`}, "behavior": "Isolated"}
 		}, ErrUnsupported},
-		{"nfkc", func(tj map[string]any) { tj["normalizer"] = map[string]any{"type": "NFKC"} }, ErrUnsupported},
+		{"precompiled", func(tj map[string]any) { tj["normalizer"] = map[string]any{"type": "Precompiled"} }, ErrUnsupported},
+		{"replace regex", func(tj map[string]any) {
+			tj["normalizer"] = map[string]any{"type": "Replace", "pattern": map[string]any{"Regex": " +"}, "content": " "}
+		}, ErrUnsupported},
 		{"bad merge", func(tj map[string]any) { tj["model"].(map[string]any)["merges"] = []string{"x yz"} }, ErrFormat},
 		{"not json", func(tj map[string]any) { tj["model"] = 3 }, ErrFormat},
 	}

@@ -81,8 +81,9 @@ type Tokenizer struct {
 	splitEverySpace bool
 	stripLeading    bool // Decode drops one leading space of the whole text
 	pretok          pretokKind
-	ignoreMerges    bool // byte-level: a word found whole in the vocabulary is one token
-	splitWords      bool // SPM: merge each ▁-started word on its own (see noPieceSpansSpace)
+	norm            []normStep // applied to each segment before pre-tokenization
+	ignoreMerges    bool       // byte-level: a word found whole in the vocabulary is one token
+	splitWords      bool       // SPM: merge each ▁-started word on its own (see noPieceSpansSpace)
 
 	chatTemplate string
 	bosToken     string
@@ -240,6 +241,9 @@ func (t *Tokenizer) Encode(text string, addSpecial bool) []int32 {
 // encodeSegment appends the ids of text that holds no special token.
 // atStart: the segment begins the input text.
 func (t *Tokenizer) encodeSegment(w *workspace, out []int32, text string, atStart bool) []int32 {
+	if len(t.norm) > 0 {
+		text = normalize(t.norm, text)
+	}
 	if text == "" {
 		return out
 	}

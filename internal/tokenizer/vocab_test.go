@@ -48,7 +48,7 @@ type vocabCase struct {
 // on a file no row covers).
 var vocabCases = []vocabCase{
 	{name: "llama-bpe", source: "hf", expect: expectPass},
-	{name: "qwen2", source: "hf", expect: expectUnsupported, unsupported: `"NFC"`},
+	{name: "qwen2", source: "hf", expect: expectPass},
 	{name: "llama-spm", source: "gguf", expect: expectPass},
 	{name: "phi-3", source: "gguf", expect: expectPass},
 	{name: "gpt-2", source: "gguf", expect: expectPass},
