@@ -26,6 +26,7 @@ type workspace struct {
 	heap []heapItem
 	buf  []byte
 	ids  []int32 // Encode's output, copied into an exact-size result
+	enc  wordEncoder
 }
 
 func itemLess(a, b *heapItem) bool {
@@ -269,13 +270,22 @@ func (t *Tokenizer) addSPMChar(w *workspace, ch string, id int32) {
 // encodeByteLevel pre-tokenizes text and encodes each word with byte-level
 // BPE.
 func (t *Tokenizer) encodeByteLevel(w *workspace, out []int32, text string) []int32 {
-	for i := 0; i < len(text); {
-		j := t.pretok.next(text, i)
-		out = t.encodeWord(w, out, text[i:j])
-		i = j
-	}
+	e := &w.enc
+	e.t, e.w, e.out = t, w, out
+	splitText(t.pretok, text, e)
+	out = e.out
+	*e = wordEncoder{}
 	return out
 }
+
+// wordEncoder is the wordSink of encodeByteLevel: it appends each word's ids.
+type wordEncoder struct {
+	t   *Tokenizer
+	w   *workspace
+	out []int32
+}
+
+func (e *wordEncoder) word(s string) { e.out = e.t.encodeWord(e.w, e.out, s) }
 
 func (t *Tokenizer) encodeWord(w *workspace, out []int32, word string) []int32 {
 	if len(word) == 1 {

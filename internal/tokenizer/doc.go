@@ -5,10 +5,17 @@
 //     (tokenizer.ggml.model = "llama") or a Hugging Face tokenizer.json with
 //     a BPE model, byte_fallback and the Prepend("▁")+Replace(" ","▁")
 //     normalizer (Llama 2) or a Metaspace pre-tokenizer (Mistral-style);
-//   - byte-level BPE (GPT-2, Llama 3): from GGUF (tokenizer.ggml.model =
-//     "gpt2", tokenizer.ggml.merges, tokenizer.ggml.pre) or a tokenizer.json
-//     with a ByteLevel / Split pre-tokenizer. The pre-tokenizer regexes are
-//     hand-written state machines (Go's regexp has no lookahead);
+//   - byte-level BPE (GPT-2, Llama 3, Qwen2, DeepSeek, Falcon, StarCoder,
+//     MPT, Refact, ...): from GGUF (tokenizer.ggml.model = "gpt2",
+//     tokenizer.ggml.merges, and tokenizer.ggml.pre, which means what
+//     llama.cpp's llama-vocab.cpp says: a list of regexes, ignore_merges,
+//     add_bos; "default" or no key is llama.cpp's default list, not GPT-2's)
+//     or a tokenizer.json with a ByteLevel, Split, Digits or Punctuation
+//     (Contiguous) pre-tokenizer, or a Sequence of them. Each regex is a
+//     hand-written state machine (Go's regexp has no lookahead) applied, in
+//     turn, to every piece the previous one produced (matches and the gaps
+//     between them: Split's Isolated behaviour). An unknown
+//     tokenizer.ggml.pre or Split regex is refused, naming it;
 //   - a tokenizer.json normalizer (NFC, NFD, NFKC, NFKD, Lowercase, Replace
 //     of a literal string, Prepend, Strip, Sequence) runs on each text
 //     segment between special tokens, before pre-tokenization;

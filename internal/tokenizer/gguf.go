@@ -3,6 +3,9 @@ package tokenizer
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"govllm/internal/gguf"
 )
@@ -156,18 +159,13 @@ func (t *Tokenizer) ggufByteLevel(f *gguf.File) error {
 			return err
 		}
 	}
-	switch pre {
-	case "llama3", "llama-v3", "llama-bpe", "smaug-bpe", "falcon3", "pixtral":
-		t.pretok = pretokLlama3
-		t.ignoreMerges = true
-		t.addBOS = true
-	case "qwen2", "deepseek-r1-qwen":
-		t.pretok = pretokQwen2
-	case "gpt-2", "gpt2", "default", "phi-2", "jina-es", "jina-de", "roberta-bpe":
-		t.pretok = pretokGPT2
-	default:
-		return fmt.Errorf("%w: %s: tokenizer.ggml.pre %q (supported: llama3 family, qwen2, gpt-2)", ErrUnsupported, f.Path, pre)
+	p, ok := ggufPres[pre]
+	if !ok {
+		return fmt.Errorf("%w: %s: tokenizer.ggml.pre %q (supported: %s)", ErrUnsupported, f.Path, pre, strings.Join(slices.Sorted(maps.Keys(ggufPres)), ", "))
 	}
+	t.pretok = p.steps
+	t.ignoreMerges = p.ignoreMerges
+	t.addBOS = p.addBOS
 	t.addBOS, err = optBool(f, "tokenizer.ggml.add_bos_token", t.addBOS)
 	return err
 }
@@ -212,6 +210,45 @@ func (t *Tokenizer) ggufSpecials(f *gguf.File) error {
 		}
 	}
 	return nil
+}
+
+// ggufPre is what a byte-level vocabulary's tokenizer.ggml.pre means, as
+// llama.cpp's llama-vocab.cpp defines it: the pre-tokenizer's regexes
+// (llm_tokenizer_bpe), ignore_merges and add_bos (the default of
+// tokenizer.ggml.add_bos_token).
+type ggufPre struct {
+	steps        []pretokKind
+	ignoreMerges bool
+	addBOS       bool
+}
+
+var (
+	preLlama3    = ggufPre{steps: []pretokKind{pretokLlama3}, ignoreMerges: true, addBOS: true}
+	preGPT2      = ggufPre{steps: []pretokKind{pretokGPT2}}
+	preStarcoder = ggufPre{steps: []pretokKind{pretokNumber, pretokGPT2}}
+	preQwen2     = ggufPre{steps: []pretokKind{pretokQwen2}}
+)
+
+// ggufPres lists the tokenizer.ggml.pre values this package implements;
+// any other is refused. "default" (also when the key is absent) is
+// llama.cpp's default, not GPT-2's.
+var ggufPres = map[string]ggufPre{
+	"default": {steps: []pretokKind{pretokPunctSymbolsDefault, pretokGPT2, pretokNumbers, pretokThreeDigits}},
+	"llama3":  preLlama3, "llama-v3": preLlama3, "llama-bpe": preLlama3, "falcon3": preLlama3,
+	"falcon-h1": preLlama3, "pixtral": preLlama3, "midm-2.0": preLlama3, "lfm2": preLlama3,
+	"jina-v5-nano": preLlama3,
+	"smaug-bpe":    {steps: []pretokKind{pretokLlama3}}, "dbrx": {steps: []pretokKind{pretokLlama3}},
+	"qwen2": preQwen2, "deepseek-r1-qwen": preQwen2, "kormo": preQwen2, "f2llmv2": preQwen2,
+	"megrez": preQwen2, "stablelm2": preQwen2,
+	"gpt-2": preGPT2, "phi-2": preGPT2, "jina-es": preGPT2, "jina-de": preGPT2, "gigachat": preGPT2,
+	"jina-v2-es": preGPT2, "jina-v2-de": preGPT2, "a.x-4.0": preGPT2, "mellum": preGPT2,
+	"modern-bert": preGPT2, "exaone4": preGPT2, "mpt": preGPT2, "olmo": preGPT2, "jais": preGPT2,
+	"starcoder": preStarcoder, "refact": preStarcoder, "command-r": preStarcoder, "smollm": preStarcoder,
+	"codeshell": preStarcoder, "exaone": preStarcoder, "minerva-7b": preStarcoder,
+	"falcon":         {steps: []pretokKind{pretokPunctSymbols, pretokGPT2, pretokThreeDigits}},
+	"deepseek-coder": {steps: []pretokKind{pretokNewline, pretokSpaceLetters, pretokSpacePunct, pretokCJK, pretokNumber}},
+	"deepseek-llm": {steps: []pretokKind{pretokNewline, pretokDeepSeekLetters, pretokDeepSeekPunct, pretokTrailingSpace,
+		pretokCJK, pretokNumbers}},
 }
 
 // optBool reads a bool key, def when absent; a value of another type is an

@@ -50,18 +50,19 @@ type hfComponent struct {
 		String *string `json:"String"`
 		Regex  *string `json:"Regex"`
 	} `json:"pattern"`
-	Content        string `json:"content"`
-	Start          int    `json:"start"`
-	Replacement    string `json:"replacement"`
-	StripLeft      bool   `json:"strip_left"`
-	StripRight     bool   `json:"strip_right"`
-	AddPrefixSpace *bool  `json:"add_prefix_space"`
-	PrependScheme  string `json:"prepend_scheme"`
-	UseRegex       *bool  `json:"use_regex"`
-	Split          *bool  `json:"split"`
-	Behavior       string `json:"behavior"`
-	Invert         bool   `json:"invert"`
-	Single         []struct {
+	Content          string `json:"content"`
+	Start            int    `json:"start"`
+	Replacement      string `json:"replacement"`
+	StripLeft        bool   `json:"strip_left"`
+	IndividualDigits bool   `json:"individual_digits"`
+	StripRight       bool   `json:"strip_right"`
+	AddPrefixSpace   *bool  `json:"add_prefix_space"`
+	PrependScheme    string `json:"prepend_scheme"`
+	UseRegex         *bool  `json:"use_regex"`
+	Split            *bool  `json:"split"`
+	Behavior         string `json:"behavior"`
+	Invert           bool   `json:"invert"`
+	Single           []struct {
 		SpecialToken *struct {
 			ID string `json:"id"`
 		} `json:"SpecialToken"`
@@ -224,7 +225,7 @@ func parseHF(path string, b []byte, cfg *hfConfig, gen *hfGenerationConfig) (*To
 // decoder say about the algorithm.
 type hfPipeline struct {
 	kind         kind
-	pretok       pretokKind
+	pretok       []pretokKind
 	metaspace    bool // a Metaspace pre-tokenizer (else the Prepend+Replace normalizer)
 	prepend      bool // prepend '▁' to a text segment
 	firstOnly    bool // only to the segment at the start of the text
@@ -237,7 +238,7 @@ type hfPipeline struct {
 // decoder; anything this package does not implement is unsupported.
 func (f *hfFile) pipeline(unsupported func(string, ...any) error) (hfPipeline, error) {
 	var (
-		pl                      = hfPipeline{pretok: pretokNone}
+		pl                      hfPipeline
 		byteLevel, replaceSpace bool
 		normErr, preErr         error
 	)
@@ -290,23 +291,31 @@ func (f *hfFile) pipeline(unsupported func(string, ...any) error) (hfPipeline, e
 				preErr = unsupported("ByteLevel pre-tokenizer with add_prefix_space")
 			}
 			if c.UseRegex == nil || *c.UseRegex {
-				pl.pretok = pretokGPT2
+				pl.pretok = append(pl.pretok, pretokGPT2)
 			}
 		case "Split":
 			if c.Pattern.Regex == nil || c.Invert || c.Behavior != "Isolated" {
-				preErr = unsupported("Split pre-tokenizer %+v", c.Pattern)
+				preErr = unsupported("Split pre-tokenizer %+v behavior %q invert %v (supported: a regex, Isolated)", c.Pattern, c.Behavior, c.Invert)
 				return
 			}
-			switch *c.Pattern.Regex {
-			case gpt2Pattern:
-				pl.pretok = pretokGPT2
-			case llama3Pattern:
-				pl.pretok = pretokLlama3
-			case qwen2Pattern:
-				pl.pretok = pretokQwen2
-			default:
+			k, ok := splitPatterns[*c.Pattern.Regex]
+			if !ok {
 				preErr = unsupported("Split pre-tokenizer regex %q", *c.Pattern.Regex)
+				return
 			}
+			pl.pretok = append(pl.pretok, k)
+		case "Digits":
+			k := pretokNumbers
+			if c.IndividualDigits {
+				k = pretokNumber
+			}
+			pl.pretok = append(pl.pretok, k)
+		case "Punctuation":
+			if c.Behavior != "Contiguous" {
+				preErr = unsupported("Punctuation pre-tokenizer behavior %q (supported: Contiguous)", c.Behavior)
+				return
+			}
+			pl.pretok = append(pl.pretok, pretokPunctSymbols)
 		case "Metaspace":
 			if c.Replacement != "" && c.Replacement != "▁" {
 				preErr = unsupported("Metaspace replacement %q", c.Replacement)
@@ -339,6 +348,9 @@ func (f *hfFile) pipeline(unsupported func(string, ...any) error) (hfPipeline, e
 	case byteLevel && !pl.metaspace && !replaceSpace:
 		pl.kind = kindByteLevel
 	case !byteLevel && (pl.metaspace || replaceSpace):
+		if len(pl.pretok) > 0 {
+			return pl, unsupported("a Split, Digits or Punctuation pre-tokenizer with a SentencePiece-style (▁) model")
+		}
 		pl.kind = kindSPM
 	default:
 		return pl, unsupported("neither a SentencePiece-style (▁) nor a byte-level BPE")

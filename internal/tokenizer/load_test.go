@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -247,6 +248,9 @@ func TestGGUFByteLevel(t *testing.T) {
 
 // TestLoadHFFlags checks what the loader derives from the normalizer,
 // pre-tokenizer and decoder of a tokenizer.json.
+// seq names a sequence of pre-tokenizer patterns.
+func seq(k ...pretokKind) string { return fmt.Sprint(k) }
+
 func TestLoadHFFlags(t *testing.T) {
 	split := func(pattern string) any {
 		return map[string]any{"type": "Split", "pattern": map[string]any{"Regex": pattern}, "behavior": "Isolated", "invert": false}
@@ -256,7 +260,7 @@ func TestLoadHFFlags(t *testing.T) {
 	}
 	type flags struct {
 		kind                                                   kind
-		pretok                                                 pretokKind
+		pretok                                                 string // fmt.Sprint of the patterns; "" when none
 		ignoreMerges, prefix, unlessSpace, first, every, strip bool
 	}
 	tests := []struct {
@@ -265,16 +269,28 @@ func TestLoadHFFlags(t *testing.T) {
 		want   flags
 	}{
 		{"llama3", func(tj map[string]any) { tj["model"].(map[string]any)["ignore_merges"] = true },
-			flags{kind: kindByteLevel, pretok: pretokLlama3, ignoreMerges: true}},
+			flags{kind: kindByteLevel, pretok: seq(pretokLlama3), ignoreMerges: true}},
 		{"gpt2 ByteLevel regex", func(tj map[string]any) {
 			tj["pre_tokenizer"] = map[string]any{"type": "ByteLevel", "add_prefix_space": false}
-		}, flags{kind: kindByteLevel, pretok: pretokGPT2}},
+		}, flags{kind: kindByteLevel, pretok: seq(pretokGPT2)}},
 		{"gpt2 Split", func(tj map[string]any) {
 			tj["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{split(gpt2Pattern), map[string]any{"type": "ByteLevel", "use_regex": false}}}
-		}, flags{kind: kindByteLevel, pretok: pretokGPT2}},
+		}, flags{kind: kindByteLevel, pretok: seq(pretokGPT2)}},
 		{"qwen2 Split", func(tj map[string]any) {
 			tj["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{split(qwen2Pattern), map[string]any{"type": "ByteLevel", "use_regex": false}}}
-		}, flags{kind: kindByteLevel, pretok: pretokQwen2}},
+		}, flags{kind: kindByteLevel, pretok: seq(pretokQwen2)}},
+		{"falcon Sequence", func(tj map[string]any) {
+			tj["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{
+				map[string]any{"type": "Punctuation", "behavior": "Contiguous"},
+				map[string]any{"type": "ByteLevel", "add_prefix_space": false, "use_regex": true},
+				map[string]any{"type": "Digits", "individual_digits": false},
+				split("[0-9][0-9][0-9]")}}
+		}, flags{kind: kindByteLevel, pretok: seq(pretokPunctSymbols, pretokGPT2, pretokNumbers, pretokThreeDigits)}},
+		{"starcoder Sequence", func(tj map[string]any) {
+			tj["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{
+				map[string]any{"type": "Digits", "individual_digits": true},
+				map[string]any{"type": "ByteLevel", "add_prefix_space": false, "use_regex": true}}}
+		}, flags{kind: kindByteLevel, pretok: seq(pretokNumber, pretokGPT2)}},
 		{"llama2 normalizer", func(tj map[string]any) {
 			tj["normalizer"] = map[string]any{"type": "Sequence", "normalizers": []any{
 				map[string]any{"type": "Prepend", "prepend": "▁"},
@@ -304,7 +320,10 @@ func TestLoadHFFlags(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := flags{tok.kind, tok.pretok, tok.ignoreMerges, tok.prefixSpace, tok.prefixUnlessSpace, tok.prefixFirstOnly, tok.splitEverySpace, tok.stripLeading}
+			got := flags{tok.kind, "", tok.ignoreMerges, tok.prefixSpace, tok.prefixUnlessSpace, tok.prefixFirstOnly, tok.splitEverySpace, tok.stripLeading}
+			if len(tok.pretok) > 0 {
+				got.pretok = seq(tok.pretok...)
+			}
 			if got != tc.want {
 				t.Fatalf("flags %+v, want %+v", got, tc.want)
 			}
@@ -318,7 +337,7 @@ func TestGGUFVocabularyErrors(t *testing.T) {
 	base := func() map[string]any {
 		return map[string]any{
 			"tokenizer.ggml.model":  "gpt2",
-			"tokenizer.ggml.pre":    "gpt2",
+			"tokenizer.ggml.pre":    "gpt-2",
 			"tokenizer.ggml.tokens": []string{"a", "b", "ab"},
 			"tokenizer.ggml.merges": []string{"a b"},
 		}

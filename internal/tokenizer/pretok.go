@@ -5,13 +5,17 @@ import (
 	"unicode/utf8"
 )
 
-// pretokKind selects the byte-level pre-tokenizer: a hand-written state
-// machine equivalent to the model's split regex (Go's regexp has no
-// lookahead, which these regexes need).
+// pretokKind is one pattern of a pre-tokenizer, as Hugging Face's Split
+// with behaviour Isolated (and llama.cpp's regex lists) apply it: the text
+// is cut into the pattern's matches and the gaps between them. A
+// pre-tokenizer is a sequence of them, each applied to every piece the
+// previous one produced (splitText). Each is a hand-written state machine
+// equivalent to its regex (Go's regexp has no lookahead, which these
+// regexes need).
 type pretokKind uint8
 
 const (
-	// pretokNone: the whole segment is one word.
+	// pretokNone: the whole text is one word.
 	pretokNone pretokKind = iota
 	// pretokGPT2:
 	//   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
@@ -22,6 +26,32 @@ const (
 	pretokLlama3
 	// pretokQwen2: as Llama 3 with \p{N} (one digit per word).
 	pretokQwen2
+	// pretokNumber: \p{N} (Hugging Face Digits with individual_digits).
+	pretokNumber
+	// pretokNumbers: \p{N}+ (Digits without individual_digits).
+	pretokNumbers
+	// pretokThreeDigits: [0-9][0-9][0-9].
+	pretokThreeDigits
+	// pretokPunctSymbols: [\p{P}\$\+<=>\^~\|`]+ (Falcon; Hugging Face
+	// Punctuation with behaviour Contiguous: Unicode or ASCII punctuation).
+	pretokPunctSymbols
+	// pretokPunctSymbolsDefault: [\p{P}\$\+<=>\^~\|]+ (llama.cpp's
+	// default BPE pre-tokenizer; no backtick).
+	pretokPunctSymbolsDefault
+	// pretokNewline: [\r\n].
+	pretokNewline
+	// pretokSpaceLetters: \s?\p{L}+.
+	pretokSpaceLetters
+	// pretokSpacePunct: \s?\p{P}+.
+	pretokSpacePunct
+	// pretokCJK: [一-龥ࠀ-一가-퟿]+ (DeepSeek).
+	pretokCJK
+	// pretokDeepSeekLetters: \s?[A-Za-zµÀ-ÖØ-öø-ƺ...]+ (deepSeekLetterClass).
+	pretokDeepSeekLetters
+	// pretokDeepSeekPunct: \s?[!-/:-~！-／：-～‘-‟　-。]+.
+	pretokDeepSeekPunct
+	// pretokTrailingSpace: \s+$.
+	pretokTrailingSpace
 )
 
 // The regexes, as written in tokenizer.json files.
@@ -29,7 +59,74 @@ const (
 	gpt2Pattern   = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
 	llama3Pattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 	qwen2Pattern  = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	// deepSeekLetterClass and deepSeekPunctClass are the character classes
+	// of DeepSeek LLM's pre-tokenizer, as its tokenizer.json writes them
+	// (the letters that Unicode normalization would change are escaped, so
+	// that no editor can change them).
+	deepSeekLetterClass = "[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-\u1f7dᾀ-ᾴᾶ-ᾼ\u1fbeῂ-ῄῆ-ῌῐ-\u1fd3ῖ-\u1fdbῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤ\u2126ℨ\u212a-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]"
+	deepSeekPunctClass  = `[!-/:-~！-／：-～‘-‟　-。]`
+	cjkClass            = `[一-龥ࠀ-一가-퟿]`
 )
+
+// splitPatterns maps the Split regexes this package implements to their
+// state machines.
+var splitPatterns = map[string]pretokKind{
+	gpt2Pattern:                       pretokGPT2,
+	llama3Pattern:                     pretokLlama3,
+	qwen2Pattern:                      pretokQwen2,
+	`\p{N}`:                           pretokNumber,
+	`\p{N}+`:                          pretokNumbers,
+	`[0-9][0-9][0-9]`:                 pretokThreeDigits,
+	`[\r\n]`:                          pretokNewline,
+	`\s?\p{L}+`:                       pretokSpaceLetters,
+	`\s?\p{P}+`:                       pretokSpacePunct,
+	cjkClass + `+`:                    pretokCJK,
+	`\s?` + deepSeekLetterClass + `+`: pretokDeepSeekLetters,
+	`\s?` + deepSeekPunctClass + `+`:  pretokDeepSeekPunct,
+	`\s+$`:                            pretokTrailingSpace,
+}
+
+// The character classes, parsed once.
+var (
+	deepSeekLetters = parseClass(deepSeekLetterClass)
+	deepSeekPunct   = parseClass(deepSeekPunctClass)
+	cjk             = parseClass(cjkClass)
+)
+
+// runeClass is a regex character class of literal runes and ranges.
+type runeClass [][2]rune
+
+// parseClass parses a class written "[...]" of literal runes and ranges
+// "a-b" (no escapes, no negation: the classes above need none).
+func parseClass(s string) runeClass {
+	rs := []rune(s)
+	if len(rs) < 2 || rs[0] != '[' || rs[len(rs)-1] != ']' {
+		panic("tokenizer: bad character class " + s)
+	}
+	rs = rs[1 : len(rs)-1]
+	var c runeClass
+	for i := 0; i < len(rs); i++ {
+		if rs[i] == '\\' || rs[i] == '^' && i == 0 {
+			panic("tokenizer: unsupported character class " + s)
+		}
+		if i+2 < len(rs) && rs[i+1] == '-' {
+			c = append(c, [2]rune{rs[i], rs[i+2]})
+			i += 2
+			continue
+		}
+		c = append(c, [2]rune{rs[i], rs[i]})
+	}
+	return c
+}
+
+func (c runeClass) has(r rune) bool {
+	for _, rg := range c {
+		if r >= rg[0] && r <= rg[1] {
+			return true
+		}
+	}
+	return false
+}
 
 // rune classes of the regexes.
 const (
@@ -127,7 +224,8 @@ func spaceRun(s string, i int) int {
 	return end
 }
 
-// next returns the end of the word that starts at s[i] (i < len(s)).
+// next returns the end of the match of k's pattern that starts at s[i]
+// (i < len(s)), i when none starts there.
 func (k pretokKind) next(s string, i int) int {
 	switch k {
 	case pretokGPT2:
@@ -136,8 +234,110 @@ func (k pretokKind) next(s string, i int) int {
 		return nextLlama3(s, i, 3)
 	case pretokQwen2:
 		return nextLlama3(s, i, 1)
+	case pretokNumber:
+		if c, _, n := classAt(s, i); c == clsNumber {
+			return i + n
+		}
+		return i
+	case pretokNumbers:
+		return runOf(s, i, clsNumber)
+	case pretokThreeDigits:
+		if i+3 <= len(s) && isDigit(s[i]) && isDigit(s[i+1]) && isDigit(s[i+2]) {
+			return i + 3
+		}
+		return i
+	case pretokPunctSymbols:
+		return runFunc(s, i, isPunctSymbol)
+	case pretokPunctSymbolsDefault:
+		return runFunc(s, i, func(r rune) bool { return r != '`' && isPunctSymbol(r) })
+	case pretokNewline:
+		if s[i] == '\r' || s[i] == '\n' {
+			return i + 1
+		}
+		return i
+	case pretokSpaceLetters:
+		return optSpaceRun(s, i, unicode.IsLetter)
+	case pretokSpacePunct:
+		return optSpaceRun(s, i, unicode.IsPunct)
+	case pretokCJK:
+		return runFunc(s, i, cjk.has)
+	case pretokDeepSeekLetters:
+		return optSpaceRun(s, i, deepSeekLetters.has)
+	case pretokDeepSeekPunct:
+		return optSpaceRun(s, i, deepSeekPunct.has)
+	case pretokTrailingSpace:
+		if runOf(s, i, clsSpace) == len(s) {
+			return len(s)
+		}
+		return i
 	}
 	return len(s)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// isPunctSymbol: Unicode punctuation or an ASCII punctuation character
+// (Hugging Face's is_punctuation; [\p{P}\$\+<=>\^~\|`] in llama.cpp).
+func isPunctSymbol(r rune) bool {
+	return unicode.IsPunct(r) || r < utf8.RuneSelf && unicode.IsSymbol(r)
+}
+
+// runFunc returns the end of the run of runes satisfying in from i.
+func runFunc(s string, i int, in func(rune) bool) int {
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if !in(r) {
+			break
+		}
+		i += n
+	}
+	return i
+}
+
+// optSpaceRun matches \s?X+ at i, X the runes satisfying in.
+func optSpaceRun(s string, i int, in func(rune) bool) int {
+	if j := runFunc(s, i, in); j > i {
+		return j
+	}
+	if c, _, n := classAt(s, i); c == clsSpace {
+		if j := runFunc(s, i+n, in); j > i+n {
+			return j
+		}
+	}
+	return i
+}
+
+// wordSink receives the words of a pre-tokenized text.
+type wordSink interface{ word(w string) }
+
+// splitText cuts text with each pattern of steps in turn (each applied to
+// the pieces of the previous one: matches and the gaps between them) and
+// hands the final pieces to sink. No steps: text is one word.
+func splitText(steps []pretokKind, text string, sink wordSink) {
+	if len(steps) == 0 {
+		if text != "" {
+			sink.word(text)
+		}
+		return
+	}
+	k, rest := steps[0], steps[1:]
+	gap := 0
+	for i := 0; i < len(text); {
+		j := k.next(text, i)
+		if j <= i {
+			_, n := utf8.DecodeRuneInString(text[i:])
+			i += n
+			continue
+		}
+		if gap < i {
+			splitText(rest, text[gap:i], sink)
+		}
+		splitText(rest, text[i:j], sink)
+		i, gap = j, j
+	}
+	if gap < len(text) {
+		splitText(rest, text[gap:], sink)
+	}
 }
 
 func nextGPT2(s string, i int) int {

@@ -309,7 +309,7 @@ func TestReferenceGPT2(t *testing.T) {
 	variant := `{"tokenizer": {"pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true}},
 		"model": {"ignore_merges": false}, "config": {"tokenizer_class": "GPT2Tokenizer", "eos_token": "<|end_of_text|>"}}`
 	tok := withFlags(refTokenizer(t, "llama3"), func(c *Tokenizer) {
-		c.pretok = pretokGPT2
+		c.pretok = []pretokKind{pretokGPT2}
 		c.ignoreMerges = false
 	})
 	compareWithReference(t, tok, "llama3", variant, referenceCorpus([]string{"<|eot_id|>"}))

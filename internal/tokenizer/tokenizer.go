@@ -79,11 +79,11 @@ type Tokenizer struct {
 	prefixUnlessSpace bool
 	// splitEverySpace: each '▁' starts a new word (Metaspace split).
 	splitEverySpace bool
-	stripLeading    bool // Decode drops one leading space of the whole text
-	pretok          pretokKind
-	norm            []normStep // applied to each segment before pre-tokenization
-	ignoreMerges    bool       // byte-level: a word found whole in the vocabulary is one token
-	splitWords      bool       // SPM: merge each ▁-started word on its own (see noPieceSpansSpace)
+	stripLeading    bool         // Decode drops one leading space of the whole text
+	pretok          []pretokKind // byte-level: the pre-tokenizer's patterns, applied in turn
+	norm            []normStep   // applied to each segment before pre-tokenization
+	ignoreMerges    bool         // byte-level: a word found whole in the vocabulary is one token
+	splitWords      bool         // SPM: merge each ▁-started word on its own (see noPieceSpansSpace)
 
 	chatTemplate string
 	bosToken     string
