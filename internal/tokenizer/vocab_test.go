@@ -194,3 +194,44 @@ func TestVocabConformance(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadVocabOnlyGGUF: a vocabulary-only GGUF (no tensors) is a tokenizer
+// for Load, named as the model or as LoadOptions.TokenizerPath (serve's
+// --tokenizer), whatever the model path is.
+func TestLoadVocabOnlyGGUF(t *testing.T) {
+	dir := testmodels.Dir(t, "vocab")
+	tests := []struct {
+		name           string
+		size, bos, eos int
+		kind           string
+	}{
+		{"llama-spm", 32000, 1, 2, "sentencepiece-bpe"},
+		{"gpt-2", 50257, 50256, 50256, "byte-level-bpe"},
+		{"deepseek-coder", 32256, 32013, 32014, "byte-level-bpe"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := vocabPath(dir, vocabCase{name: tc.name, source: "gguf"})
+			texts, want, err := readVocabGoldens(dir, tc.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, modelPath := range []string{path, filepath.Join(t.TempDir(), "model.bin"), t.TempDir()} {
+				tok, err := Load(modelPath, LoadOptions{TokenizerPath: path})
+				if err != nil {
+					t.Fatalf("Load(%s, TokenizerPath %s): %v", modelPath, path, err)
+				}
+				if tok.VocabSize() != tc.size || tok.BOS() != int32(tc.bos) || tok.EOS() != int32(tc.eos) || !strings.HasPrefix(tok.String(), tc.kind) {
+					t.Fatalf("%s: vocab %d bos %d eos %d, want %d %d %d %s", tok, tok.VocabSize(), tok.BOS(), tok.EOS(), tc.size, tc.bos, tc.eos, tc.kind)
+				}
+				i := slices.Index(texts, "Hello world")
+				if i < 0 {
+					t.Fatal(`no "Hello world" case`)
+				}
+				if got := tok.Encode(texts[i], false); !slices.Equal(got, want[i]) {
+					t.Fatalf("Encode(%q) = %v, want %v", texts[i], got, want[i])
+				}
+			}
+		})
+	}
+}
