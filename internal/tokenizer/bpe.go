@@ -26,6 +26,7 @@ type workspace struct {
 	heap []heapItem
 	buf  []byte
 	ids  []int32 // Encode's output, copied into an exact-size result
+	key  []byte  // WPM: a piece with its '▁' prefix
 	enc  wordEncoder
 }
 

@@ -16,6 +16,12 @@
 //     turn, to every piece the previous one produced (matches and the gaps
 //     between them: Split's Isolated behaviour). An unknown
 //     tokenizer.ggml.pre or Split regex is refused, naming it;
+//   - BERT's WordPiece (greedy longest match; BertNormalizer and
+//     BertPreTokenizer semantics: control characters dropped, accents
+//     stripped and text lowercased when the vocabulary says so, words split
+//     at whitespace, punctuation and CJK ideographs; [CLS] ... [SEP] added):
+//     from GGUF (tokenizer.ggml.model = "bert", llama.cpp's form, whose
+//     word-initial pieces carry '▁');
 //   - a tokenizer.json normalizer (NFC, NFD, NFKC, NFKD, Lowercase, Replace
 //     of a literal string, Prepend, Strip, Sequence) runs on each text
 //     segment between special tokens, before pre-tokenization;

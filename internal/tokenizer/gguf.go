@@ -49,18 +49,23 @@ func fromGGUF(f *gguf.File) (*Tokenizer, error) {
 		k = kindSPM
 	case "gpt2":
 		k = kindByteLevel
+	case "bert":
+		k = kindWPM
 	default:
-		return nil, fmt.Errorf("%w: %s: tokenizer.ggml.model %q (supported: llama, gpt2)", ErrUnsupported, f.Path, model)
+		return nil, fmt.Errorf("%w: %s: tokenizer.ggml.model %q (supported: llama, gpt2, bert)", ErrUnsupported, f.Path, model)
 	}
 	entries, err := ggufEntries(f, k)
 	if err != nil {
 		return nil, bad(err)
 	}
 	t := newTokenizer(k, entries)
-	if k == kindSPM {
+	switch k {
+	case kindSPM:
 		err = t.ggufSPM(f)
-	} else {
+	case kindByteLevel:
 		err = t.ggufByteLevel(f)
+	case kindWPM:
+		err = t.ggufWPM(f)
 	}
 	if err == nil {
 		err = t.ggufSpecials(f)
@@ -170,6 +175,49 @@ func (t *Tokenizer) ggufByteLevel(f *gguf.File) error {
 	return err
 }
 
+// ggufWPM reads a "bert" (WordPiece) vocabulary's options. Its
+// tokenizer.ggml.pre is ignored, as llama.cpp does. Without
+// tokenizer.ggml.normalizer.lowercase the text is lowercased: such files
+// were written when llama.cpp always lowercased WordPiece input (today's
+// llama.cpp defaults to false, which breaks them: bert-bge's goldens are
+// lowercased). strip_accents defaults to lowercase, as in both.
+func (t *Tokenizer) ggufWPM(f *gguf.File) error {
+	var err error
+	if t.wpm.lowercase, err = optBool(f, "tokenizer.ggml.normalizer.lowercase", true); err != nil {
+		return err
+	}
+	if t.wpm.stripAccents, err = optBool(f, "tokenizer.ggml.normalizer.strip_accents", t.wpm.lowercase); err != nil {
+		return err
+	}
+	t.wpm.maxWordRunes = wpmMaxWordRunes
+	t.stripLeading = true
+	if t.addBOS, err = optBool(f, "tokenizer.ggml.add_bos_token", true); err != nil {
+		return err
+	}
+	if t.addSep, err = optBool(f, "tokenizer.ggml.add_sep_token", true); err != nil {
+		return err
+	}
+	// [CLS] begins a BERT sequence, [SEP] ends it (llama.cpp's defaults
+	// 101 and 102 when the keys are absent).
+	if t.bos, err = optIDDefault(f, "tokenizer.ggml.cls_token_id", len(t.text), 101); err != nil {
+		return err
+	}
+	t.sep, err = optIDDefault(f, "tokenizer.ggml.seperator_token_id", len(t.text), 102)
+	return err
+}
+
+// optIDDefault is optID with def when the key is absent (-1 when def is out
+// of range).
+func optIDDefault(f *gguf.File, key string, n int, def int32) (int32, error) {
+	if !f.Has(key) {
+		if def >= int32(n) {
+			def = -1
+		}
+		return def, nil
+	}
+	return optID(f, key, n)
+}
+
 // ggufSpecials reads add_eos, the BOS/EOS/unknown ids, the end-of-generation
 // ids and the chat template.
 func (t *Tokenizer) ggufSpecials(f *gguf.File) error {
@@ -177,7 +225,7 @@ func (t *Tokenizer) ggufSpecials(f *gguf.File) error {
 	if t.addEOS, err = optBool(f, "tokenizer.ggml.add_eos_token", false); err != nil {
 		return err
 	}
-	if t.bos, err = optID(f, "tokenizer.ggml.bos_token_id", len(t.text)); err != nil {
+	if t.bos, err = optIDDefault(f, "tokenizer.ggml.bos_token_id", len(t.text), t.bos); err != nil {
 		return err
 	}
 	if t.eos, err = optID(f, "tokenizer.ggml.eos_token_id", len(t.text)); err != nil {

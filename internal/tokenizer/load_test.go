@@ -348,7 +348,7 @@ func TestGGUFVocabularyErrors(t *testing.T) {
 		want   error
 	}{
 		{"valid", func(map[string]any) {}, nil},
-		{"unknown model", func(kv map[string]any) { kv["tokenizer.ggml.model"] = "bert" }, ErrUnsupported},
+		{"unknown model", func(kv map[string]any) { kv["tokenizer.ggml.model"] = "rwkv" }, ErrUnsupported},
 		{"unknown pre-tokenizer", func(kv map[string]any) { kv["tokenizer.ggml.pre"] = "tekken" }, ErrUnsupported},
 		{"merge without space", func(kv map[string]any) { kv["tokenizer.ggml.merges"] = []string{"ab"} }, ErrFormat},
 		{"types count", func(kv map[string]any) { kv["tokenizer.ggml.token_type"] = []int32{1} }, ErrFormat},

@@ -29,6 +29,10 @@ const (
 	kindSPM kind = iota
 	// kindByteLevel: GPT-2 byte-level BPE over pre-tokenized words.
 	kindByteLevel
+	// kindWPM: BERT's WordPiece, greedy longest match, in llama.cpp's
+	// vocabulary form: a word's first piece is stored with a '▁' prefix,
+	// the others bare (Hugging Face's "##" pieces).
+	kindWPM
 )
 
 // Token attributes.
@@ -79,7 +83,10 @@ type Tokenizer struct {
 	prefixUnlessSpace bool
 	// splitEverySpace: each '▁' starts a new word (Metaspace split).
 	splitEverySpace bool
-	stripLeading    bool         // Decode drops one leading space of the whole text
+	stripLeading    bool  // Decode drops one leading space of the whole text
+	sep             int32 // WPM: the separator ([SEP]), -1: none
+	addSep          bool  // Encode(text, true) appends sep (BERT)
+	wpm             wpmOptions
 	pretok          []pretokKind // byte-level: the pre-tokenizer's patterns, applied in turn
 	norm            []normStep   // applied to each segment before pre-tokenization
 	ignoreMerges    bool         // byte-level: a word found whole in the vocabulary is one token
@@ -104,8 +111,11 @@ type LoadOptions struct {
 // "sentencepiece-bpe vocab=512 bos=1 eos=[2]".
 func (t *Tokenizer) String() string {
 	k := "sentencepiece-bpe"
-	if t.kind == kindByteLevel {
+	switch t.kind {
+	case kindByteLevel:
 		k = "byte-level-bpe"
+	case kindWPM:
+		k = "wordpiece"
 	}
 	return fmt.Sprintf("%s vocab=%d bos=%d eos=%v", k, len(t.text), t.bos, t.eosIDs)
 }
@@ -229,6 +239,9 @@ func (t *Tokenizer) Encode(text string, addSpecial bool) []int32 {
 	if addSpecial && t.addEOS && t.eos >= 0 {
 		out = append(out, t.eos)
 	}
+	if addSpecial && t.addSep && t.sep >= 0 {
+		out = append(out, t.sep)
+	}
 	// The ids were built in pooled scratch space: the result is the one
 	// allocation, of exactly the right size.
 	res := make([]int32, len(out))
@@ -248,6 +261,8 @@ func (t *Tokenizer) encodeSegment(w *workspace, out []int32, text string, atStar
 		return out
 	}
 	switch t.kind {
+	case kindWPM:
+		return t.encodeWPM(w, out, text)
 	case kindSPM:
 		prefix := t.prefixSpace && (atStart || !t.prefixFirstOnly)
 		if prefix && t.prefixUnlessSpace && (text[0] == ' ' || strings.HasPrefix(text, "▁")) {

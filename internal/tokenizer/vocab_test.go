@@ -58,7 +58,7 @@ var vocabCases = []vocabCase{
 	{name: "starcoder", source: "gguf", expect: expectPass},
 	{name: "mpt", source: "gguf", expect: expectPass},
 	{name: "refact", source: "gguf", expect: expectPass},
-	{name: "bert-bge", source: "gguf", expect: expectUnsupported, unsupported: `"bert"`},
+	{name: "bert-bge", source: "gguf", expect: expectPass},
 	// llama.cpp ships these two vocabularies without .inp/.out.
 	{name: "baichuan", source: "gguf", expect: expectLoad},
 	{name: "gpt-neox", source: "gguf", expect: expectLoad},
@@ -233,5 +233,42 @@ func TestLoadVocabOnlyGGUF(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWordPieceBERT: BERT's special tokens around a sequence ([CLS] ...
+// [SEP], as Hugging Face's BertProcessing adds them), decoding, and the
+// WordPiece limits (a word of more than 100 characters, or with a part no
+// piece matches, is one [UNK]).
+func TestWordPieceBERT(t *testing.T) {
+	dir := testmodels.Dir(t, "vocab")
+	tok, err := Load(vocabPath(dir, vocabCase{name: "bert-bge", source: "gguf"}), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts, want, err := readVocabGoldens(dir, "bert-bge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.Index(texts, "Hello world")
+	if i < 0 {
+		t.Fatal(`no "Hello world" case`)
+	}
+	const cls, sep, unk = 101, 102, 100
+	if got, w := tok.Encode(texts[i], true), append(append([]int32{cls}, want[i]...), sep); !slices.Equal(got, w) {
+		t.Errorf("Encode(%q, addSpecial) = %v, want %v", texts[i], got, w)
+	}
+	if got := tok.Decode(want[i], true); got != "hello world" {
+		t.Errorf("Decode(%v) = %q", want[i], got)
+	}
+	long := strings.Repeat("a", wpmMaxWordRunes+1)
+	if got := tok.Encode("hello "+long+" world", false); !slices.Equal(got, []int32{want[i][0], unk, want[i][1]}) {
+		t.Errorf("a %d-letter word: %v, want [UNK] between hello and world", len(long), got)
+	}
+	if got := tok.Encode("hello \U0001F600x world", false); !slices.Equal(got, []int32{want[i][0], unk, want[i][1]}) {
+		t.Errorf("an unknown character: %v, want [UNK] between hello and world", got)
+	}
+	if s := tok.String(); !strings.HasPrefix(s, "wordpiece vocab=30522 bos=101") {
+		t.Errorf("String() = %q", s)
 	}
 }
