@@ -21,7 +21,8 @@
 //     stripped and text lowercased when the vocabulary says so, words split
 //     at whitespace, punctuation and CJK ideographs; [CLS] ... [SEP] added):
 //     from GGUF (tokenizer.ggml.model = "bert", llama.cpp's form, whose
-//     word-initial pieces carry '▁');
+//     word-initial pieces carry '▁') or a tokenizer.json with a WordPiece
+//     model, BertNormalizer and BertPreTokenizer (rewritten to that form);
 //   - a tokenizer.json normalizer (NFC, NFD, NFKC, NFKD, Lowercase, Replace
 //     of a literal string, Prepend, Strip, Sequence) runs on each text
 //     segment between special tokens, before pre-tokenization;

@@ -33,6 +33,7 @@ type hfFile struct {
 		IgnoreMerges bool             `json:"ignore_merges"`
 		// Unsupported options, rejected when set.
 		ContinuingSubwordPrefix *string  `json:"continuing_subword_prefix"`
+		MaxInputCharsPerWord    *int     `json:"max_input_chars_per_word"` // WordPiece
 		EndOfWordSuffix         *string  `json:"end_of_word_suffix"`
 		Dropout                 *float64 `json:"dropout"`
 	} `json:"model"`
@@ -70,6 +71,14 @@ type hfComponent struct {
 	SpecialTokens map[string]struct {
 		IDs []int32 `json:"ids"`
 	} `json:"special_tokens"`
+	// BertNormalizer.
+	CleanText          *bool `json:"clean_text"`
+	HandleChineseChars *bool `json:"handle_chinese_chars"`
+	StripAccents       *bool `json:"strip_accents"`
+	Lowercase          *bool `json:"lowercase"`
+	// BertProcessing: [token, id].
+	Cls []json.RawMessage `json:"cls"`
+	Sep []json.RawMessage `json:"sep"`
 }
 
 // walk visits c and every component nested in it.
@@ -175,8 +184,11 @@ func parseHF(path string, b []byte, cfg *hfConfig, gen *hfGenerationConfig) (*To
 		return fmt.Errorf("%w: %s: %s", ErrUnsupported, path, fmt.Sprintf(format, args...))
 	}
 	m := &f.Model
+	if m.Type == "WordPiece" {
+		return parseHFWordPiece(path, &f, cfg, gen, unsupported)
+	}
 	if m.Type != "BPE" && !(m.Type == "" && m.Merges != nil) {
-		return nil, unsupported("model type %q (supported: BPE)", m.Type)
+		return nil, unsupported("model type %q (supported: BPE, WordPiece)", m.Type)
 	}
 	if (m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "") || (m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "") || (m.Dropout != nil && *m.Dropout != 0) {
 		return nil, unsupported("BPE with continuing_subword_prefix, end_of_word_suffix or dropout")
@@ -190,10 +202,7 @@ func parseHF(path string, b []byte, cfg *hfConfig, gen *hfGenerationConfig) (*To
 		return nil, err
 	}
 	t := newTokenizer(pl.kind, entries)
-	for _, s := range added {
-		t.vocab[s.s] = s.id
-		t.special.add(s)
-	}
+	t.addAdded(added)
 	pairs, err := parseMerges(m.Merges)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: merges: %w", ErrFormat, path, err)
@@ -209,12 +218,26 @@ func parseHF(path string, b []byte, cfg *hfConfig, gen *hfGenerationConfig) (*To
 	t.prefixUnlessSpace = pl.metaspace
 	t.splitEverySpace = pl.splitSpace
 	t.stripLeading = pl.stripLeading && pl.kind == kindSPM
-	if m.UnkToken != nil {
+	return t.finishHF(&f, cfg, gen, len(entries))
+}
+
+// addAdded makes a tokenizer.json's added tokens recognised in text.
+func (t *Tokenizer) addAdded(added []specialTok) {
+	for _, s := range added {
+		t.vocab[s.s] = s.id
+		t.special.add(s)
+	}
+}
+
+// finishHF sets the unknown token and the special tokens of a
+// tokenizer.json, and finishes t.
+func (t *Tokenizer) finishHF(f *hfFile, cfg *hfConfig, gen *hfGenerationConfig, size int) (*Tokenizer, error) {
+	if m := &f.Model; m.UnkToken != nil {
 		if id, ok := t.vocab[*m.UnkToken]; ok {
 			t.unk = id
 		}
 	}
-	if err := t.setHFSpecials(&f, cfg, gen, len(entries)); err != nil {
+	if err := t.setHFSpecials(f, cfg, gen, size); err != nil {
 		return nil, err
 	}
 	t.finish()

@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"govllm/internal/gguf"
 	"govllm/internal/testmodels"
 )
 
@@ -181,17 +183,23 @@ func TestVocabConformance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			bad := 0
-			for i, text := range texts {
-				if got := tok.Encode(text, false); !slices.Equal(got, want[i]) {
-					bad++
-					t.Errorf("case %d %q:\n  got  %v\n  want %v", i, text, got, want[i])
-				}
-			}
-			if bad > 0 {
-				t.Errorf("%d of %d cases differ", bad, len(texts))
-			}
+			checkGoldens(t, tok, texts, want)
 		})
+	}
+}
+
+// checkGoldens reports every text whose ids differ from want.
+func checkGoldens(t *testing.T, tok *Tokenizer, texts []string, want [][]int32) {
+	t.Helper()
+	bad := 0
+	for i, text := range texts {
+		if got := tok.Encode(text, false); !slices.Equal(got, want[i]) {
+			bad++
+			t.Errorf("case %d %q:\n  got  %v\n  want %v", i, text, got, want[i])
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d cases differ", bad, len(texts))
 	}
 }
 
@@ -270,5 +278,95 @@ func TestWordPieceBERT(t *testing.T) {
 	}
 	if s := tok.String(); !strings.HasPrefix(s, "wordpiece vocab=30522 bos=101") {
 		t.Errorf("String() = %q", s)
+	}
+}
+
+// writeBERTTokenizerJSON writes a Hugging Face tokenizer.json (BERT's
+// pipeline: BertNormalizer, BertPreTokenizer, WordPiece, BertProcessing or
+// TemplateProcessing) holding the vocabulary of ggml-vocab-bert-bge.gguf,
+// rewritten from llama.cpp's form to Hugging Face's ("▁x" → "x", "x" →
+// "##x"; control tokens as added tokens).
+func writeBERTTokenizerJSON(t *testing.T, dir string, template bool) string {
+	t.Helper()
+	f, err := gguf.ReadFile(vocabPath(dir, vocabCase{name: "bert-bge", source: "gguf"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens, err := f.Strings("tokenizer.ggml.tokens")
+	if err != nil {
+		t.Fatal(err)
+	}
+	types, err := f.Ints("tokenizer.ggml.token_type")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vocab := map[string]int{}
+	var added []map[string]any
+	for id, s := range tokens {
+		switch {
+		case types[id] == ggufControl:
+			added = append(added, map[string]any{"id": id, "content": s, "special": true})
+		case strings.HasPrefix(s, "▁"):
+			s = strings.TrimPrefix(s, "▁")
+		case strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]"): // [unused0]
+		default:
+			s = "##" + s
+		}
+		vocab[s] = id
+	}
+	post := map[string]any{"type": "BertProcessing", "sep": []any{"[SEP]", 102}, "cls": []any{"[CLS]", 101}}
+	if template {
+		post = map[string]any{"type": "TemplateProcessing",
+			"single": []any{
+				map[string]any{"SpecialToken": map[string]any{"id": "[CLS]", "type_id": 0}},
+				map[string]any{"Sequence": map[string]any{"id": "A", "type_id": 0}},
+				map[string]any{"SpecialToken": map[string]any{"id": "[SEP]", "type_id": 0}}},
+			"special_tokens": map[string]any{
+				"[CLS]": map[string]any{"id": "[CLS]", "ids": []int{101}, "tokens": []string{"[CLS]"}},
+				"[SEP]": map[string]any{"id": "[SEP]", "ids": []int{102}, "tokens": []string{"[SEP]"}}}}
+	}
+	tj := map[string]any{
+		"version":        "1.0",
+		"added_tokens":   added,
+		"normalizer":     map[string]any{"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true, "strip_accents": nil, "lowercase": true},
+		"pre_tokenizer":  map[string]any{"type": "BertPreTokenizer"},
+		"post_processor": post,
+		"decoder":        map[string]any{"type": "WordPiece", "prefix": "##", "cleanup": true},
+		"model":          map[string]any{"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100, "vocab": vocab},
+	}
+	b, err := json.Marshal(tj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if err := os.WriteFile(filepath.Join(out, "tokenizer.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestHFWordPiece: a BERT tokenizer.json (the bert-bge vocabulary in
+// Hugging Face's form) passes bert-bge's conformance cases and adds [CLS]
+// and [SEP] with special tokens, with either post-processor.
+func TestHFWordPiece(t *testing.T) {
+	dir := testmodels.Dir(t, "vocab")
+	texts, want, err := readVocabGoldens(dir, "bert-bge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, template := range []bool{false, true} {
+		t.Run(fmt.Sprintf("template=%v", template), func(t *testing.T) {
+			tok, err := Load(writeBERTTokenizerJSON(t, dir, template), LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGoldens(t, tok, texts, want)
+			if got, w := tok.Encode(texts[0], true), append(append([]int32{101}, want[0]...), 102); !slices.Equal(got, w) {
+				t.Errorf("Encode(%q, addSpecial) = %v, want %v", texts[0], got, w)
+			}
+			if tok.unk != 100 || !strings.HasPrefix(tok.String(), "wordpiece vocab=30522 bos=101") {
+				t.Errorf("unk %d, %s", tok.unk, tok)
+			}
+		})
 	}
 }
