@@ -1,10 +1,13 @@
-// Package tokenizer turns text into token ids and back for the Llama family:
+// Package tokenizer turns text into token ids and back:
 //
-//   - SentencePiece-style BPE with byte fallback (Llama 1/2, TinyStories):
+//   - SentencePiece-style BPE with byte fallback (Llama 1/2, Gemma,
+//     Phi-3, Baichuan, TinyStories):
 //     from a llama2.c tokenizer file (tok512.bin), a GGUF vocabulary
 //     (tokenizer.ggml.model = "llama") or a Hugging Face tokenizer.json with
 //     a BPE model, byte_fallback and the Prepend("▁")+Replace(" ","▁")
-//     normalizer (Llama 2) or a Metaspace pre-tokenizer (Mistral-style);
+//     normalizer (Llama 2), the Replace(" ","▁") normalizer alone (Gemma;
+//     its Split on " " then finds nothing) or a Metaspace pre-tokenizer
+//     (Mistral-style);
 //   - byte-level BPE (GPT-2, Llama 3, Qwen2, DeepSeek, Falcon, StarCoder,
 //     MPT, Refact, ...): from GGUF (tokenizer.ggml.model = "gpt2",
 //     tokenizer.ggml.merges, and tokenizer.ggml.pre, which means what
