@@ -295,6 +295,7 @@ var ggufPres = map[string]ggufPre{
 	"codeshell": preStarcoder, "exaone": preStarcoder, "minerva-7b": preStarcoder,
 	"falcon":         {steps: []pretokKind{pretokPunctSymbols, pretokGPT2, pretokThreeDigits}},
 	"deepseek-coder": {steps: []pretokKind{pretokNewline, pretokSpaceLetters, pretokSpacePunct, pretokCJK, pretokNumber}},
+	"deepseek-v3":    {steps: []pretokKind{pretokNumbers3, pretokCJKKana, pretokDeepSeekV3}},
 	"deepseek-llm": {steps: []pretokKind{pretokNewline, pretokDeepSeekLetters, pretokDeepSeekPunct, pretokTrailingSpace,
 		pretokCJK, pretokNumbers}},
 }

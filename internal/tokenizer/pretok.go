@@ -52,6 +52,12 @@ const (
 	pretokDeepSeekPunct
 	// pretokTrailingSpace: \s+$.
 	pretokTrailingSpace
+	// pretokNumbers3: \p{N}{1,3}.
+	pretokNumbers3
+	// pretokCJKKana: [一-龥぀-ゟ゠-ヿ]+ (DeepSeek V3).
+	pretokCJKKana
+	// pretokDeepSeekV3: DeepSeek V3's main regex (deepSeekV3Pattern).
+	pretokDeepSeekV3
 )
 
 // The regexes, as written in tokenizer.json files.
@@ -66,6 +72,9 @@ const (
 	deepSeekLetterClass = "[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-\u1f7dᾀ-ᾴᾶ-ᾼ\u1fbeῂ-ῄῆ-ῌῐ-\u1fd3ῖ-\u1fdbῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤ\u2126ℨ\u212a-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]"
 	deepSeekPunctClass  = `[!-/:-~！-／：-～‘-‟　-。]`
 	cjkClass            = `[一-龥ࠀ-一가-퟿]`
+	cjkKanaClass        = "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]"
+	// deepSeekV3Pattern holds CR and LF themselves, as tokenizer.json does.
+	deepSeekV3Pattern = "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"
 )
 
 // splitPatterns maps the Split regexes this package implements to their
@@ -84,6 +93,9 @@ var splitPatterns = map[string]pretokKind{
 	`\s?` + deepSeekLetterClass + `+`: pretokDeepSeekLetters,
 	`\s?` + deepSeekPunctClass + `+`:  pretokDeepSeekPunct,
 	`\s+$`:                            pretokTrailingSpace,
+	`\p{N}{1,3}`:                      pretokNumbers3,
+	cjkKanaClass + "+":                pretokCJKKana,
+	deepSeekV3Pattern:                 pretokDeepSeekV3,
 }
 
 // The character classes, parsed once.
@@ -91,6 +103,7 @@ var (
 	deepSeekLetters = parseClass(deepSeekLetterClass)
 	deepSeekPunct   = parseClass(deepSeekPunctClass)
 	cjk             = parseClass(cjkClass)
+	cjkKana         = parseClass(cjkKanaClass)
 )
 
 // runeClass is a regex character class of literal runes and ranges.
@@ -265,6 +278,20 @@ func (k pretokKind) next(s string, i int) int {
 		return optSpaceRun(s, i, deepSeekLetters.has)
 	case pretokDeepSeekPunct:
 		return optSpaceRun(s, i, deepSeekPunct.has)
+	case pretokNumbers3:
+		j := i
+		for d := 0; d < 3; d++ {
+			c, _, n := classAt(s, j)
+			if c != clsNumber {
+				break
+			}
+			j += n
+		}
+		return j
+	case pretokCJKKana:
+		return runFunc(s, i, cjkKana.has)
+	case pretokDeepSeekV3:
+		return nextDeepSeekV3(s, i)
 	case pretokTrailingSpace:
 		if runOf(s, i, clsSpace) == len(s) {
 			return len(s)
@@ -340,6 +367,48 @@ func splitText(steps []pretokKind, text string, sink wordSink) {
 	}
 }
 
+// nextDeepSeekV3 matches, at s[i], DeepSeek V3's
+//
+//	[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|
+//	[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|
+//	\s*[\r\n]+|\s+(?!\S)|\s+
+func nextDeepSeekV3(s string, i int) int {
+	r, n := utf8.DecodeRuneInString(s[i:])
+	if r < utf8.RuneSelf && isPunctSymbol(r) && i+1 < len(s) && isASCIILetter(s[i+1]) {
+		j := i + 1
+		for j < len(s) && isASCIILetter(s[j]) {
+			j++
+		}
+		return j
+	}
+	isLM := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsMark(r) }
+	isPS := func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSymbol(r) }
+	if r != '\r' && r != '\n' && !unicode.IsLetter(r) && !isPS(r) {
+		if j := runFunc(s, i+n, isLM); j > i+n {
+			return j
+		}
+	}
+	if isLM(r) {
+		return runFunc(s, i, isLM)
+	}
+	j := i
+	if r == ' ' {
+		j++
+	}
+	if k := runFunc(s, j, isPS); k > j {
+		for k < len(s) && (s[k] == '\r' || s[k] == '\n') {
+			k++
+		}
+		return k
+	}
+	if c, _, _ := classAt(s, i); c == clsSpace {
+		return newlineOrSpaceRun(s, i)
+	}
+	return i
+}
+
+func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
 func nextGPT2(s string, i int) int {
 	c, r, n := classAt(s, i)
 	if r == '\'' {
@@ -400,7 +469,12 @@ func nextLlama3(s string, i, maxDigits int) int {
 		}
 		return j
 	}
-	// c is a space. \s*[\r\n]+: up to the last newline of the whitespace run.
+	return newlineOrSpaceRun(s, i)
+}
+
+// newlineOrSpaceRun matches \s*[\r\n]+|\s+(?!\S)|\s+ at s[i], a space:
+// up to the last newline of the whitespace run, else spaceRun.
+func newlineOrSpaceRun(s string, i int) int {
 	end, nl := i, -1
 	for {
 		c2, r2, n2 := classAt(s, end)
