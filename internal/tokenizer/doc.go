@@ -9,7 +9,7 @@
 //     its Split on " " then finds nothing) or a Metaspace pre-tokenizer
 //     (Mistral-style);
 //   - byte-level BPE (GPT-2, Llama 3, Qwen2, DeepSeek LLM/Coder/V3, Falcon,
-//     StarCoder, MPT, Refact, ...): from GGUF (tokenizer.ggml.model = "gpt2",
+//     StarCoder, MPT, Refact, Tekken, GPT-4o/Llama 4, ...): from GGUF (tokenizer.ggml.model = "gpt2",
 //     tokenizer.ggml.merges, and tokenizer.ggml.pre, which means what
 //     llama.cpp's llama-vocab.cpp says: a list of regexes, ignore_merges,
 //     add_bos; "default" or no key is llama.cpp's default list, not GPT-2's)

@@ -275,6 +275,7 @@ var (
 	preGPT2      = ggufPre{steps: []pretokKind{pretokGPT2}}
 	preStarcoder = ggufPre{steps: []pretokKind{pretokNumber, pretokGPT2}}
 	preQwen2     = ggufPre{steps: []pretokKind{pretokQwen2}}
+	preGPT4o     = ggufPre{steps: []pretokKind{pretokGPT4o}}
 )
 
 // ggufPres lists the tokenizer.ggml.pre values this package implements;
@@ -295,7 +296,9 @@ var ggufPres = map[string]ggufPre{
 	"codeshell": preStarcoder, "exaone": preStarcoder, "minerva-7b": preStarcoder,
 	"falcon":         {steps: []pretokKind{pretokPunctSymbols, pretokGPT2, pretokThreeDigits}},
 	"deepseek-coder": {steps: []pretokKind{pretokNewline, pretokSpaceLetters, pretokSpacePunct, pretokCJK, pretokNumber}},
-	"deepseek-v3":    {steps: []pretokKind{pretokNumbers3, pretokCJKKana, pretokDeepSeekV3}},
+	"tekken":         {steps: []pretokKind{pretokTekken}, ignoreMerges: true, addBOS: true},
+	"gpt-4o":         preGPT4o, "llama4": preGPT4o, "kanana2": preGPT4o, "talkie": preGPT4o,
+	"deepseek-v3": {steps: []pretokKind{pretokNumbers3, pretokCJKKana, pretokDeepSeekV3}},
 	"deepseek-llm": {steps: []pretokKind{pretokNewline, pretokDeepSeekLetters, pretokDeepSeekPunct, pretokTrailingSpace,
 		pretokCJK, pretokNumbers}},
 }

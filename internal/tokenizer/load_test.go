@@ -286,6 +286,12 @@ func TestLoadHFFlags(t *testing.T) {
 				map[string]any{"type": "Digits", "individual_digits": false},
 				split("[0-9][0-9][0-9]")}}
 		}, flags{kind: kindByteLevel, pretok: seq(pretokPunctSymbols, pretokGPT2, pretokNumbers, pretokThreeDigits)}},
+		{"tekken Split", func(tj map[string]any) {
+			tj["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{split(tekkenPattern), map[string]any{"type": "ByteLevel", "use_regex": false}}}
+		}, flags{kind: kindByteLevel, pretok: seq(pretokTekken)}},
+		{"deepseek-v3 Sequence", func(tj map[string]any) {
+			tj["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{split(`\p{N}{1,3}`), split(cjkKanaClass + "+"), split(deepSeekV3Pattern), map[string]any{"type": "ByteLevel", "use_regex": false}}}
+		}, flags{kind: kindByteLevel, pretok: seq(pretokNumbers3, pretokCJKKana, pretokDeepSeekV3)}},
 		{"starcoder Sequence", func(tj map[string]any) {
 			tj["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{
 				map[string]any{"type": "Digits", "individual_digits": true},

@@ -58,6 +58,12 @@ const (
 	pretokCJKKana
 	// pretokDeepSeekV3: DeepSeek V3's main regex (deepSeekV3Pattern).
 	pretokDeepSeekV3
+	// pretokTekken: Mistral's Tekken regex (tekkenPattern): words split
+	// before an upper-case run.
+	pretokTekken
+	// pretokGPT4o: GPT-4o's and Llama 4's (gpt4oPattern): Tekken's with
+	// contractions kept on the word and up to 3 digits.
+	pretokGPT4o
 )
 
 // The regexes, as written in tokenizer.json files.
@@ -72,6 +78,8 @@ const (
 	deepSeekLetterClass = "[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-\u1f7dᾀ-ᾴᾶ-ᾼ\u1fbeῂ-ῄῆ-ῌῐ-\u1fd3ῖ-\u1fdbῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤ\u2126ℨ\u212a-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]"
 	deepSeekPunctClass  = `[!-/:-~！-／：-～‘-‟　-。]`
 	cjkClass            = `[一-龥ࠀ-一가-퟿]`
+	tekkenPattern       = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	gpt4oPattern        = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 	cjkKanaClass        = "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]"
 	// deepSeekV3Pattern holds CR and LF themselves, as tokenizer.json does.
 	deepSeekV3Pattern = "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"
@@ -96,6 +104,8 @@ var splitPatterns = map[string]pretokKind{
 	`\p{N}{1,3}`:                      pretokNumbers3,
 	cjkKanaClass + "+":                pretokCJKKana,
 	deepSeekV3Pattern:                 pretokDeepSeekV3,
+	tekkenPattern:                     pretokTekken,
+	gpt4oPattern:                      pretokGPT4o,
 }
 
 // The character classes, parsed once.
@@ -292,6 +302,10 @@ func (k pretokKind) next(s string, i int) int {
 		return runFunc(s, i, cjkKana.has)
 	case pretokDeepSeekV3:
 		return nextDeepSeekV3(s, i)
+	case pretokTekken:
+		return nextCased(s, i, 1, false)
+	case pretokGPT4o:
+		return nextCased(s, i, 3, true)
 	case pretokTrailingSpace:
 		if runOf(s, i, clsSpace) == len(s) {
 			return len(s)
@@ -403,6 +417,104 @@ func nextDeepSeekV3(s string, i int) int {
 	}
 	if c, _, _ := classAt(s, i); c == clsSpace {
 		return newlineOrSpaceRun(s, i)
+	}
+	return i
+}
+
+// nextCased matches Tekken's (contractions false, maxDigits 1) or GPT-4o's
+// (true, 3) regex at s[i]:
+//
+//	X?U*L+C?|X?U+L*C?|\p{N}{1,maxDigits}| ?[^\s\p{L}\p{N}]+[\r\n/]*|
+//	\s*[\r\n]+|\s+(?!\S)|\s+
+//
+// X = [^\r\n\p{L}\p{N}], U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}],
+// L = [\p{Ll}\p{Lm}\p{Lo}\p{M}], C = (?i:'s|'t|'re|'ve|'m|'ll|'d).
+func nextCased(s string, i, maxDigits int, contractions bool) int {
+	if j := casedWord(s, i); j > i {
+		if contractions && j < len(s) && s[j] == '\'' {
+			j += contraction(s, j, true)
+		}
+		return j
+	}
+	c, r, n := classAt(s, i)
+	switch {
+	case c == clsNumber:
+		j := i + n
+		for d := 1; d < maxDigits; d++ {
+			c2, _, n2 := classAt(s, j)
+			if c2 != clsNumber {
+				break
+			}
+			j += n2
+		}
+		return j
+	case c == clsOther || r == ' ':
+		j := i + n
+		if c != clsOther {
+			if c2, _, _ := classAt(s, j); c2 != clsOther {
+				return newlineOrSpaceRun(s, i)
+			}
+		}
+		j = runOf(s, j, clsOther)
+		for j < len(s) && (s[j] == '\r' || s[j] == '\n' || s[j] == '/') {
+			j++
+		}
+		return j
+	case c == clsSpace:
+		return newlineOrSpaceRun(s, i)
+	}
+	return i
+}
+
+func isUpperish(r rune) bool {
+	return unicode.In(r, unicode.Lu, unicode.Lt, unicode.Lm, unicode.Lo, unicode.M)
+}
+
+func isLowerish(r rune) bool {
+	return unicode.In(r, unicode.Ll, unicode.Lm, unicode.Lo, unicode.M)
+}
+
+// casedWord matches X?U*L+|X?U+L* (see nextCased) at s[i]; i when neither
+// matches. The alternatives are tried as a backtracking regex engine does:
+// the first with X taken, then without, then the second likewise.
+func casedWord(s string, i int) int {
+	r, n := utf8.DecodeRuneInString(s[i:])
+	starts := [2]int{-1, i}
+	if r != '\r' && r != '\n' && !unicode.IsLetter(r) && !unicode.IsNumber(r) {
+		starts[0] = i + n
+	}
+	for _, p := range starts {
+		if p < 0 {
+			continue
+		}
+		// U*L+: U* takes the upper run; L+ then continues it, or, when no
+		// L follows, U* gives back down to its last character that is
+		// also an L.
+		q, lastL := p, -1
+		for q < len(s) {
+			r, n := utf8.DecodeRuneInString(s[q:])
+			if !isUpperish(r) {
+				break
+			}
+			q += n
+			if isLowerish(r) {
+				lastL = q
+			}
+		}
+		if j := runFunc(s, q, isLowerish); j > q {
+			return j
+		}
+		if lastL > 0 {
+			return lastL
+		}
+	}
+	for _, p := range starts {
+		if p < 0 {
+			continue
+		}
+		if q := runFunc(s, p, isUpperish); q > p {
+			return runFunc(s, q, isLowerish)
+		}
 	}
 	return i
 }
