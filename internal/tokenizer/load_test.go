@@ -355,7 +355,7 @@ func TestGGUFVocabularyErrors(t *testing.T) {
 	}{
 		{"valid", func(map[string]any) {}, nil},
 		{"unknown model", func(kv map[string]any) { kv["tokenizer.ggml.model"] = "rwkv" }, ErrUnsupported},
-		{"unknown pre-tokenizer", func(kv map[string]any) { kv["tokenizer.ggml.pre"] = "tekken" }, ErrUnsupported},
+		{"unknown pre-tokenizer", func(kv map[string]any) { kv["tokenizer.ggml.pre"] = "bloom" }, ErrUnsupported},
 		{"merge without space", func(kv map[string]any) { kv["tokenizer.ggml.merges"] = []string{"ab"} }, ErrFormat},
 		{"types count", func(kv map[string]any) { kv["tokenizer.ggml.token_type"] = []int32{1} }, ErrFormat},
 		{"scores count", func(kv map[string]any) {
