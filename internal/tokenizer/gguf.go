@@ -298,6 +298,7 @@ var ggufPres = map[string]ggufPre{
 	"deepseek-coder": {steps: []pretokKind{pretokNewline, pretokSpaceLetters, pretokSpacePunct, pretokCJK, pretokNumber}},
 	"tekken":         {steps: []pretokKind{pretokTekken}, ignoreMerges: true, addBOS: true},
 	"gpt-4o":         preGPT4o, "llama4": preGPT4o, "kanana2": preGPT4o, "talkie": preGPT4o,
+	"qwen35":      {steps: []pretokKind{pretokQwen35}},
 	"deepseek-v3": {steps: []pretokKind{pretokNumbers3, pretokCJKKana, pretokDeepSeekV3}},
 	"deepseek-llm": {steps: []pretokKind{pretokNewline, pretokDeepSeekLetters, pretokDeepSeekPunct, pretokTrailingSpace,
 		pretokCJK, pretokNumbers}},

@@ -26,6 +26,8 @@ const (
 	pretokLlama3
 	// pretokQwen2: as Llama 3 with \p{N} (one digit per word).
 	pretokQwen2
+	// pretokQwen35: as Qwen2 with marks as letters (qwen35Pattern).
+	pretokQwen35
 	// pretokNumber: \p{N} (Hugging Face Digits with individual_digits).
 	pretokNumber
 	// pretokNumbers: \p{N}+ (Digits without individual_digits).
@@ -71,6 +73,7 @@ const (
 	gpt2Pattern   = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
 	llama3Pattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 	qwen2Pattern  = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	qwen35Pattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 	// deepSeekLetterClass and deepSeekPunctClass are the character classes
 	// of DeepSeek LLM's pre-tokenizer, as its tokenizer.json writes them
 	// (the letters that Unicode normalization would change are escaped, so
@@ -104,6 +107,7 @@ var splitPatterns = map[string]pretokKind{
 	`\p{N}{1,3}`:                      pretokNumbers3,
 	cjkKanaClass + "+":                pretokCJKKana,
 	deepSeekV3Pattern:                 pretokDeepSeekV3,
+	qwen35Pattern:                     pretokQwen35,
 	tekkenPattern:                     pretokTekken,
 	gpt4oPattern:                      pretokGPT4o,
 }
@@ -190,10 +194,27 @@ func classAt(s string, i int) (cls int, r rune, n int) {
 	return clsOther, r, n
 }
 
+// classifier returns the class and width of the rune at s[i]: classAt, or
+// classAtMarks.
+type classifier func(s string, i int) (cls int, r rune, n int)
+
+// classAtMarks is classAt with marks (\p{M}) as letters: Qwen3.5's
+// [\p{L}\p{M}]+ words.
+func classAtMarks(s string, i int) (cls int, r rune, n int) {
+	cls, r, n = classAt(s, i)
+	if cls == clsOther && unicode.IsMark(r) {
+		cls = clsLetter
+	}
+	return cls, r, n
+}
+
 // runOf returns the end of the run of class cls starting at i.
-func runOf(s string, i, cls int) int {
+func runOf(s string, i, cls int) int { return runOfWith(classAt, s, i, cls) }
+
+// runOfWith is runOf with the rune classes of classify.
+func runOfWith(classify classifier, s string, i, cls int) int {
 	for {
-		c, _, n := classAt(s, i)
+		c, _, n := classify(s, i)
 		if c != cls {
 			return i
 		}
@@ -254,9 +275,11 @@ func (k pretokKind) next(s string, i int) int {
 	case pretokGPT2:
 		return nextGPT2(s, i)
 	case pretokLlama3:
-		return nextLlama3(s, i, 3)
+		return nextLlama3(s, i, 3, classAt)
 	case pretokQwen2:
-		return nextLlama3(s, i, 1)
+		return nextLlama3(s, i, 1, classAt)
+	case pretokQwen35:
+		return nextLlama3(s, i, 1, classAtMarks)
 	case pretokNumber:
 		if c, _, n := classAt(s, i); c == clsNumber {
 			return i + n
@@ -539,8 +562,8 @@ func nextGPT2(s string, i int) int {
 	return runOf(s, i+n, c)
 }
 
-func nextLlama3(s string, i, maxDigits int) int {
-	c, r, n := classAt(s, i)
+func nextLlama3(s string, i, maxDigits int, classify classifier) int {
+	c, r, n := classify(s, i)
 	if r == '\'' {
 		if k := contraction(s, i, true); k > 0 {
 			return i + k
@@ -548,11 +571,11 @@ func nextLlama3(s string, i, maxDigits int) int {
 	}
 	switch c {
 	case clsLetter:
-		return runOf(s, i+n, clsLetter)
+		return runOfWith(classify, s, i+n, clsLetter)
 	case clsNumber:
 		j := i + n
 		for d := 1; d < maxDigits; d++ {
-			c2, _, n2 := classAt(s, j)
+			c2, _, n2 := classify(s, j)
 			if c2 != clsNumber {
 				break
 			}
@@ -562,17 +585,17 @@ func nextLlama3(s string, i, maxDigits int) int {
 	}
 	// [^\r\n\p{L}\p{N}]?\p{L}+
 	if r != '\r' && r != '\n' {
-		if c2, _, _ := classAt(s, i+n); c2 == clsLetter {
-			return runOf(s, i+n, clsLetter)
+		if c2, _, _ := classify(s, i+n); c2 == clsLetter {
+			return runOfWith(classify, s, i+n, clsLetter)
 		}
 	}
 	// ' ?[^\s\p{L}\p{N}]+[\r\n]*'
 	j := -1
 	if c == clsOther {
-		j = runOf(s, i+n, clsOther)
+		j = runOfWith(classify, s, i+n, clsOther)
 	} else if r == ' ' {
-		if c2, _, _ := classAt(s, i+1); c2 == clsOther {
-			j = runOf(s, i+1, clsOther)
+		if c2, _, _ := classify(s, i+1); c2 == clsOther {
+			j = runOfWith(classify, s, i+1, clsOther)
 		}
 	}
 	if j >= 0 {
