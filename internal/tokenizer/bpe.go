@@ -25,8 +25,10 @@ type workspace struct {
 	syms []symbol
 	heap []heapItem
 	buf  []byte
-	ids  []int32 // Encode's output, copied into an exact-size result
-	key  []byte  // WPM: a piece with its '▁' prefix
+	ids  []int32   // Encode's output, copied into an exact-size result
+	key  []byte    // WPM: a piece with its '▁' prefix
+	lat  []latNode // Unigram: the Viterbi lattice of a word
+	path []span    // Unigram: the best path, backwards
 	enc  wordEncoder
 }
 

@@ -53,7 +53,7 @@ func newTokenizer(k kind, entries []vocabEntry) *Tokenizer {
 			if t.byteTok[b] < 0 {
 				t.byteTok[b] = id
 			}
-		case k == kindSPM || k == kindWPM:
+		case k == kindSPM || k == kindWPM || k == kindUnigram:
 			t.text[i] = strings.ReplaceAll(e.piece, "▁", " ")
 		default:
 			if b, ok := unmapBytes(e.piece); ok {
@@ -66,7 +66,7 @@ func newTokenizer(k kind, entries []vocabEntry) *Tokenizer {
 			t.special.add(specialTok{s: e.piece, id: id})
 		}
 	}
-	if k == kindSPM {
+	if k == kindSPM || k == kindUnigram {
 		if id, ok := t.vocab["▁"]; ok {
 			t.spaceID = id
 		}

@@ -19,6 +19,10 @@
 //     turn, to every piece the previous one produced (matches and the gaps
 //     between them: Split's Isolated behaviour). An unknown
 //     tokenizer.ggml.pre or Split regex is refused, naming it;
+//   - SentencePiece Unigram (Viterbi over piece scores; unknown runs fused
+//     into one unknown token or, with byte_fallback, their byte tokens):
+//     from a tokenizer.json with a Unigram model and SentencePiece-style
+//     space handling (Metaspace; a Precompiled normalizer is refused);
 //   - BERT's WordPiece (greedy longest match; BertNormalizer and
 //     BertPreTokenizer semantics: control characters dropped, accents
 //     stripped and text lowercased when the vocabulary says so, words split

@@ -24,19 +24,54 @@ type hfFile struct {
 	PreTokenizer  *hfComponent `json:"pre_tokenizer"`
 	PostProcessor *hfComponent `json:"post_processor"`
 	Decoder       *hfComponent `json:"decoder"`
-	Model         struct {
-		Type         string           `json:"type"`
-		Vocab        map[string]int32 `json:"vocab"`
-		Merges       json.RawMessage  `json:"merges"`
-		UnkToken     *string          `json:"unk_token"`
-		ByteFallback bool             `json:"byte_fallback"`
-		IgnoreMerges bool             `json:"ignore_merges"`
-		// Unsupported options, rejected when set.
-		ContinuingSubwordPrefix *string  `json:"continuing_subword_prefix"`
-		MaxInputCharsPerWord    *int     `json:"max_input_chars_per_word"` // WordPiece
-		EndOfWordSuffix         *string  `json:"end_of_word_suffix"`
-		Dropout                 *float64 `json:"dropout"`
-	} `json:"model"`
+	Model         hfModel      `json:"model"`
+}
+
+// hfModel is a tokenizer.json's model.
+type hfModel struct {
+	Type string `json:"type"`
+	// RawVocab: {piece: id} (BPE, WordPiece) or [[piece, score], ...]
+	// (Unigram), read into Vocab and Scores.
+	RawVocab     json.RawMessage  `json:"vocab"`
+	Vocab        map[string]int32 `json:"-"`
+	Scores       []float64        `json:"-"`
+	UnkID        *int32           `json:"unk_id"` // Unigram
+	Merges       json.RawMessage  `json:"merges"`
+	UnkToken     *string          `json:"unk_token"`
+	ByteFallback bool             `json:"byte_fallback"`
+	IgnoreMerges bool             `json:"ignore_merges"`
+	// Unsupported options, rejected when set.
+	ContinuingSubwordPrefix *string  `json:"continuing_subword_prefix"`
+	MaxInputCharsPerWord    *int     `json:"max_input_chars_per_word"` // WordPiece
+	EndOfWordSuffix         *string  `json:"end_of_word_suffix"`
+	Dropout                 *float64 `json:"dropout"`
+}
+
+// readVocab reads RawVocab: a {piece: id} object, or a Unigram list of
+// [piece, score] pairs (id = index).
+func (m *hfModel) readVocab() error {
+	if len(m.RawVocab) == 0 || bytes.Equal(m.RawVocab, []byte("null")) {
+		return nil
+	}
+	if m.RawVocab[0] == '{' {
+		return json.Unmarshal(m.RawVocab, &m.Vocab)
+	}
+	var list [][2]json.RawMessage
+	if err := json.Unmarshal(m.RawVocab, &list); err != nil {
+		return err
+	}
+	m.Vocab = make(map[string]int32, len(list))
+	m.Scores = make([]float64, len(list))
+	for i, e := range list {
+		var piece string
+		if err := errors.Join(json.Unmarshal(e[0], &piece), json.Unmarshal(e[1], &m.Scores[i])); err != nil {
+			return fmt.Errorf("entry %d: %w", i, err)
+		}
+		if _, dup := m.Vocab[piece]; !dup {
+			m.Vocab[piece] = int32(i)
+		}
+	}
+	return nil
 }
 
 // hfComponent is any normalizer, pre-tokenizer, post-processor or decoder.
@@ -180,15 +215,21 @@ func parseHF(path string, b []byte, cfg *hfConfig, gen *hfGenerationConfig) (*To
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrFormat, path, err)
 	}
+	if err := f.Model.readVocab(); err != nil {
+		return nil, fmt.Errorf("%w: %s: model vocab: %w", ErrFormat, path, err)
+	}
 	unsupported := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s: %s", ErrUnsupported, path, fmt.Sprintf(format, args...))
 	}
 	m := &f.Model
-	if m.Type == "WordPiece" {
+	switch m.Type {
+	case "WordPiece":
 		return parseHFWordPiece(path, &f, cfg, gen, unsupported)
+	case "Unigram":
+		return parseHFUnigram(path, &f, cfg, gen, unsupported)
 	}
 	if m.Type != "BPE" && !(m.Type == "" && m.Merges != nil) {
-		return nil, unsupported("model type %q (supported: BPE, WordPiece)", m.Type)
+		return nil, unsupported("model type %q (supported: BPE, WordPiece, Unigram)", m.Type)
 	}
 	if (m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "") || (m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "") || (m.Dropout != nil && *m.Dropout != 0) {
 		return nil, unsupported("BPE with continuing_subword_prefix, end_of_word_suffix or dropout")
@@ -410,7 +451,7 @@ func (f *hfFile) entries(path string, k kind) ([]vocabEntry, []specialTok, error
 			return nil, nil, fmt.Errorf("%w: %s: negative id for %q", ErrFormat, path, s)
 		}
 		e := vocabEntry{piece: s}
-		if _, ok := parseByteToken(s); ok && k == kindSPM && m.ByteFallback {
+		if _, ok := parseByteToken(s); ok && (k == kindSPM || k == kindUnigram) && m.ByteFallback {
 			e.attrs = attrByte
 		}
 		entries[id] = e

@@ -33,6 +33,9 @@ const (
 	// vocabulary form: a word's first piece is stored with a '▁' prefix,
 	// the others bare (Hugging Face's "##" pieces).
 	kindWPM
+	// kindUnigram: SentencePiece Unigram (Viterbi over piece scores), with
+	// kindSPM's space handling.
+	kindUnigram
 )
 
 // Token attributes.
@@ -87,10 +90,16 @@ type Tokenizer struct {
 	sep             int32 // WPM: the separator ([SEP]), -1: none
 	addSep          bool  // Encode(text, true) appends sep (BERT)
 	wpm             wpmOptions
-	pretok          []pretokKind // byte-level: the pre-tokenizer's patterns, applied in turn
-	norm            []normStep   // applied to each segment before pre-tokenization
-	ignoreMerges    bool         // byte-level: a word found whole in the vocabulary is one token
-	splitWords      bool         // SPM: merge each ▁-started word on its own (see noPieceSpansSpace)
+	// Unigram: piece scores (by id), the unknown character's score, the
+	// longest piece in bytes, byte fallback for unknown characters.
+	scores       []float64
+	unkScore     float64
+	maxPiece     int
+	byteFallback bool
+	pretok       []pretokKind // byte-level: the pre-tokenizer's patterns, applied in turn
+	norm         []normStep   // applied to each segment before pre-tokenization
+	ignoreMerges bool         // byte-level: a word found whole in the vocabulary is one token
+	splitWords   bool         // SPM: merge each ▁-started word on its own (see noPieceSpansSpace)
 
 	chatTemplate string
 	bosToken     string
@@ -116,6 +125,8 @@ func (t *Tokenizer) String() string {
 		k = "byte-level-bpe"
 	case kindWPM:
 		k = "wordpiece"
+	case kindUnigram:
+		k = "unigram"
 	}
 	return fmt.Sprintf("%s vocab=%d bos=%d eos=%v", k, len(t.text), t.bos, t.eosIDs)
 }
@@ -263,10 +274,13 @@ func (t *Tokenizer) encodeSegment(w *workspace, out []int32, text string, atStar
 	switch t.kind {
 	case kindWPM:
 		return t.encodeWPM(w, out, text)
-	case kindSPM:
+	case kindSPM, kindUnigram:
 		prefix := t.prefixSpace && (atStart || !t.prefixFirstOnly)
 		if prefix && t.prefixUnlessSpace && (text[0] == ' ' || strings.HasPrefix(text, "▁")) {
 			prefix = false
+		}
+		if t.kind == kindUnigram {
+			return t.encodeUnigram(w, out, text, prefix)
 		}
 		return t.encodeSPM(w, out, text, prefix)
 	default:
