@@ -224,7 +224,8 @@ func TestLoadVocabOnlyGGUF(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, modelPath := range []string{path, filepath.Join(t.TempDir(), "model.bin"), t.TempDir()} {
+			// "": serve --load-format dummy --tokenizer FILE has no model path.
+			for _, modelPath := range []string{path, filepath.Join(t.TempDir(), "model.bin"), t.TempDir(), ""} {
 				tok, err := Load(modelPath, LoadOptions{TokenizerPath: path})
 				if err != nil {
 					t.Fatalf("Load(%s, TokenizerPath %s): %v", modelPath, path, err)
