@@ -194,27 +194,23 @@ func classAt(s string, i int) (cls int, r rune, n int) {
 	return clsOther, r, n
 }
 
-// classifier returns the class and width of the rune at s[i]: classAt, or
-// classAtMarks.
-type classifier func(s string, i int) (cls int, r rune, n int)
-
-// classAtMarks is classAt with marks (\p{M}) as letters: Qwen3.5's
-// [\p{L}\p{M}]+ words.
-func classAtMarks(s string, i int) (cls int, r rune, n int) {
+// classAtMarks is classAt with, when marks, the marks (\p{M}) as letters:
+// Qwen3.5's [\p{L}\p{M}]+ words.
+func classAtMarks(s string, i int, marks bool) (cls int, r rune, n int) {
 	cls, r, n = classAt(s, i)
-	if cls == clsOther && unicode.IsMark(r) {
+	if marks && cls == clsOther && r >= utf8.RuneSelf && unicode.IsMark(r) {
 		cls = clsLetter
 	}
 	return cls, r, n
 }
 
 // runOf returns the end of the run of class cls starting at i.
-func runOf(s string, i, cls int) int { return runOfWith(classAt, s, i, cls) }
+func runOf(s string, i, cls int) int { return runOfMarks(s, i, cls, false) }
 
-// runOfWith is runOf with the rune classes of classify.
-func runOfWith(classify classifier, s string, i, cls int) int {
+// runOfMarks is runOf with the rune classes of classAtMarks.
+func runOfMarks(s string, i, cls int, marks bool) int {
 	for {
-		c, _, n := classify(s, i)
+		c, _, n := classAtMarks(s, i, marks)
 		if c != cls {
 			return i
 		}
@@ -275,11 +271,11 @@ func (k pretokKind) next(s string, i int) int {
 	case pretokGPT2:
 		return nextGPT2(s, i)
 	case pretokLlama3:
-		return nextLlama3(s, i, 3, classAt)
+		return nextLlama3(s, i, 3, false)
 	case pretokQwen2:
-		return nextLlama3(s, i, 1, classAt)
+		return nextLlama3(s, i, 1, false)
 	case pretokQwen35:
-		return nextLlama3(s, i, 1, classAtMarks)
+		return nextLlama3(s, i, 1, true)
 	case pretokNumber:
 		if c, _, n := classAt(s, i); c == clsNumber {
 			return i + n
@@ -562,8 +558,8 @@ func nextGPT2(s string, i int) int {
 	return runOf(s, i+n, c)
 }
 
-func nextLlama3(s string, i, maxDigits int, classify classifier) int {
-	c, r, n := classify(s, i)
+func nextLlama3(s string, i, maxDigits int, marks bool) int {
+	c, r, n := classAtMarks(s, i, marks)
 	if r == '\'' {
 		if k := contraction(s, i, true); k > 0 {
 			return i + k
@@ -571,11 +567,11 @@ func nextLlama3(s string, i, maxDigits int, classify classifier) int {
 	}
 	switch c {
 	case clsLetter:
-		return runOfWith(classify, s, i+n, clsLetter)
+		return runOfMarks(s, i+n, clsLetter, marks)
 	case clsNumber:
 		j := i + n
 		for d := 1; d < maxDigits; d++ {
-			c2, _, n2 := classify(s, j)
+			c2, _, n2 := classAtMarks(s, j, marks)
 			if c2 != clsNumber {
 				break
 			}
@@ -585,17 +581,17 @@ func nextLlama3(s string, i, maxDigits int, classify classifier) int {
 	}
 	// [^\r\n\p{L}\p{N}]?\p{L}+
 	if r != '\r' && r != '\n' {
-		if c2, _, _ := classify(s, i+n); c2 == clsLetter {
-			return runOfWith(classify, s, i+n, clsLetter)
+		if c2, _, _ := classAtMarks(s, i+n, marks); c2 == clsLetter {
+			return runOfMarks(s, i+n, clsLetter, marks)
 		}
 	}
 	// ' ?[^\s\p{L}\p{N}]+[\r\n]*'
 	j := -1
 	if c == clsOther {
-		j = runOfWith(classify, s, i+n, clsOther)
+		j = runOfMarks(s, i+n, clsOther, marks)
 	} else if r == ' ' {
-		if c2, _, _ := classify(s, i+1); c2 == clsOther {
-			j = runOfWith(classify, s, i+1, clsOther)
+		if c2, _, _ := classAtMarks(s, i+1, marks); c2 == clsOther {
+			j = runOfMarks(s, i+1, clsOther, marks)
 		}
 	}
 	if j >= 0 {
