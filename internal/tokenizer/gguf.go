@@ -59,16 +59,20 @@ func fromGGUF(f *gguf.File) (*Tokenizer, error) {
 		return nil, bad(err)
 	}
 	t := newTokenizer(k, entries)
+	var pre ggufPre
 	switch k {
 	case kindSPM:
 		err = t.ggufSPM(f)
 	case kindByteLevel:
-		err = t.ggufByteLevel(f)
+		pre, err = t.ggufByteLevel(f)
 	case kindWPM:
 		err = t.ggufWPM(f)
 	}
 	if err == nil {
 		err = t.ggufSpecials(f)
+	}
+	if pre.noBOS {
+		t.bos, t.addBOS = -1, false
 	}
 	if err != nil {
 		if errors.Is(err, ErrUnsupported) || errors.Is(err, ErrFormat) {
@@ -146,33 +150,33 @@ func (t *Tokenizer) ggufSPM(f *gguf.File) error {
 
 // ggufByteLevel reads a "gpt2" (byte-level BPE) vocabulary's merges and
 // pre-tokenizer.
-func (t *Tokenizer) ggufByteLevel(f *gguf.File) error {
+func (t *Tokenizer) ggufByteLevel(f *gguf.File) (ggufPre, error) {
 	merges, err := f.Strings("tokenizer.ggml.merges")
 	if err != nil {
-		return err
+		return ggufPre{}, err
 	}
 	pairs, err := splitMerges(merges)
 	if err != nil {
-		return err
+		return ggufPre{}, err
 	}
 	if err := t.setMerges(pairs); err != nil {
-		return fmt.Errorf("%s: %w", f.Path, err)
+		return ggufPre{}, fmt.Errorf("%s: %w", f.Path, err)
 	}
 	pre := "default"
 	if f.Has("tokenizer.ggml.pre") {
 		if pre, err = f.String("tokenizer.ggml.pre"); err != nil {
-			return err
+			return ggufPre{}, err
 		}
 	}
 	p, ok := ggufPres[pre]
 	if !ok {
-		return fmt.Errorf("%w: %s: tokenizer.ggml.pre %q (supported: %s)", ErrUnsupported, f.Path, pre, strings.Join(slices.Sorted(maps.Keys(ggufPres)), ", "))
+		return ggufPre{}, fmt.Errorf("%w: %s: tokenizer.ggml.pre %q (supported: %s)", ErrUnsupported, f.Path, pre, strings.Join(slices.Sorted(maps.Keys(ggufPres)), ", "))
 	}
 	t.pretok = p.steps
 	t.ignoreMerges = p.ignoreMerges
 	t.addBOS = p.addBOS
 	t.addBOS, err = optBool(f, "tokenizer.ggml.add_bos_token", t.addBOS)
-	return err
+	return p, err
 }
 
 // ggufWPM reads a "bert" (WordPiece) vocabulary's options. Its
@@ -268,6 +272,7 @@ type ggufPre struct {
 	steps        []pretokKind
 	ignoreMerges bool
 	addBOS       bool
+	noBOS        bool // the vocabulary has no BOS, whatever its keys say (GLM-4)
 }
 
 var (
@@ -276,6 +281,8 @@ var (
 	preStarcoder = ggufPre{steps: []pretokKind{pretokNumber, pretokGPT2}}
 	preQwen2     = ggufPre{steps: []pretokKind{pretokQwen2}}
 	preGPT4o     = ggufPre{steps: []pretokKind{pretokGPT4o}}
+	preBloom     = ggufPre{steps: []pretokKind{pretokBloom}}
+	preDSV3      = ggufPre{steps: []pretokKind{pretokNumbers3, pretokCJKKana, pretokDeepSeekV3}}
 )
 
 // ggufPres lists the tokenizer.ggml.pre values this package implements;
@@ -299,7 +306,12 @@ var ggufPres = map[string]ggufPre{
 	"tekken":         {steps: []pretokKind{pretokTekken}, ignoreMerges: true, addBOS: true},
 	"gpt-4o":         preGPT4o, "llama4": preGPT4o, "kanana2": preGPT4o, "talkie": preGPT4o,
 	"qwen35":      {steps: []pretokKind{pretokQwen35}},
-	"deepseek-v3": {steps: []pretokKind{pretokNumbers3, pretokCJKKana, pretokDeepSeekV3}},
+	"deepseek-v3": preDSV3, "hunyuan-dense": preDSV3, "joyai-llm": preDSV3,
+	"hunyuan": preQwen2, "solar-open": preQwen2, "minimax-m2": preGPT4o,
+	"trillion": preGPT2, "granite-docling": preGPT2,
+	"bloom": preBloom, "gpt3-finnish": preBloom, "poro-chat": preBloom,
+	"viking":      {steps: []pretokKind{pretokBloom, pretokNumber}},
+	"chatglm-bpe": {steps: []pretokKind{pretokLlama3}, noBOS: true}, "glm4": {steps: []pretokKind{pretokLlama3}, noBOS: true},
 	"deepseek-llm": {steps: []pretokKind{pretokNewline, pretokDeepSeekLetters, pretokDeepSeekPunct, pretokTrailingSpace,
 		pretokCJK, pretokNumbers}},
 }

@@ -337,6 +337,64 @@ func TestLoadHFFlags(t *testing.T) {
 	}
 }
 
+// ggufFromKV encodes metadata as a GGUF file named vocab.gguf and parses it.
+func ggufFromKV(t *testing.T, kv map[string]any) *gguf.File {
+	t.Helper()
+	var kvs []gguf.KV
+	for _, k := range slices.Sorted(maps.Keys(kv)) {
+		kvs = append(kvs, gguf.KV{Key: k, Value: kv[k]})
+	}
+	var buf bytes.Buffer
+	if err := gguf.Encode(&buf, kvs, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Parse("vocab.gguf", buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestGGUFPreFlags: tokenizer.ggml.pre sets what llama.cpp's llama-vocab.cpp
+// sets with it (patterns, ignore_merges, add_bos, no BOS), and an absent key
+// is llama.cpp's "default" list.
+func TestGGUFPreFlags(t *testing.T) {
+	tests := []struct {
+		pre                  string // "": no key
+		pretok               string
+		ignoreMerges, addBOS bool
+		bos                  int32
+	}{
+		{"", seq(pretokPunctSymbolsDefault, pretokGPT2, pretokNumbers, pretokThreeDigits), false, false, 0},
+		{"llama-bpe", seq(pretokLlama3), true, true, 0},
+		{"smaug-bpe", seq(pretokLlama3), false, false, 0},
+		{"glm4", seq(pretokLlama3), false, false, -1},
+		{"tekken", seq(pretokTekken), true, true, 0},
+		{"falcon", seq(pretokPunctSymbols, pretokGPT2, pretokThreeDigits), false, false, 0},
+		{"viking", seq(pretokBloom, pretokNumber), false, false, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.pre, func(t *testing.T) {
+			kv := map[string]any{
+				"tokenizer.ggml.model":        "gpt2",
+				"tokenizer.ggml.tokens":       []string{"a", "b", "ab"},
+				"tokenizer.ggml.merges":       []string{"a b"},
+				"tokenizer.ggml.bos_token_id": uint32(0),
+			}
+			if tc.pre != "" {
+				kv["tokenizer.ggml.pre"] = tc.pre
+			}
+			tok, err := fromGGUF(ggufFromKV(t, kv))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := seq(tok.pretok...); got != tc.pretok || tok.ignoreMerges != tc.ignoreMerges || tok.addBOS != tc.addBOS || tok.bos != tc.bos {
+				t.Fatalf("pretok %s ignore_merges %v add_bos %v bos %d, want %s %v %v %d", got, tok.ignoreMerges, tok.addBOS, tok.bos, tc.pretok, tc.ignoreMerges, tc.addBOS, tc.bos)
+			}
+		})
+	}
+}
+
 // TestGGUFVocabularyErrors: a malformed GGUF vocabulary is an error naming
 // the file, never a silent default — a key of the wrong type included.
 func TestGGUFVocabularyErrors(t *testing.T) {
@@ -355,7 +413,7 @@ func TestGGUFVocabularyErrors(t *testing.T) {
 	}{
 		{"valid", func(map[string]any) {}, nil},
 		{"unknown model", func(kv map[string]any) { kv["tokenizer.ggml.model"] = "rwkv" }, ErrUnsupported},
-		{"unknown pre-tokenizer", func(kv map[string]any) { kv["tokenizer.ggml.pre"] = "bloom" }, ErrUnsupported},
+		{"unknown pre-tokenizer", func(kv map[string]any) { kv["tokenizer.ggml.pre"] = "chameleon" }, ErrUnsupported},
 		{"merge without space", func(kv map[string]any) { kv["tokenizer.ggml.merges"] = []string{"ab"} }, ErrFormat},
 		{"types count", func(kv map[string]any) { kv["tokenizer.ggml.token_type"] = []int32{1} }, ErrFormat},
 		{"scores count", func(kv map[string]any) {
@@ -369,19 +427,7 @@ func TestGGUFVocabularyErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			kv := base()
 			tc.mutate(kv)
-			var kvs []gguf.KV
-			for _, k := range slices.Sorted(maps.Keys(kv)) {
-				kvs = append(kvs, gguf.KV{Key: k, Value: kv[k]})
-			}
-			var buf bytes.Buffer
-			if err := gguf.Encode(&buf, kvs, nil); err != nil {
-				t.Fatal(err)
-			}
-			f, err := gguf.Parse("vocab.gguf", buf.Bytes())
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = fromGGUF(f)
+			_, err := fromGGUF(ggufFromKV(t, kv))
 			if !errors.Is(err, tc.want) || (err != nil && !strings.Contains(err.Error(), "vocab.gguf")) {
 				t.Fatalf("err = %v, want %v naming the file", err, tc.want)
 			}

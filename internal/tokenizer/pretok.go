@@ -66,6 +66,9 @@ const (
 	// pretokGPT4o: GPT-4o's and Llama 4's (gpt4oPattern): Tekken's with
 	// contractions kept on the word and up to 3 digits.
 	pretokGPT4o
+	// pretokBloom: BLOOM's (llama.cpp's form)
+	//   ?[^(\s|.,!?…。，、।۔،)]+
+	pretokBloom
 )
 
 // The regexes, as written in tokenizer.json files.
@@ -321,6 +324,15 @@ func (k pretokKind) next(s string, i int) int {
 		return runFunc(s, i, cjkKana.has)
 	case pretokDeepSeekV3:
 		return nextDeepSeekV3(s, i)
+	case pretokBloom:
+		j := i
+		if s[i] == ' ' {
+			j++
+		}
+		if k := runFunc(s, j, notBloomStop); k > j {
+			return k
+		}
+		return i
 	case pretokTekken:
 		return nextCased(s, i, 1, false)
 	case pretokGPT4o:
@@ -332,6 +344,16 @@ func (k pretokKind) next(s string, i int) int {
 		return i
 	}
 	return len(s)
+}
+
+// notBloomStop: not in BLOOM's [(\s|.,!?…。，、।۔،)] (the parentheses and
+// bar are literal there).
+func notBloomStop(r rune) bool {
+	switch r {
+	case '(', '|', '.', ',', '!', '?', ')', '\u2026', '\u3002', '\uff0c', '\u3001', '\u0964', '\u06d4', '\u060c':
+		return false
+	}
+	return !unicode.IsSpace(r)
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
