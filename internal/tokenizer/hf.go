@@ -251,15 +251,20 @@ func parseHF(path string, b []byte, cfg *hfConfig, gen *hfGenerationConfig) (*To
 	if err := t.setMerges(pairs); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	t.applyPipeline(pl)
+	t.ignoreMerges = m.IgnoreMerges
+	return t.finishHF(&f, cfg, gen, len(entries))
+}
+
+// applyPipeline sets what the normalizer, pre-tokenizer and decoder say.
+func (t *Tokenizer) applyPipeline(pl hfPipeline) {
 	t.pretok = pl.pretok
 	t.norm = pl.norm
-	t.ignoreMerges = m.IgnoreMerges
 	t.prefixSpace = pl.prepend
 	t.prefixFirstOnly = pl.firstOnly
 	t.prefixUnlessSpace = pl.metaspace
 	t.splitEverySpace = pl.splitSpace
 	t.stripLeading = pl.stripLeading && pl.kind == kindSPM
-	return t.finishHF(&f, cfg, gen, len(entries))
 }
 
 // addAdded makes a tokenizer.json's added tokens recognised in text.

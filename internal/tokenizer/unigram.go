@@ -35,12 +35,7 @@ func parseHFUnigram(path string, f *hfFile, cfg *hfConfig, gen *hfGenerationConf
 	}
 	t := newTokenizer(kindUnigram, entries)
 	t.addAdded(added)
-	t.norm = pl.norm
-	t.prefixSpace = pl.prepend
-	t.prefixFirstOnly = pl.firstOnly
-	t.prefixUnlessSpace = pl.metaspace
-	t.splitEverySpace = pl.splitSpace
-	t.stripLeading = pl.stripLeading
+	t.applyPipeline(pl) // pl.kind is kindSPM
 	t.scores = m.Scores
 	t.byteFallback = m.ByteFallback
 	t.unkScore = 0
