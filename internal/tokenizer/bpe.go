@@ -290,9 +290,15 @@ type wordEncoder struct {
 
 func (e *wordEncoder) word(s string) { e.out = e.t.encodeWord(e.w, e.out, s) }
 
+// encodeWord encodes one pre-tokenized word. A byte whose token the
+// vocabulary lacks (some hold no token for bytes that never occur in UTF-8)
+// is dropped, as Hugging Face's BPE without unk_token does.
 func (t *Tokenizer) encodeWord(w *workspace, out []int32, word string) []int32 {
 	if len(word) == 1 {
-		return append(out, t.byteTok[word[0]])
+		if id := t.byteTok[word[0]]; id >= 0 {
+			out = append(out, id)
+		}
+		return out
 	}
 	if t.ignoreMerges {
 		b := w.buf[:0]
@@ -304,15 +310,17 @@ func (t *Tokenizer) encodeWord(w *workspace, out []int32, word string) []int32 {
 			return append(out, id)
 		}
 	}
-	if len(t.merges) == 0 {
-		for i := 0; i < len(word); i++ {
-			out = append(out, t.byteTok[word[i]])
-		}
-		return out
-	}
 	w.syms = w.syms[:0]
 	for i := 0; i < len(word); i++ {
-		w.addSym(t.byteTok[word[i]])
+		if id := t.byteTok[word[i]]; id >= 0 {
+			w.addSym(id)
+		}
+	}
+	if len(t.merges) == 0 {
+		for _, s := range w.syms {
+			out = append(out, s.id)
+		}
+		return out
 	}
 	return t.bpe(w, out)
 }
