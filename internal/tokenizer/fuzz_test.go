@@ -82,7 +82,8 @@ func everyByteHasToken(tok *Tokenizer, s string) bool {
 
 // FuzzSplitText checks, for every pre-tokenizer pattern and every
 // tokenizer.ggml.pre sequence, that the words of any text (invalid UTF-8
-// included) are non-empty and concatenate to the text.
+// included) are non-empty and concatenate to the text, and that the
+// patterns said to be total match at every character.
 func FuzzSplitText(f *testing.F) {
 	for _, s := range splitCorpus()[:80] {
 		f.Add(s)
@@ -96,6 +97,13 @@ func FuzzSplitText(f *testing.F) {
 		seqs = append(seqs, p.steps)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		for k := pretokNone; k <= pretokBloom; k++ {
+			for i := 0; k.total() && i < len(s); i++ {
+				if utf8.RuneStart(s[i]) && k.next(s, i) <= i {
+					t.Fatalf("pattern %d, said to match everywhere, does not match %q at %d", k, s, i)
+				}
+			}
+		}
 		for _, steps := range seqs {
 			var p pieces
 			splitText(steps, s, &p)

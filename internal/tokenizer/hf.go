@@ -368,13 +368,20 @@ func (f *hfFile) pipeline(unsupported func(string, ...any) error) (hfPipeline, e
 				// there is no " " left to split on.
 				return
 			}
-			if c.Pattern.Regex == nil || c.Invert || c.Behavior != "Isolated" {
-				preErr = unsupported("Split pre-tokenizer %+v behavior %q invert %v (supported: a regex, Isolated)", c.Pattern, c.Behavior, c.Invert)
+			if c.Pattern.Regex == nil {
+				preErr = unsupported("Split pre-tokenizer on %+v (supported: the regexes)", c.Pattern)
 				return
 			}
 			k, ok := splitPatterns[*c.Pattern.Regex]
 			if !ok {
 				preErr = unsupported("Split pre-tokenizer regex %q", *c.Pattern.Regex)
+				return
+			}
+			// Removed with invert keeps the matches and drops the gaps:
+			// Isolated for a pattern that matches at every position
+			// (GPT-4o's tokenizer.json writes it so).
+			if !(c.Behavior == "Isolated" && !c.Invert || c.Behavior == "Removed" && c.Invert && k.total()) {
+				preErr = unsupported("Split pre-tokenizer behavior %q invert %v for %q (supported: Isolated; Removed inverted for a regex matching everywhere)", c.Behavior, c.Invert, *c.Pattern.Regex)
 				return
 			}
 			pl.pretok = append(pl.pretok, k)

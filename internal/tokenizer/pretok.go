@@ -267,6 +267,16 @@ func spaceRun(s string, i int) int {
 	return end
 }
 
+// total reports whether k's pattern matches at every position of any text
+// (so a split leaves no gaps; FuzzSplitText holds it).
+func (k pretokKind) total() bool {
+	switch k {
+	case pretokGPT2, pretokLlama3, pretokQwen2, pretokQwen35, pretokTekken, pretokGPT4o:
+		return true
+	}
+	return false
+}
+
 // next returns the end of the match of k's pattern that starts at s[i]
 // (i < len(s)), i when none starts there.
 func (k pretokKind) next(s string, i int) int {

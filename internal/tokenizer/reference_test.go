@@ -230,6 +230,7 @@ func TestReference(t *testing.T) {
 		{"llama3", []string{"<|begin_of_text|>", "<|eot_id|>", "<|start_header_id|>", "<|reserved_special_token_5|>"}, ""},
 		{"llama2", []string{"<s>", "</s>", "<unk>"}, ""},
 		{"gemma3", []string{"<bos>", "<start_of_turn>", "<end_of_turn>", "<eos>"}, ""},
+		{"gpt4o", []string{"<|endoftext|>", "<|endofprompt|>"}, ""},
 		{"deepseek_v3", []string{"<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<｜User｜>", "<｜Assistant｜>"}, "<｜begin▁of▁sentence｜>"},
 	}
 	for _, c := range cases {
