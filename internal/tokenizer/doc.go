@@ -9,16 +9,19 @@
 //     its Split on " " then finds nothing) or a Metaspace pre-tokenizer
 //     (Mistral-style);
 //   - byte-level BPE (GPT-2, Llama 3, Qwen2, DeepSeek LLM/Coder/V3, Falcon,
-//     StarCoder, MPT, Refact, Tekken, GPT-4o/Llama 4, ...): from GGUF (tokenizer.ggml.model = "gpt2",
-//     tokenizer.ggml.merges, and tokenizer.ggml.pre, which means what
+//     StarCoder, MPT, Refact, Tekken, GPT-4o/Llama 4, ...): from GGUF
+//     (tokenizer.ggml.model = "gpt2", tokenizer.ggml.merges, and
+//     tokenizer.ggml.pre, which means what
 //     llama.cpp's llama-vocab.cpp says: a list of regexes, ignore_merges,
 //     add_bos; "default" or no key is llama.cpp's default list, not GPT-2's)
 //     or a tokenizer.json with a ByteLevel, Split, Digits or Punctuation
 //     (Contiguous) pre-tokenizer, or a Sequence of them. Each regex is a
 //     hand-written state machine (Go's regexp has no lookahead) applied, in
 //     turn, to every piece the previous one produced (matches and the gaps
-//     between them: Split's Isolated behaviour). An unknown
-//     tokenizer.ggml.pre or Split regex is refused, naming it;
+//     between them: Split's Isolated behaviour; Removed with invert only
+//     for a regex that matches everywhere). An unknown tokenizer.ggml.pre or
+//     Split regex is refused, naming it. A byte the vocabulary has no token
+//     for is dropped, as Hugging Face's BPE does;
 //   - SentencePiece Unigram (Viterbi over piece scores; unknown runs fused
 //     into one unknown token or, with byte_fallback, their byte tokens):
 //     from a tokenizer.json with a Unigram model and SentencePiece-style
@@ -43,8 +46,9 @@
 // tokenizer.json may ask for (other models, normalizers, pre-tokenizer
 // regexes) is refused with ErrUnsupported rather than approximated. Known
 // simplifications: an added token's single_word and normalized flags are
-// ignored (it is matched in the raw text), and unknown characters without
-// byte fallback always fuse into one <unk>.
+// ignored (it is matched in the raw text); unknown characters without
+// byte fallback always fuse into one <unk>; Lowercase uses Go's simple case
+// mapping (Rust's full mapping differs for a few characters such as 'İ').
 //
 // It also owns the incremental detokenizer (Decoder): vLLM's detokenizer
 // semantics, never emitting an incomplete UTF-8 sequence.
@@ -52,7 +56,8 @@
 // vLLM counterpart: the Hugging Face tokenizers used through transformers,
 // and vllm/v1/engine/detokenizer.py.
 //
-// Imports: the standard library and internal/gguf (a format leaf) only. It
+// Imports: the standard library, golang.org/x/text/unicode/norm and
+// internal/gguf (a format leaf) only. It
 // never imports engine packages; engine packages never import it.
 //
 // Decoding follows Hugging Face: special tokens are skipped on request, else
