@@ -260,7 +260,7 @@ func parseHF(path string, b []byte, cfg *hfConfig, gen *hfGenerationConfig) (*To
 func (t *Tokenizer) applyPipeline(pl hfPipeline) {
 	t.pretok = pl.pretok
 	t.norm = pl.norm
-	t.prefixSpace = pl.prepend
+	t.prefixSpace = pl.prepend || pl.bytePrefix
 	t.prefixFirstOnly = pl.firstOnly
 	t.prefixUnlessSpace = pl.metaspace
 	t.splitEverySpace = pl.splitSpace
@@ -301,6 +301,7 @@ type hfPipeline struct {
 	splitSpace   bool // each '▁' starts a word
 	stripLeading bool // the decoder drops one leading space
 	norm         []normStep
+	bytePrefix   bool // byte-level: a space before each segment not starting with one
 }
 
 // pipeline reads the algorithm from the normalizer, pre-tokenizer and
@@ -357,7 +358,13 @@ func (f *hfFile) pipeline(unsupported func(string, ...any) error) (hfPipeline, e
 		case "ByteLevel":
 			byteLevel = true
 			if c.AddPrefixSpace != nil && *c.AddPrefixSpace {
-				preErr = unsupported("ByteLevel pre-tokenizer with add_prefix_space")
+				// A space before each text segment that lacks one: what
+				// Hugging Face does when ByteLevel is the first
+				// pre-tokenizer (later ones would prefix every piece).
+				if len(pl.pretok) > 0 {
+					preErr = unsupported("ByteLevel pre-tokenizer with add_prefix_space after another pre-tokenizer")
+				}
+				pl.bytePrefix = true
 			}
 			if c.UseRegex == nil || *c.UseRegex {
 				pl.pretok = append(pl.pretok, pretokGPT2)
@@ -427,6 +434,9 @@ func (f *hfFile) pipeline(unsupported func(string, ...any) error) (hfPipeline, e
 	})
 	switch {
 	case byteLevel && !pl.metaspace && !replaceSpace:
+		if pl.prepend {
+			return pl, unsupported("a Prepend(\"▁\") normalizer with a byte-level BPE")
+		}
 		pl.kind = kindByteLevel
 	case !byteLevel && (pl.metaspace || replaceSpace):
 		if len(pl.pretok) > 0 {

@@ -141,6 +141,15 @@ func TestLoadErrors(t *testing.T) {
 			tj["pre_tokenizer"] = map[string]any{"type": "Split", "pattern": map[string]any{"Regex": `\w+`}, "behavior": "Isolated"}
 		}, ErrUnsupported},
 		{"precompiled", func(tj map[string]any) { tj["normalizer"] = map[string]any{"type": "Precompiled"} }, ErrUnsupported},
+		{"ByteLevel add_prefix_space after Split", func(tj map[string]any) {
+			tj["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{
+				map[string]any{"type": "Split", "pattern": map[string]any{"Regex": llama3Pattern}, "behavior": "Isolated", "invert": false},
+				map[string]any{"type": "ByteLevel", "add_prefix_space": true, "use_regex": false}}}
+		}, ErrUnsupported},
+		{"Prepend ▁ with ByteLevel", func(tj map[string]any) { tj["normalizer"] = map[string]any{"type": "Prepend", "prepend": "▁"} }, ErrUnsupported},
+		{"Split Removed not inverted", func(tj map[string]any) {
+			tj["pre_tokenizer"] = map[string]any{"type": "Split", "pattern": map[string]any{"Regex": llama3Pattern}, "behavior": "Removed", "invert": false}
+		}, ErrUnsupported},
 		{"replace regex", func(tj map[string]any) {
 			tj["normalizer"] = map[string]any{"type": "Replace", "pattern": map[string]any{"Regex": " +"}, "content": " "}
 		}, ErrUnsupported},
@@ -273,6 +282,9 @@ func TestLoadHFFlags(t *testing.T) {
 		{"gpt2 ByteLevel regex", func(tj map[string]any) {
 			tj["pre_tokenizer"] = map[string]any{"type": "ByteLevel", "add_prefix_space": false}
 		}, flags{kind: kindByteLevel, pretok: seq(pretokGPT2)}},
+		{"gpt2 ByteLevel add_prefix_space", func(tj map[string]any) {
+			tj["pre_tokenizer"] = map[string]any{"type": "ByteLevel", "add_prefix_space": true}
+		}, flags{kind: kindByteLevel, pretok: seq(pretokGPT2), prefix: true}},
 		{"gpt2 Split", func(tj map[string]any) {
 			tj["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{split(gpt2Pattern), map[string]any{"type": "ByteLevel", "use_regex": false}}}
 		}, flags{kind: kindByteLevel, pretok: seq(pretokGPT2)}},

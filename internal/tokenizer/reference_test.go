@@ -336,4 +336,10 @@ func TestReferenceGPT2(t *testing.T) {
 		c.ignoreMerges = false
 	})
 	compareWithReference(t, tok, "llama3", variant, referenceCorpus([]string{"<|eot_id|>"}))
+	t.Run("add_prefix_space", func(t *testing.T) {
+		variant := `{"tokenizer": {"pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true}},
+		"model": {"ignore_merges": false}, "config": {"tokenizer_class": "GPT2Tokenizer", "eos_token": "<|end_of_text|>"}}`
+		prefixed := withFlags(tok, func(c *Tokenizer) { c.prefixSpace = true })
+		compareWithReference(t, prefixed, "llama3", variant, referenceCorpus([]string{"<|eot_id|>"}))
+	})
 }

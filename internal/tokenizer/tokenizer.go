@@ -73,11 +73,13 @@ type Tokenizer struct {
 
 	special specialMatcher
 
-	bos, eos    int32
-	eosIDs      []int32
-	addBOS      bool
-	addEOS      bool
-	prefixSpace bool // SPM: prepend '▁' to each text segment
+	bos, eos int32
+	eosIDs   []int32
+	addBOS   bool
+	addEOS   bool
+	// prefixSpace: SPM: prepend '▁' to each text segment; byte-level: a
+	// space to each segment that does not start with one.
+	prefixSpace bool
 	// prefixFirstOnly: prepend only to a segment at the start of the text
 	// (Metaspace prepend_scheme "first").
 	prefixFirstOnly bool
@@ -284,6 +286,9 @@ func (t *Tokenizer) encodeSegment(w *workspace, out []int32, text string, atStar
 		}
 		return t.encodeSPM(w, out, text, prefix)
 	default:
+		if t.prefixSpace && text[0] != ' ' {
+			text = " " + text // ByteLevel's add_prefix_space
+		}
 		return t.encodeByteLevel(w, out, text)
 	}
 }
