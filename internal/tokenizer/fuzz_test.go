@@ -90,14 +90,14 @@ func FuzzSplitText(f *testing.F) {
 	}
 	f.Add("\xff\xfe invalid \xe4\xbd  \n")
 	seqs := [][]pretokKind{nil}
-	for k := pretokNone; k <= pretokBloom; k++ {
+	for k := pretokNone; k <= pretokLast; k++ {
 		seqs = append(seqs, []pretokKind{k})
 	}
 	for _, p := range ggufPres {
 		seqs = append(seqs, p.steps)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		for k := pretokNone; k <= pretokBloom; k++ {
+		for k := pretokNone; k <= pretokLast; k++ {
 			for i := 0; k.total() && i < len(s); i++ {
 				if utf8.RuneStart(s[i]) && k.next(s, i) <= i {
 					t.Fatalf("pattern %d, said to match everywhere, does not match %q at %d", k, s, i)

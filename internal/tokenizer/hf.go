@@ -399,11 +399,14 @@ func (f *hfFile) pipeline(unsupported func(string, ...any) error) (hfPipeline, e
 			}
 			pl.pretok = append(pl.pretok, k)
 		case "Punctuation":
-			if c.Behavior != "Contiguous" {
-				preErr = unsupported("Punctuation pre-tokenizer behavior %q (supported: Contiguous)", c.Behavior)
-				return
+			switch c.Behavior {
+			case "Contiguous":
+				pl.pretok = append(pl.pretok, pretokPunctSymbols)
+			case "Isolated", "": // Hugging Face's default
+				pl.pretok = append(pl.pretok, pretokPunctSymbol)
+			default:
+				preErr = unsupported("Punctuation pre-tokenizer behavior %q (supported: Isolated, Contiguous)", c.Behavior)
 			}
-			pl.pretok = append(pl.pretok, pretokPunctSymbols)
 		case "Metaspace":
 			if c.Replacement != "" && c.Replacement != "▁" {
 				preErr = unsupported("Metaspace replacement %q", c.Replacement)

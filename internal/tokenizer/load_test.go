@@ -304,6 +304,11 @@ func TestLoadHFFlags(t *testing.T) {
 		{"deepseek-v3 Sequence", func(tj map[string]any) {
 			tj["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{split(`\p{N}{1,3}`), split(cjkKanaClass + "+"), split(deepSeekV3Pattern), map[string]any{"type": "ByteLevel", "use_regex": false}}}
 		}, flags{kind: kindByteLevel, pretok: seq(pretokNumbers3, pretokCJKKana, pretokDeepSeekV3)}},
+		{"Punctuation default", func(tj map[string]any) {
+			tj["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{
+				map[string]any{"type": "Punctuation"},
+				map[string]any{"type": "ByteLevel", "add_prefix_space": false, "use_regex": true}}}
+		}, flags{kind: kindByteLevel, pretok: seq(pretokPunctSymbol, pretokGPT2)}},
 		{"starcoder Sequence", func(tj map[string]any) {
 			tj["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{
 				map[string]any{"type": "Digits", "individual_digits": true},

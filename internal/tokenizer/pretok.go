@@ -66,9 +66,14 @@ const (
 	// pretokGPT4o: GPT-4o's and Llama 4's (gpt4oPattern): Tekken's with
 	// contractions kept on the word and up to 3 digits.
 	pretokGPT4o
+	// pretokPunctSymbol: one character of pretokPunctSymbols (Hugging Face
+	// Punctuation with behaviour Isolated).
+	pretokPunctSymbol
 	// pretokBloom: BLOOM's (llama.cpp's form)
 	//   ?[^(\s|.,!?…。，、।۔،)]+
 	pretokBloom
+
+	pretokLast = pretokBloom // the last pattern (tests iterate over all)
 )
 
 // The regexes, as written in tokenizer.json files.
@@ -303,6 +308,11 @@ func (k pretokKind) next(s string, i int) int {
 		return i
 	case pretokPunctSymbols:
 		return runFunc(s, i, isPunctSymbol)
+	case pretokPunctSymbol:
+		if r, n := utf8.DecodeRuneInString(s[i:]); isPunctSymbol(r) {
+			return i + n
+		}
+		return i
 	case pretokPunctSymbolsDefault:
 		return runFunc(s, i, func(r rune) bool { return r != '`' && isPunctSymbol(r) })
 	case pretokNewline:

@@ -87,7 +87,7 @@ func TestPretokReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refs := map[string][]pretokKind{"gpt2": {pretokGPT2}, "llama3": {pretokLlama3}, "qwen2": {pretokQwen2}}
+	refs := map[string][]pretokKind{"gpt2": {pretokGPT2}, "llama3": {pretokLlama3}, "qwen2": {pretokQwen2}, "punct": {pretokPunctSymbol}}
 	for _, pre := range []string{"starcoder", "falcon", "default", "deepseek-coder", "deepseek-llm", "deepseek-v3", "tekken", "gpt-4o", "qwen35", "bloom", "viking"} {
 		refs[pre] = ggufPres[pre].steps
 	}
