@@ -14,8 +14,8 @@
 //     tokenizer.ggml.pre, which means what
 //     llama.cpp's llama-vocab.cpp says: a list of regexes, ignore_merges,
 //     add_bos; "default" or no key is llama.cpp's default list, not GPT-2's)
-//     or a tokenizer.json with a ByteLevel, Split, Digits or Punctuation
-//     (Contiguous) pre-tokenizer, or a Sequence of them. Each regex is a
+//     or a tokenizer.json with a ByteLevel (add_prefix_space too), Split,
+//     Digits or Punctuation pre-tokenizer, or a Sequence of them. Each regex is a
 //     hand-written state machine (Go's regexp has no lookahead) applied, in
 //     turn, to every piece the previous one produced (matches and the gaps
 //     between them: Split's Isolated behaviour; Removed with invert only
