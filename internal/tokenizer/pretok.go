@@ -1,6 +1,8 @@
 package tokenizer
 
 import (
+	"cmp"
+	"slices"
 	"unicode"
 	"unicode/utf8"
 )
@@ -145,22 +147,39 @@ func parseClass(s string) runeClass {
 			panic("tokenizer: unsupported character class " + s)
 		}
 		if i+2 < len(rs) && rs[i+1] == '-' {
+			if rs[i] > rs[i+2] {
+				panic("tokenizer: range out of order in character class " + s)
+			}
 			c = append(c, [2]rune{rs[i], rs[i+2]})
 			i += 2
 			continue
 		}
 		c = append(c, [2]rune{rs[i], rs[i]})
 	}
-	return c
+	// Sorted and merged, for a binary search.
+	slices.SortFunc(c, func(a, b [2]rune) int { return cmp.Compare(a[0], b[0]) })
+	merged := c[:0]
+	for _, rg := range c {
+		if k := len(merged) - 1; k >= 0 && rg[0] <= merged[k][1]+1 {
+			merged[k][1] = max(merged[k][1], rg[1])
+			continue
+		}
+		merged = append(merged, rg)
+	}
+	return merged
 }
 
 func (c runeClass) has(r rune) bool {
-	for _, rg := range c {
-		if r >= rg[0] && r <= rg[1] {
-			return true
+	lo, hi := 0, len(c) // the first range ending at or after r is in [lo, hi]
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if c[m][1] < r {
+			lo = m + 1
+		} else {
+			hi = m
 		}
 	}
-	return false
+	return lo < len(c) && c[lo][0] <= r
 }
 
 // rune classes of the regexes.
