@@ -305,7 +305,11 @@ var ggufPres = map[string]ggufPre{
 	"deepseek-coder": {steps: []pretokKind{pretokNewline, pretokSpaceLetters, pretokSpacePunct, pretokCJK, pretokNumber}},
 	"tekken":         {steps: []pretokKind{pretokTekken}, ignoreMerges: true, addBOS: true},
 	"gpt-4o":         preGPT4o, "llama4": preGPT4o, "kanana2": preGPT4o, "talkie": preGPT4o,
-	"qwen35":      {steps: []pretokKind{pretokQwen35}},
+	"qwen35":     {steps: []pretokKind{pretokQwen35}},
+	"seed-coder": {steps: []pretokKind{pretokSeedCoder}},
+	// llama.cpp's BailingMoE regex, possessive quantifiers made greedy, is
+	// Qwen2's.
+	"bailingmoe": preQwen2, "bailingmoe2": preQwen2, "llada-moe": preQwen2,
 	"deepseek-v3": preDSV3, "hunyuan-dense": preDSV3, "joyai-llm": preDSV3,
 	"hunyuan": preQwen2, "solar-open": preQwen2, "minimax-m2": preGPT4o,
 	"trillion": preGPT2, "granite-docling": preGPT2,

@@ -30,6 +30,9 @@ const (
 	pretokQwen2
 	// pretokQwen35: as Qwen2 with marks as letters (qwen35Pattern).
 	pretokQwen35
+	// pretokSeedCoder: as Qwen2 without newlines after a punctuation run
+	// (seedCoderPattern).
+	pretokSeedCoder
 	// pretokNumber: \p{N} (Hugging Face Digits with individual_digits).
 	pretokNumber
 	// pretokNumbers: \p{N}+ (Digits without individual_digits).
@@ -80,10 +83,11 @@ const (
 
 // The regexes, as written in tokenizer.json files.
 const (
-	gpt2Pattern   = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
-	llama3Pattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
-	qwen2Pattern  = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
-	qwen35Pattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	gpt2Pattern      = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
+	llama3Pattern    = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	qwen2Pattern     = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	qwen35Pattern    = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	seedCoderPattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1}| ?[^\s\p{L}\p{N}\r\n]+|\s*[\r\n]+|\s+(?!\S)|\s+`
 	// deepSeekLetterClass and deepSeekPunctClass are the character classes
 	// of DeepSeek LLM's pre-tokenizer, as its tokenizer.json writes them
 	// (the letters that Unicode normalization would change are escaped, so
@@ -118,6 +122,7 @@ var splitPatterns = map[string]pretokKind{
 	cjkKanaClass + "+":                pretokCJKKana,
 	deepSeekV3Pattern:                 pretokDeepSeekV3,
 	qwen35Pattern:                     pretokQwen35,
+	seedCoderPattern:                  pretokSeedCoder,
 	tekkenPattern:                     pretokTekken,
 	gpt4oPattern:                      pretokGPT4o,
 }
@@ -295,7 +300,7 @@ func spaceRun(s string, i int) int {
 // (so a split leaves no gaps; FuzzSplitText holds it).
 func (k pretokKind) total() bool {
 	switch k {
-	case pretokGPT2, pretokLlama3, pretokQwen2, pretokQwen35, pretokTekken, pretokGPT4o:
+	case pretokGPT2, pretokLlama3, pretokQwen2, pretokQwen35, pretokSeedCoder, pretokTekken, pretokGPT4o:
 		return true
 	}
 	return false
@@ -308,11 +313,13 @@ func (k pretokKind) next(s string, i int) int {
 	case pretokGPT2:
 		return nextGPT2(s, i)
 	case pretokLlama3:
-		return nextLlama3(s, i, 3, false)
+		return nextLlama3(s, i, llama3Opts{maxDigits: 3})
 	case pretokQwen2:
-		return nextLlama3(s, i, 1, false)
+		return nextLlama3(s, i, llama3Opts{maxDigits: 1})
 	case pretokQwen35:
-		return nextLlama3(s, i, 1, true)
+		return nextLlama3(s, i, llama3Opts{maxDigits: 1, marks: true})
+	case pretokSeedCoder:
+		return nextLlama3(s, i, llama3Opts{maxDigits: 1, noNewlines: true})
 	case pretokNumber:
 		if c, _, n := classAt(s, i); c == clsNumber {
 			return i + n
@@ -619,8 +626,17 @@ func nextGPT2(s string, i int) int {
 	return runOf(s, i+n, c)
 }
 
-func nextLlama3(s string, i, maxDigits int, marks bool) int {
-	c, r, n := classAtMarks(s, i, marks)
+// llama3Opts are the variants of the Llama 3 regex: how many digits make a
+// number word, marks as letters (Qwen3.5), and no newlines after a
+// punctuation run (Seed-Coder).
+type llama3Opts struct {
+	maxDigits  int
+	marks      bool
+	noNewlines bool
+}
+
+func nextLlama3(s string, i int, o llama3Opts) int {
+	c, r, n := classAtMarks(s, i, o.marks)
 	if r == '\'' {
 		if k := contraction(s, i, true); k > 0 {
 			return i + k
@@ -628,11 +644,11 @@ func nextLlama3(s string, i, maxDigits int, marks bool) int {
 	}
 	switch c {
 	case clsLetter:
-		return runOfMarks(s, i+n, clsLetter, marks)
+		return runOfMarks(s, i+n, clsLetter, o.marks)
 	case clsNumber:
 		j := i + n
-		for d := 1; d < maxDigits; d++ {
-			c2, _, n2 := classAtMarks(s, j, marks)
+		for d := 1; d < o.maxDigits; d++ {
+			c2, _, n2 := classAtMarks(s, j, o.marks)
 			if c2 != clsNumber {
 				break
 			}
@@ -642,21 +658,21 @@ func nextLlama3(s string, i, maxDigits int, marks bool) int {
 	}
 	// [^\r\n\p{L}\p{N}]?\p{L}+
 	if r != '\r' && r != '\n' {
-		if c2, _, _ := classAtMarks(s, i+n, marks); c2 == clsLetter {
-			return runOfMarks(s, i+n, clsLetter, marks)
+		if c2, _, _ := classAtMarks(s, i+n, o.marks); c2 == clsLetter {
+			return runOfMarks(s, i+n, clsLetter, o.marks)
 		}
 	}
 	// ' ?[^\s\p{L}\p{N}]+[\r\n]*'
 	j := -1
 	if c == clsOther {
-		j = runOfMarks(s, i+n, clsOther, marks)
+		j = runOfMarks(s, i+n, clsOther, o.marks)
 	} else if r == ' ' {
-		if c2, _, _ := classAtMarks(s, i+1, marks); c2 == clsOther {
-			j = runOfMarks(s, i+1, clsOther, marks)
+		if c2, _, _ := classAtMarks(s, i+1, o.marks); c2 == clsOther {
+			j = runOfMarks(s, i+1, clsOther, o.marks)
 		}
 	}
 	if j >= 0 {
-		for j < len(s) && (s[j] == '\r' || s[j] == '\n') {
+		for !o.noNewlines && j < len(s) && (s[j] == '\r' || s[j] == '\n') {
 			j++
 		}
 		return j

@@ -88,7 +88,7 @@ func TestPretokReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	refs := map[string][]pretokKind{"gpt2": {pretokGPT2}, "llama3": {pretokLlama3}, "qwen2": {pretokQwen2}, "punct": {pretokPunctSymbol}}
-	for _, pre := range []string{"starcoder", "falcon", "default", "deepseek-coder", "deepseek-llm", "deepseek-v3", "tekken", "gpt-4o", "qwen35", "bloom", "viking"} {
+	for _, pre := range []string{"starcoder", "falcon", "default", "deepseek-coder", "deepseek-llm", "deepseek-v3", "tekken", "gpt-4o", "qwen35", "bloom", "viking", "seed-coder", "bailingmoe"} {
 		refs[pre] = ggufPres[pre].steps
 	}
 	for name, steps := range refs {
