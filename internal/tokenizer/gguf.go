@@ -305,7 +305,10 @@ var ggufPres = map[string]ggufPre{
 	"deepseek-coder": {steps: []pretokKind{pretokNewline, pretokSpaceLetters, pretokSpacePunct, pretokCJK, pretokNumber}},
 	"tekken":         {steps: []pretokKind{pretokTekken}, ignoreMerges: true, addBOS: true},
 	"gpt-4o":         preGPT4o, "llama4": preGPT4o, "kanana2": preGPT4o, "talkie": preGPT4o,
-	"qwen35":     {steps: []pretokKind{pretokQwen35}},
+	"qwen35": {steps: []pretokKind{pretokQwen35}},
+	// llama.cpp sets add_sep for these, which its BPE tokenization does not
+	// read (only its embedding examples do).
+	"roberta-bpe": preGPT2, "jina-v1-en": preGPT2, "jina-v2-code": preGPT2,
 	"seed-coder": {steps: []pretokKind{pretokSeedCoder}},
 	// llama.cpp's BailingMoE regex, possessive quantifiers made greedy, is
 	// Qwen2's.
