@@ -25,7 +25,11 @@ type workspace struct {
 	syms []symbol
 	heap []heapItem
 	buf  []byte
-	ids  []int32 // Encode's output, copied into an exact-size result
+	ids  []int32   // Encode's output, copied into an exact-size result
+	key  []byte    // WPM: a piece with its '▁' prefix
+	lat  []latNode // Unigram: the Viterbi lattice of a word
+	path []span    // Unigram: the best path, backwards
+	enc  wordEncoder
 }
 
 func itemLess(a, b *heapItem) bool {
@@ -269,17 +273,32 @@ func (t *Tokenizer) addSPMChar(w *workspace, ch string, id int32) {
 // encodeByteLevel pre-tokenizes text and encodes each word with byte-level
 // BPE.
 func (t *Tokenizer) encodeByteLevel(w *workspace, out []int32, text string) []int32 {
-	for i := 0; i < len(text); {
-		j := t.pretok.next(text, i)
-		out = t.encodeWord(w, out, text[i:j])
-		i = j
-	}
+	e := &w.enc
+	e.t, e.w, e.out = t, w, out
+	splitText(t.pretok, text, e)
+	out = e.out
+	*e = wordEncoder{}
 	return out
 }
 
+// wordEncoder is the wordSink of encodeByteLevel: it appends each word's ids.
+type wordEncoder struct {
+	t   *Tokenizer
+	w   *workspace
+	out []int32
+}
+
+func (e *wordEncoder) word(s string) { e.out = e.t.encodeWord(e.w, e.out, s) }
+
+// encodeWord encodes one pre-tokenized word. A byte whose token the
+// vocabulary lacks (some hold no token for bytes that never occur in UTF-8)
+// is dropped, as Hugging Face's BPE without unk_token does.
 func (t *Tokenizer) encodeWord(w *workspace, out []int32, word string) []int32 {
 	if len(word) == 1 {
-		return append(out, t.byteTok[word[0]])
+		if id := t.byteTok[word[0]]; id >= 0 {
+			out = append(out, id)
+		}
+		return out
 	}
 	if t.ignoreMerges {
 		b := w.buf[:0]
@@ -291,15 +310,17 @@ func (t *Tokenizer) encodeWord(w *workspace, out []int32, word string) []int32 {
 			return append(out, id)
 		}
 	}
-	if len(t.merges) == 0 {
-		for i := 0; i < len(word); i++ {
-			out = append(out, t.byteTok[word[i]])
-		}
-		return out
-	}
 	w.syms = w.syms[:0]
 	for i := 0; i < len(word); i++ {
-		w.addSym(t.byteTok[word[i]])
+		if id := t.byteTok[word[i]]; id >= 0 {
+			w.addSym(id)
+		}
+	}
+	if len(t.merges) == 0 {
+		for _, s := range w.syms {
+			out = append(out, s.id)
+		}
+		return out
 	}
 	return t.bpe(w, out)
 }

@@ -30,6 +30,7 @@ func newTokenizer(k kind, entries []vocabEntry) *Tokenizer {
 		scratch: &sync.Pool{},
 		bos:     -1,
 		eos:     -1,
+		sep:     -1,
 	}
 	for i := range t.byteTok {
 		t.byteTok[i] = -1
@@ -52,7 +53,7 @@ func newTokenizer(k kind, entries []vocabEntry) *Tokenizer {
 			if t.byteTok[b] < 0 {
 				t.byteTok[b] = id
 			}
-		case k == kindSPM:
+		case k == kindSPM || k == kindWPM || k == kindUnigram:
 			t.text[i] = strings.ReplaceAll(e.piece, "▁", " ")
 		default:
 			if b, ok := unmapBytes(e.piece); ok {
@@ -65,11 +66,11 @@ func newTokenizer(k kind, entries []vocabEntry) *Tokenizer {
 			t.special.add(specialTok{s: e.piece, id: id})
 		}
 	}
-	if k == kindSPM {
+	if k == kindSPM || k == kindUnigram {
 		if id, ok := t.vocab["▁"]; ok {
 			t.spaceID = id
 		}
-	} else {
+	} else if k == kindByteLevel {
 		for b := 0; b < 256; b++ {
 			if id, ok := t.vocab[byteToRune[b]]; ok {
 				t.byteTok[b] = id

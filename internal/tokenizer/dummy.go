@@ -33,7 +33,6 @@ func NewDummy(vocabSize int) *Tokenizer {
 		entries[id] = vocabEntry{piece: strings.ReplaceAll(w, " ", "Ġ"), text: w}
 	}
 	t := newTokenizer(kindByteLevel, entries)
-	t.pretok = pretokNone
 	t.bos, t.eos = DummyBOS, DummyEOS
 	t.addBOS = true
 	t.finish()

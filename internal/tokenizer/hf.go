@@ -24,18 +24,54 @@ type hfFile struct {
 	PreTokenizer  *hfComponent `json:"pre_tokenizer"`
 	PostProcessor *hfComponent `json:"post_processor"`
 	Decoder       *hfComponent `json:"decoder"`
-	Model         struct {
-		Type         string           `json:"type"`
-		Vocab        map[string]int32 `json:"vocab"`
-		Merges       json.RawMessage  `json:"merges"`
-		UnkToken     *string          `json:"unk_token"`
-		ByteFallback bool             `json:"byte_fallback"`
-		IgnoreMerges bool             `json:"ignore_merges"`
-		// Unsupported options, rejected when set.
-		ContinuingSubwordPrefix *string  `json:"continuing_subword_prefix"`
-		EndOfWordSuffix         *string  `json:"end_of_word_suffix"`
-		Dropout                 *float64 `json:"dropout"`
-	} `json:"model"`
+	Model         hfModel      `json:"model"`
+}
+
+// hfModel is a tokenizer.json's model.
+type hfModel struct {
+	Type string `json:"type"`
+	// RawVocab: {piece: id} (BPE, WordPiece) or [[piece, score], ...]
+	// (Unigram), read into Vocab and Scores.
+	RawVocab     json.RawMessage  `json:"vocab"`
+	Vocab        map[string]int32 `json:"-"`
+	Scores       []float64        `json:"-"`
+	UnkID        *int32           `json:"unk_id"` // Unigram
+	Merges       json.RawMessage  `json:"merges"`
+	UnkToken     *string          `json:"unk_token"`
+	ByteFallback bool             `json:"byte_fallback"`
+	IgnoreMerges bool             `json:"ignore_merges"`
+	// Unsupported options, rejected when set.
+	ContinuingSubwordPrefix *string  `json:"continuing_subword_prefix"`
+	MaxInputCharsPerWord    *int     `json:"max_input_chars_per_word"` // WordPiece
+	EndOfWordSuffix         *string  `json:"end_of_word_suffix"`
+	Dropout                 *float64 `json:"dropout"`
+}
+
+// readVocab reads RawVocab: a {piece: id} object, or a Unigram list of
+// [piece, score] pairs (id = index).
+func (m *hfModel) readVocab() error {
+	if len(m.RawVocab) == 0 || bytes.Equal(m.RawVocab, []byte("null")) {
+		return nil
+	}
+	if m.RawVocab[0] == '{' {
+		return json.Unmarshal(m.RawVocab, &m.Vocab)
+	}
+	var list [][2]json.RawMessage
+	if err := json.Unmarshal(m.RawVocab, &list); err != nil {
+		return err
+	}
+	m.Vocab = make(map[string]int32, len(list))
+	m.Scores = make([]float64, len(list))
+	for i, e := range list {
+		var piece string
+		if err := errors.Join(json.Unmarshal(e[0], &piece), json.Unmarshal(e[1], &m.Scores[i])); err != nil {
+			return fmt.Errorf("entry %d: %w", i, err)
+		}
+		if _, dup := m.Vocab[piece]; !dup {
+			m.Vocab[piece] = int32(i)
+		}
+	}
+	return nil
 }
 
 // hfComponent is any normalizer, pre-tokenizer, post-processor or decoder.
@@ -50,16 +86,19 @@ type hfComponent struct {
 		String *string `json:"String"`
 		Regex  *string `json:"Regex"`
 	} `json:"pattern"`
-	Content        string `json:"content"`
-	Start          int    `json:"start"`
-	Replacement    string `json:"replacement"`
-	AddPrefixSpace *bool  `json:"add_prefix_space"`
-	PrependScheme  string `json:"prepend_scheme"`
-	UseRegex       *bool  `json:"use_regex"`
-	Split          *bool  `json:"split"`
-	Behavior       string `json:"behavior"`
-	Invert         bool   `json:"invert"`
-	Single         []struct {
+	Content          string `json:"content"`
+	Start            int    `json:"start"`
+	Replacement      string `json:"replacement"`
+	StripLeft        bool   `json:"strip_left"`
+	IndividualDigits bool   `json:"individual_digits"`
+	StripRight       bool   `json:"strip_right"`
+	AddPrefixSpace   *bool  `json:"add_prefix_space"`
+	PrependScheme    string `json:"prepend_scheme"`
+	UseRegex         *bool  `json:"use_regex"`
+	Split            *bool  `json:"split"`
+	Behavior         string `json:"behavior"`
+	Invert           bool   `json:"invert"`
+	Single           []struct {
 		SpecialToken *struct {
 			ID string `json:"id"`
 		} `json:"SpecialToken"`
@@ -67,6 +106,14 @@ type hfComponent struct {
 	SpecialTokens map[string]struct {
 		IDs []int32 `json:"ids"`
 	} `json:"special_tokens"`
+	// BertNormalizer.
+	CleanText          *bool `json:"clean_text"`
+	HandleChineseChars *bool `json:"handle_chinese_chars"`
+	StripAccents       *bool `json:"strip_accents"`
+	Lowercase          *bool `json:"lowercase"`
+	// BertProcessing: [token, id].
+	Cls []json.RawMessage `json:"cls"`
+	Sep []json.RawMessage `json:"sep"`
 }
 
 // walk visits c and every component nested in it.
@@ -168,12 +215,21 @@ func parseHF(path string, b []byte, cfg *hfConfig, gen *hfGenerationConfig) (*To
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrFormat, path, err)
 	}
+	if err := f.Model.readVocab(); err != nil {
+		return nil, fmt.Errorf("%w: %s: model vocab: %w", ErrFormat, path, err)
+	}
 	unsupported := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s: %s", ErrUnsupported, path, fmt.Sprintf(format, args...))
 	}
 	m := &f.Model
+	switch m.Type {
+	case "WordPiece":
+		return parseHFWordPiece(path, &f, cfg, gen, unsupported)
+	case "Unigram":
+		return parseHFUnigram(path, &f, cfg, gen, unsupported)
+	}
 	if m.Type != "BPE" && !(m.Type == "" && m.Merges != nil) {
-		return nil, unsupported("model type %q (supported: BPE)", m.Type)
+		return nil, unsupported("model type %q (supported: BPE, WordPiece, Unigram)", m.Type)
 	}
 	if (m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "") || (m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "") || (m.Dropout != nil && *m.Dropout != 0) {
 		return nil, unsupported("BPE with continuing_subword_prefix, end_of_word_suffix or dropout")
@@ -187,10 +243,7 @@ func parseHF(path string, b []byte, cfg *hfConfig, gen *hfGenerationConfig) (*To
 		return nil, err
 	}
 	t := newTokenizer(pl.kind, entries)
-	for _, s := range added {
-		t.vocab[s.s] = s.id
-		t.special.add(s)
-	}
+	t.addAdded(added)
 	pairs, err := parseMerges(m.Merges)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: merges: %w", ErrFormat, path, err)
@@ -198,19 +251,39 @@ func parseHF(path string, b []byte, cfg *hfConfig, gen *hfGenerationConfig) (*To
 	if err := t.setMerges(pairs); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	t.pretok = pl.pretok
+	t.applyPipeline(pl)
 	t.ignoreMerges = m.IgnoreMerges
-	t.prefixSpace = pl.prepend
+	return t.finishHF(&f, cfg, gen, len(entries))
+}
+
+// applyPipeline sets what the normalizer, pre-tokenizer and decoder say.
+func (t *Tokenizer) applyPipeline(pl hfPipeline) {
+	t.pretok = pl.pretok
+	t.norm = pl.norm
+	t.prefixSpace = pl.prepend || pl.bytePrefix
 	t.prefixFirstOnly = pl.firstOnly
 	t.prefixUnlessSpace = pl.metaspace
 	t.splitEverySpace = pl.splitSpace
 	t.stripLeading = pl.stripLeading && pl.kind == kindSPM
-	if m.UnkToken != nil {
+}
+
+// addAdded makes a tokenizer.json's added tokens recognised in text.
+func (t *Tokenizer) addAdded(added []specialTok) {
+	for _, s := range added {
+		t.vocab[s.s] = s.id
+		t.special.add(s)
+	}
+}
+
+// finishHF sets the unknown token and the special tokens of a
+// tokenizer.json, and finishes t.
+func (t *Tokenizer) finishHF(f *hfFile, cfg *hfConfig, gen *hfGenerationConfig, size int) (*Tokenizer, error) {
+	if m := &f.Model; m.UnkToken != nil {
 		if id, ok := t.vocab[*m.UnkToken]; ok {
 			t.unk = id
 		}
 	}
-	if err := t.setHFSpecials(&f, cfg, gen, len(entries)); err != nil {
+	if err := t.setHFSpecials(f, cfg, gen, size); err != nil {
 		return nil, err
 	}
 	t.finish()
@@ -221,36 +294,63 @@ func parseHF(path string, b []byte, cfg *hfConfig, gen *hfGenerationConfig) (*To
 // decoder say about the algorithm.
 type hfPipeline struct {
 	kind         kind
-	pretok       pretokKind
+	pretok       []pretokKind
 	metaspace    bool // a Metaspace pre-tokenizer (else the Prepend+Replace normalizer)
 	prepend      bool // prepend '▁' to a text segment
 	firstOnly    bool // only to the segment at the start of the text
 	splitSpace   bool // each '▁' starts a word
 	stripLeading bool // the decoder drops one leading space
+	norm         []normStep
+	bytePrefix   bool // byte-level: a space before each segment not starting with one
 }
 
 // pipeline reads the algorithm from the normalizer, pre-tokenizer and
 // decoder; anything this package does not implement is unsupported.
 func (f *hfFile) pipeline(unsupported func(string, ...any) error) (hfPipeline, error) {
 	var (
-		pl                      = hfPipeline{pretok: pretokNone}
+		pl                      hfPipeline
 		byteLevel, replaceSpace bool
 		normErr, preErr         error
 	)
+	// The SentencePiece pair Prepend("▁") + Replace(" ", "▁") is done by
+	// the SPM encoder (flags); every other step is a normStep, which must
+	// come before that pair (the encoder applies steps first).
+	spmStep := false
 	f.Normalizer.walk(func(c *hfComponent) {
+		step := normStep{}
 		switch c.Type {
 		case "Sequence":
+			return
 		case "Prepend":
-			pl.prepend = c.Prepend == "▁"
-		case "Replace":
-			if c.Pattern.String != nil && *c.Pattern.String == " " && c.Content == "▁" {
-				replaceSpace = true
-			} else {
-				normErr = unsupported("normalizer Replace %v", c.Pattern)
+			if c.Prepend == "▁" {
+				pl.prepend, spmStep = true, true
+				return
 			}
+			step = normStep{kind: normPrepend, new: c.Prepend}
+		case "Replace":
+			if c.Pattern.String == nil {
+				normErr = unsupported("normalizer Replace with a regex pattern %v", c.Pattern)
+				return
+			}
+			if *c.Pattern.String == " " && c.Content == "▁" {
+				replaceSpace, spmStep = true, true
+				return
+			}
+			step = normStep{kind: normReplace, old: *c.Pattern.String, new: c.Content}
+		case "NFC", "NFD", "NFKC", "NFKD":
+			step = normStep{kind: normUnicode, form: unicodeForms[c.Type]}
+		case "Lowercase":
+			step = normStep{kind: normLowercase}
+		case "Strip":
+			step = normStep{kind: normStrip, left: c.StripLeft, right: c.StripRight}
 		default:
-			normErr = unsupported("normalizer %q", c.Type)
+			normErr = unsupported("normalizer %q (supported: NFC, NFD, NFKC, NFKD, Lowercase, Replace, Prepend, Strip, Sequence)", c.Type)
+			return
 		}
+		if spmStep {
+			normErr = unsupported("normalizer %q after the SentencePiece Prepend/Replace", c.Type)
+		}
+		pl.norm = append(pl.norm, step)
 	})
 	f.PreTokenizer.walk(func(c *hfComponent) {
 		switch c.Type {
@@ -258,25 +358,54 @@ func (f *hfFile) pipeline(unsupported func(string, ...any) error) (hfPipeline, e
 		case "ByteLevel":
 			byteLevel = true
 			if c.AddPrefixSpace != nil && *c.AddPrefixSpace {
-				preErr = unsupported("ByteLevel pre-tokenizer with add_prefix_space")
+				// A space before each text segment that lacks one: what
+				// Hugging Face does when ByteLevel is the first
+				// pre-tokenizer (later ones would prefix every piece).
+				if len(pl.pretok) > 0 {
+					preErr = unsupported("ByteLevel pre-tokenizer with add_prefix_space after another pre-tokenizer")
+				}
+				pl.bytePrefix = true
 			}
 			if c.UseRegex == nil || *c.UseRegex {
-				pl.pretok = pretokGPT2
+				pl.pretok = append(pl.pretok, pretokGPT2)
 			}
 		case "Split":
-			if c.Pattern.Regex == nil || c.Invert || c.Behavior != "Isolated" {
-				preErr = unsupported("Split pre-tokenizer %+v", c.Pattern)
+			if c.Pattern.String != nil && *c.Pattern.String == " " && replaceSpace {
+				// Gemma: the normalizer turned every space into '▁', so
+				// there is no " " left to split on.
 				return
 			}
-			switch *c.Pattern.Regex {
-			case gpt2Pattern:
-				pl.pretok = pretokGPT2
-			case llama3Pattern:
-				pl.pretok = pretokLlama3
-			case qwen2Pattern:
-				pl.pretok = pretokQwen2
-			default:
+			if c.Pattern.Regex == nil {
+				preErr = unsupported("Split pre-tokenizer on %+v (supported: the regexes)", c.Pattern)
+				return
+			}
+			k, ok := splitPatterns[*c.Pattern.Regex]
+			if !ok {
 				preErr = unsupported("Split pre-tokenizer regex %q", *c.Pattern.Regex)
+				return
+			}
+			// Removed with invert keeps the matches and drops the gaps:
+			// Isolated for a pattern that matches at every position
+			// (GPT-4o's tokenizer.json writes it so).
+			if !(c.Behavior == "Isolated" && !c.Invert || c.Behavior == "Removed" && c.Invert && k.total()) {
+				preErr = unsupported("Split pre-tokenizer behavior %q invert %v for %q (supported: Isolated; Removed inverted for a regex matching everywhere)", c.Behavior, c.Invert, *c.Pattern.Regex)
+				return
+			}
+			pl.pretok = append(pl.pretok, k)
+		case "Digits":
+			k := pretokNumbers
+			if c.IndividualDigits {
+				k = pretokNumber
+			}
+			pl.pretok = append(pl.pretok, k)
+		case "Punctuation":
+			switch c.Behavior {
+			case "Contiguous":
+				pl.pretok = append(pl.pretok, pretokPunctSymbols)
+			case "Isolated", "": // Hugging Face's default
+				pl.pretok = append(pl.pretok, pretokPunctSymbol)
+			default:
+				preErr = unsupported("Punctuation pre-tokenizer behavior %q (supported: Isolated, Contiguous)", c.Behavior)
 			}
 		case "Metaspace":
 			if c.Replacement != "" && c.Replacement != "▁" {
@@ -308,8 +437,14 @@ func (f *hfFile) pipeline(unsupported func(string, ...any) error) (hfPipeline, e
 	})
 	switch {
 	case byteLevel && !pl.metaspace && !replaceSpace:
+		if pl.prepend {
+			return pl, unsupported("a Prepend(\"▁\") normalizer with a byte-level BPE")
+		}
 		pl.kind = kindByteLevel
 	case !byteLevel && (pl.metaspace || replaceSpace):
+		if len(pl.pretok) > 0 {
+			return pl, unsupported("a Split, Digits or Punctuation pre-tokenizer with a SentencePiece-style (▁) model")
+		}
 		pl.kind = kindSPM
 	default:
 		return pl, unsupported("neither a SentencePiece-style (▁) nor a byte-level BPE")
@@ -341,7 +476,7 @@ func (f *hfFile) entries(path string, k kind) ([]vocabEntry, []specialTok, error
 			return nil, nil, fmt.Errorf("%w: %s: negative id for %q", ErrFormat, path, s)
 		}
 		e := vocabEntry{piece: s}
-		if _, ok := parseByteToken(s); ok && k == kindSPM && m.ByteFallback {
+		if _, ok := parseByteToken(s); ok && (k == kindSPM || k == kindUnigram) && m.ByteFallback {
 			e.attrs = attrByte
 		}
 		entries[id] = e
@@ -354,6 +489,10 @@ func (f *hfFile) entries(path string, k kind) ([]vocabEntry, []specialTok, error
 		e := vocabEntry{piece: a.Content, text: a.Content}
 		if a.Special {
 			e.attrs = attrSpecial
+		} else if k == kindSPM {
+			// The decoder's Replace("▁", " ") sees added tokens too
+			// (Gemma's runs of '▁').
+			e.text = strings.ReplaceAll(a.Content, "▁", " ")
 		}
 		entries[a.ID] = e
 		added = append(added, specialTok{s: a.Content, id: a.ID, lstrip: a.LStrip, rstrip: a.RStrip})

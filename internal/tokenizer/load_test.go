@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -139,7 +140,19 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown regex", func(tj map[string]any) {
 			tj["pre_tokenizer"] = map[string]any{"type": "Split", "pattern": map[string]any{"Regex": `\w+`}, "behavior": "Isolated"}
 		}, ErrUnsupported},
-		{"nfkc", func(tj map[string]any) { tj["normalizer"] = map[string]any{"type": "NFKC"} }, ErrUnsupported},
+		{"precompiled", func(tj map[string]any) { tj["normalizer"] = map[string]any{"type": "Precompiled"} }, ErrUnsupported},
+		{"ByteLevel add_prefix_space after Split", func(tj map[string]any) {
+			tj["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{
+				map[string]any{"type": "Split", "pattern": map[string]any{"Regex": llama3Pattern}, "behavior": "Isolated", "invert": false},
+				map[string]any{"type": "ByteLevel", "add_prefix_space": true, "use_regex": false}}}
+		}, ErrUnsupported},
+		{"Prepend ▁ with ByteLevel", func(tj map[string]any) { tj["normalizer"] = map[string]any{"type": "Prepend", "prepend": "▁"} }, ErrUnsupported},
+		{"Split Removed not inverted", func(tj map[string]any) {
+			tj["pre_tokenizer"] = map[string]any{"type": "Split", "pattern": map[string]any{"Regex": llama3Pattern}, "behavior": "Removed", "invert": false}
+		}, ErrUnsupported},
+		{"replace regex", func(tj map[string]any) {
+			tj["normalizer"] = map[string]any{"type": "Replace", "pattern": map[string]any{"Regex": " +"}, "content": " "}
+		}, ErrUnsupported},
 		{"bad merge", func(tj map[string]any) { tj["model"].(map[string]any)["merges"] = []string{"x yz"} }, ErrFormat},
 		{"not json", func(tj map[string]any) { tj["model"] = 3 }, ErrFormat},
 	}
@@ -244,6 +257,9 @@ func TestGGUFByteLevel(t *testing.T) {
 
 // TestLoadHFFlags checks what the loader derives from the normalizer,
 // pre-tokenizer and decoder of a tokenizer.json.
+// seq names a sequence of pre-tokenizer patterns.
+func seq(k ...pretokKind) string { return fmt.Sprint(k) }
+
 func TestLoadHFFlags(t *testing.T) {
 	split := func(pattern string) any {
 		return map[string]any{"type": "Split", "pattern": map[string]any{"Regex": pattern}, "behavior": "Isolated", "invert": false}
@@ -253,7 +269,7 @@ func TestLoadHFFlags(t *testing.T) {
 	}
 	type flags struct {
 		kind                                                   kind
-		pretok                                                 pretokKind
+		pretok                                                 string // fmt.Sprint of the patterns; "" when none
 		ignoreMerges, prefix, unlessSpace, first, every, strip bool
 	}
 	tests := []struct {
@@ -262,16 +278,42 @@ func TestLoadHFFlags(t *testing.T) {
 		want   flags
 	}{
 		{"llama3", func(tj map[string]any) { tj["model"].(map[string]any)["ignore_merges"] = true },
-			flags{kind: kindByteLevel, pretok: pretokLlama3, ignoreMerges: true}},
+			flags{kind: kindByteLevel, pretok: seq(pretokLlama3), ignoreMerges: true}},
 		{"gpt2 ByteLevel regex", func(tj map[string]any) {
 			tj["pre_tokenizer"] = map[string]any{"type": "ByteLevel", "add_prefix_space": false}
-		}, flags{kind: kindByteLevel, pretok: pretokGPT2}},
+		}, flags{kind: kindByteLevel, pretok: seq(pretokGPT2)}},
+		{"gpt2 ByteLevel add_prefix_space", func(tj map[string]any) {
+			tj["pre_tokenizer"] = map[string]any{"type": "ByteLevel", "add_prefix_space": true}
+		}, flags{kind: kindByteLevel, pretok: seq(pretokGPT2), prefix: true}},
 		{"gpt2 Split", func(tj map[string]any) {
 			tj["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{split(gpt2Pattern), map[string]any{"type": "ByteLevel", "use_regex": false}}}
-		}, flags{kind: kindByteLevel, pretok: pretokGPT2}},
+		}, flags{kind: kindByteLevel, pretok: seq(pretokGPT2)}},
 		{"qwen2 Split", func(tj map[string]any) {
 			tj["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{split(qwen2Pattern), map[string]any{"type": "ByteLevel", "use_regex": false}}}
-		}, flags{kind: kindByteLevel, pretok: pretokQwen2}},
+		}, flags{kind: kindByteLevel, pretok: seq(pretokQwen2)}},
+		{"falcon Sequence", func(tj map[string]any) {
+			tj["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{
+				map[string]any{"type": "Punctuation", "behavior": "Contiguous"},
+				map[string]any{"type": "ByteLevel", "add_prefix_space": false, "use_regex": true},
+				map[string]any{"type": "Digits", "individual_digits": false},
+				split("[0-9][0-9][0-9]")}}
+		}, flags{kind: kindByteLevel, pretok: seq(pretokPunctSymbols, pretokGPT2, pretokNumbers, pretokThreeDigits)}},
+		{"tekken Split", func(tj map[string]any) {
+			tj["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{split(tekkenPattern), map[string]any{"type": "ByteLevel", "use_regex": false}}}
+		}, flags{kind: kindByteLevel, pretok: seq(pretokTekken)}},
+		{"deepseek-v3 Sequence", func(tj map[string]any) {
+			tj["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{split(`\p{N}{1,3}`), split(cjkKanaClass + "+"), split(deepSeekV3Pattern), map[string]any{"type": "ByteLevel", "use_regex": false}}}
+		}, flags{kind: kindByteLevel, pretok: seq(pretokNumbers3, pretokCJKKana, pretokDeepSeekV3)}},
+		{"Punctuation default", func(tj map[string]any) {
+			tj["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{
+				map[string]any{"type": "Punctuation"},
+				map[string]any{"type": "ByteLevel", "add_prefix_space": false, "use_regex": true}}}
+		}, flags{kind: kindByteLevel, pretok: seq(pretokPunctSymbol, pretokGPT2)}},
+		{"starcoder Sequence", func(tj map[string]any) {
+			tj["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{
+				map[string]any{"type": "Digits", "individual_digits": true},
+				map[string]any{"type": "ByteLevel", "add_prefix_space": false, "use_regex": true}}}
+		}, flags{kind: kindByteLevel, pretok: seq(pretokNumber, pretokGPT2)}},
 		{"llama2 normalizer", func(tj map[string]any) {
 			tj["normalizer"] = map[string]any{"type": "Sequence", "normalizers": []any{
 				map[string]any{"type": "Prepend", "prepend": "▁"},
@@ -301,9 +343,70 @@ func TestLoadHFFlags(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := flags{tok.kind, tok.pretok, tok.ignoreMerges, tok.prefixSpace, tok.prefixUnlessSpace, tok.prefixFirstOnly, tok.splitEverySpace, tok.stripLeading}
+			got := flags{tok.kind, "", tok.ignoreMerges, tok.prefixSpace, tok.prefixUnlessSpace, tok.prefixFirstOnly, tok.splitEverySpace, tok.stripLeading}
+			if len(tok.pretok) > 0 {
+				got.pretok = seq(tok.pretok...)
+			}
 			if got != tc.want {
 				t.Fatalf("flags %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// ggufFromKV encodes metadata as a GGUF file named vocab.gguf and parses it.
+func ggufFromKV(t *testing.T, kv map[string]any) *gguf.File {
+	t.Helper()
+	var kvs []gguf.KV
+	for _, k := range slices.Sorted(maps.Keys(kv)) {
+		kvs = append(kvs, gguf.KV{Key: k, Value: kv[k]})
+	}
+	var buf bytes.Buffer
+	if err := gguf.Encode(&buf, kvs, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Parse("vocab.gguf", buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestGGUFPreFlags: tokenizer.ggml.pre sets what llama.cpp's llama-vocab.cpp
+// sets with it (patterns, ignore_merges, add_bos, no BOS), and an absent key
+// is llama.cpp's "default" list.
+func TestGGUFPreFlags(t *testing.T) {
+	tests := []struct {
+		pre                  string // "": no key
+		pretok               string
+		ignoreMerges, addBOS bool
+		bos                  int32
+	}{
+		{"", seq(pretokPunctSymbolsDefault, pretokGPT2, pretokNumbers, pretokThreeDigits), false, false, 0},
+		{"llama-bpe", seq(pretokLlama3), true, true, 0},
+		{"smaug-bpe", seq(pretokLlama3), false, false, 0},
+		{"glm4", seq(pretokLlama3), false, false, -1},
+		{"tekken", seq(pretokTekken), true, true, 0},
+		{"falcon", seq(pretokPunctSymbols, pretokGPT2, pretokThreeDigits), false, false, 0},
+		{"viking", seq(pretokBloom, pretokNumber), false, false, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.pre, func(t *testing.T) {
+			kv := map[string]any{
+				"tokenizer.ggml.model":        "gpt2",
+				"tokenizer.ggml.tokens":       []string{"a", "b", "ab"},
+				"tokenizer.ggml.merges":       []string{"a b"},
+				"tokenizer.ggml.bos_token_id": uint32(0),
+			}
+			if tc.pre != "" {
+				kv["tokenizer.ggml.pre"] = tc.pre
+			}
+			tok, err := fromGGUF(ggufFromKV(t, kv))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := seq(tok.pretok...); got != tc.pretok || tok.ignoreMerges != tc.ignoreMerges || tok.addBOS != tc.addBOS || tok.bos != tc.bos {
+				t.Fatalf("pretok %s ignore_merges %v add_bos %v bos %d, want %s %v %v %d", got, tok.ignoreMerges, tok.addBOS, tok.bos, tc.pretok, tc.ignoreMerges, tc.addBOS, tc.bos)
 			}
 		})
 	}
@@ -315,7 +418,7 @@ func TestGGUFVocabularyErrors(t *testing.T) {
 	base := func() map[string]any {
 		return map[string]any{
 			"tokenizer.ggml.model":  "gpt2",
-			"tokenizer.ggml.pre":    "gpt2",
+			"tokenizer.ggml.pre":    "gpt-2",
 			"tokenizer.ggml.tokens": []string{"a", "b", "ab"},
 			"tokenizer.ggml.merges": []string{"a b"},
 		}
@@ -326,8 +429,8 @@ func TestGGUFVocabularyErrors(t *testing.T) {
 		want   error
 	}{
 		{"valid", func(map[string]any) {}, nil},
-		{"unknown model", func(kv map[string]any) { kv["tokenizer.ggml.model"] = "bert" }, ErrUnsupported},
-		{"unknown pre-tokenizer", func(kv map[string]any) { kv["tokenizer.ggml.pre"] = "tekken" }, ErrUnsupported},
+		{"unknown model", func(kv map[string]any) { kv["tokenizer.ggml.model"] = "rwkv" }, ErrUnsupported},
+		{"unknown pre-tokenizer", func(kv map[string]any) { kv["tokenizer.ggml.pre"] = "chameleon" }, ErrUnsupported},
 		{"merge without space", func(kv map[string]any) { kv["tokenizer.ggml.merges"] = []string{"ab"} }, ErrFormat},
 		{"types count", func(kv map[string]any) { kv["tokenizer.ggml.token_type"] = []int32{1} }, ErrFormat},
 		{"scores count", func(kv map[string]any) {
@@ -341,19 +444,7 @@ func TestGGUFVocabularyErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			kv := base()
 			tc.mutate(kv)
-			var kvs []gguf.KV
-			for _, k := range slices.Sorted(maps.Keys(kv)) {
-				kvs = append(kvs, gguf.KV{Key: k, Value: kv[k]})
-			}
-			var buf bytes.Buffer
-			if err := gguf.Encode(&buf, kvs, nil); err != nil {
-				t.Fatal(err)
-			}
-			f, err := gguf.Parse("vocab.gguf", buf.Bytes())
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = fromGGUF(f)
+			_, err := fromGGUF(ggufFromKV(t, kv))
 			if !errors.Is(err, tc.want) || (err != nil && !strings.Contains(err.Error(), "vocab.gguf")) {
 				t.Fatalf("err = %v, want %v naming the file", err, tc.want)
 			}

@@ -10,18 +10,16 @@ import (
 	"testing"
 )
 
+// pieces collects the words of splitText.
+type pieces []string
+
+func (p *pieces) word(w string) { *p = append(*p, w) }
+
 // split runs a pre-tokenizer over s.
-func split(k pretokKind, s string) []string {
-	var out []string
-	for i := 0; i < len(s); {
-		j := k.next(s, i)
-		if j <= i {
-			panic("pre-tokenizer made no progress")
-		}
-		out = append(out, s[i:j])
-		i = j
-	}
-	return out
+func split(s string, steps ...pretokKind) []string {
+	var p pieces
+	splitText(steps, s, &p)
+	return p
 }
 
 func TestPretokExamples(t *testing.T) {
@@ -45,8 +43,8 @@ func TestPretokExamples(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
-			if got := split(tc.kind, tc.in); !slices.Equal(got, tc.want) {
-				t.Fatalf("split(%d, %q) = %q, want %q", tc.kind, tc.in, got, tc.want)
+			if got := split(tc.in, tc.kind); !slices.Equal(got, tc.want) {
+				t.Fatalf("split(%q, %d) = %q, want %q", tc.in, tc.kind, got, tc.want)
 			}
 		})
 	}
@@ -89,7 +87,11 @@ func TestPretokReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, k := range map[string]pretokKind{"gpt2": pretokGPT2, "llama3": pretokLlama3, "qwen2": pretokQwen2} {
+	refs := map[string][]pretokKind{"gpt2": {pretokGPT2}, "llama3": {pretokLlama3}, "qwen2": {pretokQwen2}, "punct": {pretokPunctSymbol}}
+	for _, pre := range []string{"starcoder", "falcon", "default", "deepseek-coder", "deepseek-llm", "deepseek-v3", "tekken", "gpt-4o", "qwen35", "bloom", "viking", "seed-coder", "bailingmoe"} {
+		refs[pre] = ggufPres[pre].steps
+	}
+	for name, steps := range refs {
 		t.Run(name, func(t *testing.T) {
 			cmd := exec.Command("node", "split.js", name)
 			cmd.Dir = npmDir
@@ -106,7 +108,7 @@ func TestPretokReference(t *testing.T) {
 			}
 			bad := 0
 			for i, text := range texts {
-				if got := split(k, text); !slices.Equal(got, want[i]) {
+				if got := split(text, steps...); !slices.Equal(got, want[i]) {
 					if bad++; bad <= 10 {
 						t.Errorf("%q:\n got %q\nwant %q", text, got, want[i])
 					}

@@ -185,7 +185,13 @@ func referenceCorpus(specials []string) []string {
 // difference.
 func compareWithReference(t *testing.T, tok *Tokenizer, ref, variant string, texts []string) {
 	t.Helper()
-	res := runReference(t, ref, variant, texts)
+	compareResults(t, tok, texts, runReference(t, ref, variant, texts))
+}
+
+// compareResults reports every text whose Encode/Decode differs from the
+// reference results res.
+func compareResults(t *testing.T, tok *Tokenizer, texts []string, res []refResult) {
+	t.Helper()
 	failures := 0
 	for i, text := range texts {
 		var msgs []string
@@ -216,13 +222,30 @@ func TestReference(t *testing.T) {
 	cases := []struct {
 		model    string
 		specials []string
+		// bosFromConfig: the reference ignores tokenizer_config.json's
+		// add_bos_token, which Python's LlamaTokenizerFast (what vLLM
+		// runs) honours: with special tokens, want BOS before the ids.
+		bosFromConfig string
 	}{
-		{"llama3", []string{"<|begin_of_text|>", "<|eot_id|>", "<|start_header_id|>", "<|reserved_special_token_5|>"}},
-		{"llama2", []string{"<s>", "</s>", "<unk>"}},
+		{"llama3", []string{"<|begin_of_text|>", "<|eot_id|>", "<|start_header_id|>", "<|reserved_special_token_5|>"}, ""},
+		{"llama2", []string{"<s>", "</s>", "<unk>"}, ""},
+		{"gemma3", []string{"<bos>", "<start_of_turn>", "<end_of_turn>", "<eos>"}, ""},
+		{"gpt4o", []string{"<|endoftext|>", "<|endofprompt|>"}, ""},
+		{"deepseek_v3", []string{"<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<｜User｜>", "<｜Assistant｜>"}, "<｜begin▁of▁sentence｜>"},
 	}
 	for _, c := range cases {
 		t.Run(c.model, func(t *testing.T) {
-			compareWithReference(t, refTokenizer(t, c.model), c.model, "", referenceCorpus(c.specials))
+			tok, texts := refTokenizer(t, c.model), referenceCorpus(c.specials)
+			res := runReference(t, c.model, "", texts)
+			if c.bosFromConfig != "" {
+				if !tok.AddsBOS() || tok.BOSToken() != c.bosFromConfig {
+					t.Fatalf("AddsBOS %v, BOS %q, want BOS %q added", tok.AddsBOS(), tok.BOSToken(), c.bosFromConfig)
+				}
+				for i := range res {
+					res[i].IDsSpecial = append([]int32{tok.BOS()}, res[i].IDs...)
+				}
+			}
+			compareResults(t, tok, texts, res)
 		})
 	}
 	t.Run("stories260K-hf", func(t *testing.T) {
@@ -309,8 +332,14 @@ func TestReferenceGPT2(t *testing.T) {
 	variant := `{"tokenizer": {"pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true}},
 		"model": {"ignore_merges": false}, "config": {"tokenizer_class": "GPT2Tokenizer", "eos_token": "<|end_of_text|>"}}`
 	tok := withFlags(refTokenizer(t, "llama3"), func(c *Tokenizer) {
-		c.pretok = pretokGPT2
+		c.pretok = []pretokKind{pretokGPT2}
 		c.ignoreMerges = false
 	})
 	compareWithReference(t, tok, "llama3", variant, referenceCorpus([]string{"<|eot_id|>"}))
+	t.Run("add_prefix_space", func(t *testing.T) {
+		variant := `{"tokenizer": {"pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true}},
+		"model": {"ignore_merges": false}, "config": {"tokenizer_class": "GPT2Tokenizer", "eos_token": "<|end_of_text|>"}}`
+		prefixed := withFlags(tok, func(c *Tokenizer) { c.prefixSpace = true })
+		compareWithReference(t, prefixed, "llama3", variant, referenceCorpus([]string{"<|eot_id|>"}))
+	})
 }

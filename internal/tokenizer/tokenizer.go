@@ -29,6 +29,13 @@ const (
 	kindSPM kind = iota
 	// kindByteLevel: GPT-2 byte-level BPE over pre-tokenized words.
 	kindByteLevel
+	// kindWPM: BERT's WordPiece, greedy longest match, in llama.cpp's
+	// vocabulary form: a word's first piece is stored with a '▁' prefix,
+	// the others bare (Hugging Face's "##" pieces).
+	kindWPM
+	// kindUnigram: SentencePiece Unigram (Viterbi over piece scores), with
+	// kindSPM's space handling.
+	kindUnigram
 )
 
 // Token attributes.
@@ -66,11 +73,13 @@ type Tokenizer struct {
 
 	special specialMatcher
 
-	bos, eos    int32
-	eosIDs      []int32
-	addBOS      bool
-	addEOS      bool
-	prefixSpace bool // SPM: prepend '▁' to each text segment
+	bos, eos int32
+	eosIDs   []int32
+	addBOS   bool
+	addEOS   bool
+	// prefixSpace: SPM: prepend '▁' to each text segment; byte-level: a
+	// space to each segment that does not start with one.
+	prefixSpace bool
 	// prefixFirstOnly: prepend only to a segment at the start of the text
 	// (Metaspace prepend_scheme "first").
 	prefixFirstOnly bool
@@ -79,10 +88,20 @@ type Tokenizer struct {
 	prefixUnlessSpace bool
 	// splitEverySpace: each '▁' starts a new word (Metaspace split).
 	splitEverySpace bool
-	stripLeading    bool // Decode drops one leading space of the whole text
-	pretok          pretokKind
-	ignoreMerges    bool // byte-level: a word found whole in the vocabulary is one token
-	splitWords      bool // SPM: merge each ▁-started word on its own (see noPieceSpansSpace)
+	stripLeading    bool  // Decode drops one leading space of the whole text
+	sep             int32 // WPM: the separator ([SEP]), -1: none
+	addSep          bool  // Encode(text, true) appends sep (BERT)
+	wpm             wpmOptions
+	// Unigram: piece scores (by id), the unknown character's score, the
+	// longest piece in bytes, byte fallback for unknown characters.
+	scores       []float64
+	unkScore     float64
+	maxPiece     int
+	byteFallback bool
+	pretok       []pretokKind // byte-level: the pre-tokenizer's patterns, applied in turn
+	norm         []normStep   // applied to each segment before pre-tokenization
+	ignoreMerges bool         // byte-level: a word found whole in the vocabulary is one token
+	splitWords   bool         // SPM: merge each ▁-started word on its own (see noPieceSpansSpace)
 
 	chatTemplate string
 	bosToken     string
@@ -103,8 +122,13 @@ type LoadOptions struct {
 // "sentencepiece-bpe vocab=512 bos=1 eos=[2]".
 func (t *Tokenizer) String() string {
 	k := "sentencepiece-bpe"
-	if t.kind == kindByteLevel {
+	switch t.kind {
+	case kindByteLevel:
 		k = "byte-level-bpe"
+	case kindWPM:
+		k = "wordpiece"
+	case kindUnigram:
+		k = "unigram"
 	}
 	return fmt.Sprintf("%s vocab=%d bos=%d eos=%v", k, len(t.text), t.bos, t.eosIDs)
 }
@@ -228,6 +252,9 @@ func (t *Tokenizer) Encode(text string, addSpecial bool) []int32 {
 	if addSpecial && t.addEOS && t.eos >= 0 {
 		out = append(out, t.eos)
 	}
+	if addSpecial && t.addSep && t.sep >= 0 {
+		out = append(out, t.sep)
+	}
 	// The ids were built in pooled scratch space: the result is the one
 	// allocation, of exactly the right size.
 	res := make([]int32, len(out))
@@ -240,17 +267,28 @@ func (t *Tokenizer) Encode(text string, addSpecial bool) []int32 {
 // encodeSegment appends the ids of text that holds no special token.
 // atStart: the segment begins the input text.
 func (t *Tokenizer) encodeSegment(w *workspace, out []int32, text string, atStart bool) []int32 {
+	if len(t.norm) > 0 {
+		text = normalize(t.norm, text)
+	}
 	if text == "" {
 		return out
 	}
 	switch t.kind {
-	case kindSPM:
+	case kindWPM:
+		return t.encodeWPM(w, out, text)
+	case kindSPM, kindUnigram:
 		prefix := t.prefixSpace && (atStart || !t.prefixFirstOnly)
 		if prefix && t.prefixUnlessSpace && (text[0] == ' ' || strings.HasPrefix(text, "▁")) {
 			prefix = false
 		}
+		if t.kind == kindUnigram {
+			return t.encodeUnigram(w, out, text, prefix)
+		}
 		return t.encodeSPM(w, out, text, prefix)
 	default:
+		if t.prefixSpace && text[0] != ' ' {
+			text = " " + text // ByteLevel's add_prefix_space
+		}
 		return t.encodeByteLevel(w, out, text)
 	}
 }

