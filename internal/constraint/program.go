@@ -1,0 +1,218 @@
+package constraint
+
+import (
+	"fmt"
+	"strings"
+)
+
+// byteEdge moves to state to on a byte in [lo, hi].
+type byteEdge struct {
+	lo, hi byte
+	to     int32
+}
+
+// callEdge runs rule, then continues at ret.
+type callEdge struct{ rule, ret int32 }
+
+// nstate is one state of the program: a Thompson NFA state of one rule.
+type nstate struct {
+	bytes []byteEdge
+	eps   []int32
+	calls []callEdge
+	final bool // the end state of its rule
+}
+
+// program is a compiled grammar: every rule's NFA in one state array (a
+// recursive transition network). It is immutable once built and shared.
+type program struct {
+	states    []nstate
+	ruleStart []int32
+	ruleNames []string
+	start     int32 // the start rule
+}
+
+// grammarBuilder collects rules before they are compiled to a program.
+type grammarBuilder struct {
+	rules []*expr
+	names []string
+}
+
+// newRule reserves a rule (its body is set later, so rules may recurse).
+func (g *grammarBuilder) newRule(name string) int32 {
+	g.rules = append(g.rules, nil)
+	g.names = append(g.names, name)
+	return int32(len(g.rules) - 1)
+}
+
+func (g *grammarBuilder) setRule(id int32, e *expr) { g.rules[id] = e }
+
+// compile turns the rules into a program starting at rule start. It refuses
+// left recursion (the matcher would expand it forever) and rules left
+// undefined.
+func (g *grammarBuilder) compile(start int32) (*program, error) {
+	p := &program{ruleStart: make([]int32, len(g.rules)), ruleNames: g.names, start: start}
+	for id, e := range g.rules {
+		if e == nil {
+			return nil, fmt.Errorf("rule %q is not defined", g.names[id])
+		}
+		in := p.newState()
+		p.ruleStart[id] = in
+		out := p.frag(e, in)
+		p.states[out].final = true
+	}
+	if err := p.checkLeftRecursion(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *program) newState() int32 {
+	p.states = append(p.states, nstate{})
+	return int32(len(p.states) - 1)
+}
+
+func (p *program) eps(from, to int32) { p.states[from].eps = append(p.states[from].eps, to) }
+
+// frag builds e's NFA starting at state in and returns its end state.
+func (p *program) frag(e *expr, in int32) int32 {
+	switch e.kind {
+	case eEmpty:
+		return in
+	case eNone:
+		return p.newState()
+	case eBytes:
+		out := p.newState()
+		for _, r := range e.ranges {
+			p.states[in].bytes = append(p.states[in].bytes, byteEdge{r.lo, r.hi, out})
+		}
+		return out
+	case eSeq:
+		for _, s := range e.subs {
+			in = p.frag(s, in)
+		}
+		return in
+	case eAlt:
+		out := p.newState()
+		for _, s := range e.subs {
+			st := p.newState()
+			p.eps(in, st)
+			p.eps(p.frag(s, st), out)
+		}
+		return out
+	case eRep:
+		return p.repFrag(e, in)
+	case eRef:
+		out := p.newState()
+		p.states[in].calls = append(p.states[in].calls, callEdge{e.rule, out})
+		return out
+	}
+	panic("constraint: unknown expr kind")
+}
+
+func (p *program) repFrag(e *expr, in int32) int32 {
+	cur := in
+	for range e.min {
+		next := p.newState()
+		p.eps(p.frag(e.subs[0], cur), next)
+		cur = next
+	}
+	if e.max < 0 {
+		loop := p.newState()
+		p.eps(cur, loop)
+		body := p.newState()
+		p.eps(loop, body)
+		p.eps(p.frag(e.subs[0], body), loop)
+		return loop
+	}
+	end := p.newState()
+	for range e.max - e.min {
+		p.eps(cur, end)
+		next := p.newState()
+		p.eps(p.frag(e.subs[0], cur), next)
+		cur = next
+	}
+	p.eps(cur, end)
+	return end
+}
+
+// nullable reports, for every rule, whether it matches the empty string.
+func (p *program) nullable() []bool {
+	null := make([]bool, len(p.ruleStart))
+	for changed := true; changed; {
+		changed = false
+		for r, s := range p.ruleStart {
+			if !null[r] && p.reachesEnd(s, null, nil) {
+				null[r], changed = true, true
+			}
+		}
+	}
+	return null
+}
+
+// reachesEnd walks from state s without consuming a byte (calling only
+// nullable rules) and reports whether a final state is reached; every rule
+// called on the way is passed to called.
+func (p *program) reachesEnd(s int32, null []bool, called func(rule int32)) bool {
+	seen := map[int32]bool{}
+	stack := []int32{s}
+	end := false
+	for len(stack) > 0 {
+		s := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[s] {
+			continue
+		}
+		seen[s] = true
+		st := &p.states[s]
+		end = end || st.final
+		stack = append(stack, st.eps...)
+		for _, c := range st.calls {
+			if called != nil {
+				called(c.rule)
+			}
+			if null[c.rule] {
+				stack = append(stack, c.ret)
+			}
+		}
+	}
+	return end
+}
+
+// checkLeftRecursion refuses a rule that can call itself before consuming
+// a byte.
+func (p *program) checkLeftRecursion() error {
+	null := p.nullable()
+	left := make([][]int32, len(p.ruleStart))
+	for r, s := range p.ruleStart {
+		p.reachesEnd(s, null, func(c int32) { left[r] = append(left[r], c) })
+	}
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := make([]uint8, len(left))
+	var path []string
+	var visit func(r int32) bool
+	visit = func(r int32) bool {
+		color[r] = grey
+		path = append(path, p.ruleNames[r])
+		for _, c := range left[r] {
+			if color[c] == grey || color[c] == white && visit(c) {
+				if color[c] == grey {
+					path = append(path, p.ruleNames[c])
+				}
+				return true
+			}
+		}
+		color[r] = black
+		path = path[:len(path)-1]
+		return false
+	}
+	for r := range left {
+		if color[r] == white && visit(int32(r)) {
+			return fmt.Errorf("left recursion is not supported: %s", strings.Join(path, " -> "))
+		}
+	}
+	return nil
+}
