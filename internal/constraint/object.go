@@ -1,0 +1,197 @@
+package constraint
+
+import (
+	"fmt"
+	"sort"
+	"unicode/utf8"
+)
+
+// member is one named property of an object schema.
+type member struct {
+	key      string
+	value    *expr
+	required bool
+}
+
+// objectType compiles type object: the named properties in declaration
+// order (each optional unless required), then, when additionalProperties
+// allows, any number of other keys (never one of the named ones).
+func (c *schemaCompiler) objectType(o *object, path string) (*expr, error) {
+	members, named, err := c.members(o, path)
+	if err != nil || members == nil && named == nil {
+		return noneExpr, err
+	}
+	extra, err := c.additional(o, named, path)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPropertyCounts(o, members, extra, path); err != nil {
+		return nil, err
+	}
+	sep := seq(lit(","), c.ws)
+	// rest[i][s] matches members i.. (s: a member was already written).
+	n := len(members)
+	var rest [2]*expr
+	if extra.kind == eNone {
+		rest = [2]*expr{emptyExpr, emptyExpr}
+	} else {
+		rest = [2]*expr{opt(seq(extra, star(seq(sep, extra)))), star(seq(sep, extra))}
+	}
+	for i := n - 1; i >= 0; i-- {
+		m := members[i]
+		started := c.rule(fmt.Sprintf("%s/rest%d", path, i+1), rest[1])
+		take := [2]*expr{seq(m.value, started), seq(sep, m.value, started)}
+		if m.required {
+			rest = take
+		} else {
+			rest = [2]*expr{alt(take[0], rest[0]), alt(take[1], started)}
+		}
+	}
+	return seq(lit("{"), c.ws, rest[0], lit("}")), nil
+}
+
+// rule wraps e in a rule (so an expr used twice is built once).
+func (c *schemaCompiler) rule(name string, e *expr) *expr {
+	if e.kind == eEmpty || e.kind == eNone || e.kind == eRef {
+		return e
+	}
+	id := c.g.newRule(name)
+	c.g.setRule(id, e)
+	return ref(id)
+}
+
+// members lists the named properties as `"key" ws : ws value ws`. A
+// required property missing from properties takes additionalProperties'
+// schema. nil, nil: the object is unsatisfiable.
+func (c *schemaCompiler) members(o *object, path string) ([]member, map[string]bool, error) {
+	props, _ := o.vals["properties"].(*object)
+	if props == nil {
+		props = newObject()
+	}
+	required := map[string]bool{}
+	req, _ := o.vals["required"].([]any)
+	order := append([]string(nil), props.keys...)
+	for _, r := range req {
+		s, _ := r.(string)
+		required[s] = true
+		if !has(props, s) {
+			order = append(order, s)
+		}
+	}
+	named := map[string]bool{}
+	var out []member
+	for _, k := range order {
+		named[k] = true
+		sch, ok := props.get(k)
+		if !ok {
+			sch, ok = o.get("additionalProperties")
+			if !ok {
+				sch = true
+			}
+		}
+		v, err := c.schema(sch, path+"/properties/"+k)
+		if err != nil {
+			return nil, nil, err
+		}
+		if v.kind == eNone {
+			if required[k] {
+				return nil, nil, nil
+			}
+			continue
+		}
+		key := lit(`"` + canonicalString(k) + `"`)
+		out = append(out, member{k, seq(key, c.ws, lit(":"), c.ws, v, c.ws), required[k]})
+	}
+	return out, named, nil
+}
+
+// additional is one additional member (noneExpr when none is allowed).
+func (c *schemaCompiler) additional(o *object, named map[string]bool, path string) (*expr, error) {
+	sch, ok := o.get("additionalProperties")
+	if !ok {
+		sch = true
+	}
+	v, err := c.schema(sch, path+"/additionalProperties")
+	if err != nil || v.kind == eNone {
+		return noneExpr, err
+	}
+	key := anyJSONString()
+	if len(named) > 0 {
+		key = seq(lit(`"`), keyNotIn(named), lit(`"`))
+	}
+	return seq(key, c.ws, lit(":"), c.ws, v, c.ws), nil
+}
+
+// checkPropertyCounts accepts minProperties/maxProperties only when the
+// grammar already implies them.
+func checkPropertyCounts(o *object, members []member, extra *expr, path string) error {
+	if v, ok := o.get("minProperties"); ok {
+		n, err := count(v, path, "minProperties")
+		req := 0
+		for _, m := range members {
+			if m.required {
+				req++
+			}
+		}
+		if err != nil || n > req {
+			return unsupported(path, "minProperties above the required count")
+		}
+	}
+	if v, ok := o.get("maxProperties"); ok {
+		n, err := count(v, path, "maxProperties")
+		if err != nil || extra.kind != eNone || n < len(members) {
+			return unsupported(path, "maxProperties below the possible property count")
+		}
+	}
+	return nil
+}
+
+// runeTrie is a trie of the named keys, by character.
+type runeTrie struct {
+	end  bool
+	kids map[rune]*runeTrie
+}
+
+// keyNotIn is every JSON string body (canonical form) whose value is not
+// one of names: it leaves the trie of names at some character or stops at
+// a node where no name ends.
+func keyNotIn(names map[string]bool) *expr {
+	root := &runeTrie{kids: map[rune]*runeTrie{}}
+	for k := range names {
+		n := root
+		for _, r := range k {
+			if n.kids[r] == nil {
+				n.kids[r] = &runeTrie{kids: map[rune]*runeTrie{}}
+			}
+			n = n.kids[r]
+		}
+		n.end = true
+	}
+	return root.notIn()
+}
+
+func (n *runeTrie) notIn() *expr {
+	anyTail := star(jsonChars([]runeRange{{0, utf8.MaxRune}}))
+	keys := make([]rune, 0, len(n.kids))
+	for r := range n.kids {
+		keys = append(keys, r)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	var others []runeRange
+	next := rune(0)
+	for _, r := range keys {
+		if r > next {
+			others = append(others, runeRange{next, r - 1})
+		}
+		next = r + 1
+	}
+	others = append(others, runeRange{next, utf8.MaxRune})
+	alts := []*expr{seq(jsonChars(others), anyTail)}
+	if !n.end {
+		alts = append(alts, emptyExpr)
+	}
+	for _, r := range keys {
+		alts = append(alts, seq(jsonChars([]runeRange{{r, r}}), n.kids[r].notIn()))
+	}
+	return alt(alts...)
+}
