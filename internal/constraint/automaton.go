@@ -26,6 +26,7 @@ type dset struct {
 	frames []int32
 	accept bool
 	trans  *[256]int32 // lazily filled; unknown until computed
+	loop   uint8       // isTextLoop: loopUnknown, loopNo, loopYes
 }
 
 // automaton determinizes a program lazily (a lazy DFA over sets of parse
@@ -93,7 +94,10 @@ func (a *automaton) closure(id int32) (accept bool) {
 		}
 		if len(st.calls) > 0 && a.depth[id] < maxCalls {
 			for _, c := range st.calls {
-				ret := a.frameOf(c.ret, f.parent)
+				ret := f.parent
+				if !c.tail {
+					ret = a.frameOf(c.ret, f.parent)
+				}
 				stack = append(stack, a.frameOf(a.prog.ruleStart[c.rule], ret))
 			}
 		}

@@ -14,8 +14,12 @@ func jsonChars(rs []runeRange) *expr {
 	var raw []runeRange
 	var alts []*expr
 	for _, r := range rs {
-		for c := r.lo; c <= r.hi && c < 0x20; c++ {
-			alts = append(alts, lit(escapeRune(c)))
+		if r.lo == 0 && r.hi >= 0x1F {
+			alts = append(alts, controlEscapes)
+		} else {
+			for c := r.lo; c <= r.hi && c < 0x20; c++ {
+				alts = append(alts, lit(escapeRune(c)))
+			}
 		}
 		for _, special := range []rune{'"', '\\'} {
 			if r.lo <= special && special <= r.hi {
@@ -26,6 +30,12 @@ func jsonChars(rs []runeRange) *expr {
 	}
 	return alt(append(alts, utf8Ranges(raw))...)
 }
+
+// controlEscapes is the canonical escape of every control character:
+// \b \t \n \f \r, else \u00xx in lowercase hex.
+var controlEscapes = seq(lit(`\`), alt(byteSet("btnfr"), seq(lit("u00"), alt(
+	seq(lit("0"), byteIn(byteRange{'0', '7'}, byteRange{'b', 'b'}, byteRange{'e', 'f'})),
+	seq(lit("1"), byteIn(byteRange{'0', '9'}, byteRange{'a', 'f'}))))))
 
 // subtractRunes removes the (sorted) runes cut from r.
 func subtractRunes(r runeRange, cut ...rune) []runeRange {

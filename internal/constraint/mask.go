@@ -39,13 +39,38 @@ func (a *automaton) fillMask(m *Matcher, s int32, dst []uint64) {
 		copy(dst, c)
 		return
 	}
-	clear(dst)
+	if a.isTextLoop(s) {
+		copy(dst, m.text)
+		a.walk(&m.impure, s, dst, nil)
+	} else {
+		clear(dst)
+		a.walk(&m.full, s, dst, m.text)
+	}
+	if a.sets[s].accept {
+		for _, id := range m.eos {
+			dst[id>>6] |= 1 << (id & 63)
+		}
+	}
+	a.masks.put(s, dst)
+}
+
+// minLoopSubtree is the subtree size (tokens) from which walk checks
+// whether a node's state is a text loop.
+const minLoopSubtree = 32
+
+// walk sets in dst the tokens of tr that can follow set s, walking the trie
+// and skipping each subtree whose prefix is already dead. When text is not
+// nil and a node's state is a text loop (see isTextLoop), every string-text
+// token of its subtree is allowed at once, and only the subtrees holding
+// other tokens are walked.
+func (a *automaton) walk(tr *trie, s int32, dst []uint64, text []uint64) {
 	var stack [256]int32
 	stack[0] = s
-	nodes := m.nodes
+	nodes := tr.nodes
+	covered := int32(0) // nodes below this index, in a covered subtree, are done
 	for i := 1; i < len(nodes); {
 		n := &nodes[i]
-		if int(n.depth) >= len(stack) {
+		if int(n.depth) >= len(stack) || int32(i) < covered && !n.impure {
 			i = int(n.end)
 			continue
 		}
@@ -54,16 +79,20 @@ func (a *automaton) fillMask(m *Matcher, s int32, dst []uint64) {
 			i = int(n.end)
 			continue
 		}
-		for _, id := range m.toks[n.tokLo:n.tok] {
+		for _, id := range tr.toks[n.tokLo:n.tok] {
 			dst[id>>6] |= 1 << (id & 63)
+		}
+		if text != nil && int32(i) >= covered && n.subHi-n.subLo >= minLoopSubtree && a.isTextLoop(t) {
+			for _, id := range tr.toks[n.subLo:n.subHi] {
+				dst[id>>6] |= text[id>>6] & (1 << (id & 63))
+			}
+			covered = n.end
+			if !n.impure {
+				i = int(n.end)
+				continue
+			}
 		}
 		stack[n.depth] = t
 		i++
 	}
-	if a.sets[s].accept {
-		for _, id := range m.eos {
-			dst[id>>6] |= 1 << (id & 63)
-		}
-	}
-	a.masks.put(s, dst)
 }

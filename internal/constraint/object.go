@@ -115,11 +115,15 @@ func (c *schemaCompiler) additional(o *object, named map[string]bool, path strin
 	if err != nil || v.kind == eNone {
 		return noneExpr, err
 	}
-	key := anyJSONString()
-	if len(named) > 0 {
-		key = seq(lit(`"`), keyNotIn(named), lit(`"`))
+	after := seq(c.ws, lit(":"), c.ws, v, c.ws)
+	if len(named) == 0 {
+		return seq(anyJSONString(), after), nil
 	}
-	return seq(key, c.ws, lit(":"), c.ws, v, c.ws), nil
+	// The key's continuations are rules called in tail position, so every
+	// way of leaving the trie of names reaches the same parse stack.
+	end := c.rule(path+"/additionalKeyEnd", seq(lit(`"`), after))
+	tail := c.rule(path+"/additionalKeyTail", seq(star(jsonChars([]runeRange{{0, utf8.MaxRune}})), end))
+	return c.rule(path+"/additionalKey", seq(lit(`"`), keyNotIn(named, end, tail))), nil
 }
 
 // checkPropertyCounts accepts minProperties/maxProperties only when the
@@ -153,9 +157,10 @@ type runeTrie struct {
 }
 
 // keyNotIn is every JSON string body (canonical form) whose value is not
-// one of names: it leaves the trie of names at some character or stops at
-// a node where no name ends.
-func keyNotIn(names map[string]bool) *expr {
+// one of names, followed by end (after the body) or tail (after a
+// character that leaves the trie of names): it leaves the trie of names at
+// some character or stops at a node where no name ends.
+func keyNotIn(names map[string]bool, end, tail *expr) *expr {
 	root := &runeTrie{kids: map[rune]*runeTrie{}}
 	for k := range names {
 		n := root
@@ -167,11 +172,10 @@ func keyNotIn(names map[string]bool) *expr {
 		}
 		n.end = true
 	}
-	return root.notIn()
+	return root.notIn(end, tail)
 }
 
-func (n *runeTrie) notIn() *expr {
-	anyTail := star(jsonChars([]runeRange{{0, utf8.MaxRune}}))
+func (n *runeTrie) notIn(end, tail *expr) *expr {
 	keys := make([]rune, 0, len(n.kids))
 	for r := range n.kids {
 		keys = append(keys, r)
@@ -186,12 +190,12 @@ func (n *runeTrie) notIn() *expr {
 		next = r + 1
 	}
 	others = append(others, runeRange{next, utf8.MaxRune})
-	alts := []*expr{seq(jsonChars(others), anyTail)}
+	alts := []*expr{seq(jsonChars(others), tail)}
 	if !n.end {
-		alts = append(alts, emptyExpr)
+		alts = append(alts, end)
 	}
 	for _, r := range keys {
-		alts = append(alts, seq(jsonChars([]runeRange{{r, r}}), n.kids[r].notIn()))
+		alts = append(alts, seq(jsonChars([]runeRange{{r, r}}), n.kids[r].notIn(end, tail)))
 	}
 	return alt(alts...)
 }

@@ -11,8 +11,13 @@ type byteEdge struct {
 	to     int32
 }
 
-// callEdge runs rule, then continues at ret.
-type callEdge struct{ rule, ret int32 }
+// callEdge runs rule, then continues at ret. A tail call (ret reaches
+// only the end of its rule, consuming nothing) returns straight to the
+// caller's caller, so stacks reached through different tail calls coincide.
+type callEdge struct {
+	rule, ret int32
+	tail      bool
+}
 
 // nstate is one state of the program: a Thompson NFA state of one rule.
 type nstate struct {
@@ -29,6 +34,8 @@ type program struct {
 	ruleStart []int32
 	ruleNames []string
 	start     int32 // the start rule
+
+	shared map[*expr]int32 // while building: repeated bodies made rules
 }
 
 // grammarBuilder collects rules before they are compiled to a program.
@@ -60,9 +67,11 @@ func (g *grammarBuilder) compile(start int32) (*program, error) {
 		out := p.frag(e, in)
 		p.states[out].final = true
 	}
+	p.shared = nil
 	if err := p.checkLeftRecursion(); err != nil {
 		return nil, err
 	}
+	p.markTailCalls()
 	return p, nil
 }
 
@@ -103,13 +112,20 @@ func (p *program) frag(e *expr, in int32) int32 {
 		return p.repFrag(e, in)
 	case eRef:
 		out := p.newState()
-		p.states[in].calls = append(p.states[in].calls, callEdge{e.rule, out})
+		p.states[in].calls = append(p.states[in].calls, callEdge{rule: e.rule, ret: out})
 		return out
 	}
 	panic("constraint: unknown expr kind")
 }
 
+// sharedBodySize is the expr size above which a body repeated more than
+// once becomes a rule of its own (its copies are then one call each).
+const sharedBodySize = 8
+
 func (p *program) repFrag(e *expr, in int32) int32 {
+	if copies := max(e.max, e.min+1); copies > 1 && exprSize(e.subs[0], sharedBodySize) > sharedBodySize {
+		e = &expr{kind: eRep, subs: []*expr{ref(p.sharedRule(e.subs[0]))}, min: e.min, max: e.max}
+	}
 	cur := in
 	for range e.min {
 		next := p.newState()
@@ -133,6 +149,67 @@ func (p *program) repFrag(e *expr, in int32) int32 {
 	}
 	p.eps(cur, end)
 	return end
+}
+
+// sharedRule returns the rule made of body e, adding it on first use.
+func (p *program) sharedRule(e *expr) int32 {
+	if id, ok := p.shared[e]; ok {
+		return id
+	}
+	if p.shared == nil {
+		p.shared = map[*expr]int32{}
+	}
+	id := int32(len(p.ruleStart))
+	p.shared[e] = id
+	p.ruleStart = append(p.ruleStart, 0)
+	p.ruleNames = append(p.ruleNames, "repeated")
+	in := p.newState()
+	p.ruleStart[id] = in
+	p.states[p.frag(e, in)].final = true
+	return id
+}
+
+// exprSize counts e's nodes, stopping above limit.
+func exprSize(e *expr, limit int) int {
+	n := 1
+	for _, s := range e.subs {
+		if n > limit {
+			break
+		}
+		n += exprSize(s, limit-n)
+	}
+	return n
+}
+
+// markTailCalls flags the calls whose return state only leads, without
+// consuming a byte, to the end of its rule.
+func (p *program) markTailCalls() {
+	for i := range p.states {
+		for j, c := range p.states[i].calls {
+			p.states[i].calls[j].tail = p.onlyEnds(c.ret)
+		}
+	}
+}
+
+func (p *program) onlyEnds(s int32) bool {
+	seen := map[int32]bool{}
+	stack := []int32{s}
+	final := false
+	for len(stack) > 0 {
+		s := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[s] {
+			continue
+		}
+		seen[s] = true
+		st := &p.states[s]
+		if len(st.bytes) > 0 || len(st.calls) > 0 {
+			return false
+		}
+		final = final || st.final
+		stack = append(stack, st.eps...)
+	}
+	return final
 }
 
 // nullable reports, for every rule, whether it matches the empty string.

@@ -56,8 +56,8 @@ func (c *schemaCompiler) union(o *object, path string) (*expr, error) {
 
 // branchInfo is what disjointness is decided on.
 type branchInfo struct {
-	types    map[string]bool    // nil: any type
-	values   map[string]bool    // enum/const values (nil: unrestricted)
+	types    map[string]bool            // nil: any type
+	values   map[string]bool            // enum/const values (nil: unrestricted)
 	consts   map[string]map[string]bool // required property -> its allowed values
 	required map[string]bool
 	closed   map[string]bool // additionalProperties false: the named properties (nil: open)

@@ -72,8 +72,8 @@ func tokenID(t testing.TB, s string) int32 {
 func TestTrieCoversEveryToken(t *testing.T) {
 	m := testMatcher(t)
 	seen := map[int32]bool{}
-	for _, n := range m.nodes[1:] {
-		for _, id := range m.toks[n.tokLo:n.tok] {
+	for _, n := range m.full.nodes[1:] {
+		for _, id := range m.full.toks[n.tokLo:n.tok] {
 			seen[id] = true
 		}
 	}
