@@ -19,7 +19,7 @@ func BenchmarkMask(b *testing.B) {
 	for range b.N {
 		sc = benchScore{}
 		for i := range cases {
-			scoreCase(b, &cases[i], tok, m, &sc)
+			scoreCase(b, &cases[i], tok, m, &sc, 1)
 		}
 	}
 	b.ReportMetric(float64(percentile(sc.masks, 0.5))/float64(time.Microsecond), "p50-µs/mask")

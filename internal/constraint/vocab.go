@@ -37,8 +37,8 @@ type trieNode struct {
 // vocabulary and share it.
 type Matcher struct {
 	size   int
-	full   trie // every ordinary token
-	impure trie // the tokens that are not string text (see isStringText)
+	full   trie     // every ordinary token
+	impure trie     // the tokens that are not string text (see isStringText)
 	text   []uint64 // bitset of the string-text tokens
 	eos    []int32
 	tokens [][]byte // by id; nil for special or empty tokens
