@@ -27,7 +27,7 @@ var formatRegex = map[string]string{
 	"uuid":      `[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`,
 	"ipv4":      reIPv4Octet + `(\.` + reIPv4Octet + `){3}`,
 	"hostname":  reHostname,
-	"email":     `[A-Za-z0-9_+-]{1,32}(\.[A-Za-z0-9_+-]{1,16}){0,2}@(` + reLabel + `\.){1,3}[A-Za-z]{2,10}`,
+	"email":     `[A-Za-z0-9_+-]{1,30}(\.[A-Za-z0-9_+-]{1,16}){0,2}@(` + reLabel + `\.){1,3}[A-Za-z]{2,10}`,
 	"uri": `[a-zA-Z][a-zA-Z0-9+.-]{0,15}://` + reHostname + `(:[1-9][0-9]{0,3})?(/` + rePChar + `*)*` +
 		`(\?(` + rePChar + `|[/?])*)?(#(` + rePChar + `|[/?])*)?`,
 }

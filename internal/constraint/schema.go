@@ -1,6 +1,7 @@
 package constraint
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -26,6 +27,10 @@ func unsupported(path, feature string, args ...any) error {
 	return &UnsupportedError{Feature: fmt.Sprintf(feature, args...), Path: path}
 }
 
+// ErrInvalidSchema wraps the validator library's complaint about a schema
+// that is not valid JSON Schema.
+var ErrInvalidSchema = errors.New("invalid JSON Schema")
+
 // schemaCompiler turns a parsed schema into grammar rules: one rule per
 // subschema object (so $ref recursion is a rule reference).
 type schemaCompiler struct {
@@ -41,7 +46,7 @@ type schemaCompiler struct {
 // error); a feature that cannot be enforced is an *UnsupportedError.
 func JSONSchema(schema []byte, o Options) (*Constraint, error) {
 	if err := checkSchema(schema); err != nil {
-		return nil, fmt.Errorf("constraint: invalid JSON Schema: %w", err)
+		return nil, fmt.Errorf("constraint: %w: %w", ErrInvalidSchema, err)
 	}
 	root, err := parseJSON(schema)
 	if err != nil {
