@@ -11,12 +11,12 @@ import (
 type gTokKind uint8
 
 const (
-	gIdent   gTokKind = iota
-	gDefine           // ::= or :
-	gString           // "..." or '...' (text holds the decoded bytes)
-	gClass            // [...] in GBNF (text holds the source inside)
-	gRegex            // /.../flags (Lark)
-	gPunct            // ( ) | * + ? { } [ ] ~ , .. . -> and numbers
+	gIdent  gTokKind = iota
+	gDefine          // ::= or :
+	gString          // "..." or '...' (text holds the decoded bytes)
+	gClass           // [...] in GBNF (text holds the source inside)
+	gRegex           // /.../flags (Lark)
+	gPunct           // ( ) | * + ? { } [ ] ~ , .. . -> and numbers
 	gNumber
 	gDirective // %import, %ignore...
 )
