@@ -2,6 +2,7 @@ package constraint
 
 import (
 	"fmt"
+	"regexp/syntax"
 	"strings"
 )
 
@@ -98,8 +99,23 @@ func isAlnum(c byte) bool {
 }
 
 // jsonPattern compiles a JSON Schema pattern to the language of JSON string
-// bodies (canonical form) whose value contains a match.
-func jsonPattern(pattern string) (*expr, error) {
+// bodies (canonical form) whose value contains a match, and the range of
+// the lengths of those values.
+func jsonPattern(pattern string) (e *expr, lo, hi int, err error) {
+	re, err := parseECMA(pattern)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	t := regexTranslator{enc: jsonChars}
+	if e, err = t.search(re); err != nil {
+		return nil, 0, 0, fmt.Errorf("pattern %q: %w", pattern, err)
+	}
+	lo, hi = searchLen(re)
+	return e, lo, hi, nil
+}
+
+// parseECMA parses a JSON Schema pattern.
+func parseECMA(pattern string) (*syntax.Regexp, error) {
 	p, err := ecmaToRE2(pattern)
 	if err != nil {
 		return nil, err
@@ -108,10 +124,5 @@ func jsonPattern(pattern string) (*expr, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pattern %q: %w", pattern, err)
 	}
-	t := regexTranslator{enc: jsonChars}
-	e, err := t.search(re)
-	if err != nil {
-		return nil, fmt.Errorf("pattern %q: %w", pattern, err)
-	}
-	return e, nil
+	return re, nil
 }

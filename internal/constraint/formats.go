@@ -43,15 +43,16 @@ var knownFormats = map[string]bool{
 	"relative-json-pointer": true, "regex": true, "semver": true,
 }
 
-// formatExpr is the JSON string body of a string in format f; ok is false
-// for an unknown format (not asserted: no constraint).
-func formatExpr(f string) (e *expr, ok bool, err error) {
+// formatExpr is the JSON string body of a string in format f and the range
+// of its lengths; ok is false for an unknown format (not asserted: no
+// constraint).
+func formatExpr(f string) (e *expr, lo, hi int, ok bool, err error) {
 	re, has := formatRegex[f]
 	if !has {
 		if knownFormats[f] {
-			return nil, true, &UnsupportedError{Feature: "format: " + f}
+			return nil, 0, 0, true, &UnsupportedError{Feature: "format: " + f}
 		}
-		return nil, false, nil
+		return nil, 0, 0, false, nil
 	}
 	parsed, err := parseRegex(re)
 	if err != nil {
@@ -62,5 +63,6 @@ func formatExpr(f string) (e *expr, ok bool, err error) {
 	if err != nil {
 		panic(fmt.Sprintf("constraint: format %s: %v", f, err))
 	}
-	return e, true, nil
+	lo, hi = matchLen(parsed)
+	return e, lo, hi, true, nil
 }

@@ -172,7 +172,7 @@ func percentile(d []time.Duration, p float64) time.Duration {
 // TestMaskBench scores the constraint on MaskBench's dev sample as its
 // README describes. CI runs a fixed subset; the full set:
 //
-//	go test ./internal/constraint -run TestMaskBench -maskbench.full -v
+//	go test ./internal/constraint -run TestMaskBench -v -timeout 60m -args -maskbench.full
 func TestMaskBench(t *testing.T) {
 	tok, m := llama3Matcher(t)
 	cases := loadMaskBench(t, *maskbenchFull)

@@ -11,8 +11,9 @@ import (
 const maxRepeat = 2048
 
 // stringType compiles type string with minLength, maxLength, pattern and
-// format. Only one of format, pattern and the length bounds may constrain a
-// string (an intersection of them is refused).
+// format. Format and pattern together are refused; length bounds beside
+// either are accepted only when they follow from it (e.g. ^[0-9]{5}$ with
+// maxLength 5), else refused.
 func stringType(o *object, path string) (*expr, error) {
 	minL, maxL, err := lengthBounds(o, "minLength", "maxLength", path)
 	if err != nil {
@@ -22,25 +23,25 @@ func stringType(o *object, path string) (*expr, error) {
 	var body *expr
 	if f, ok := o.get("format"); ok {
 		name, _ := f.(string)
-		e, known, err := formatExpr(name)
+		e, lo, hi, known, err := formatExpr(name)
 		if err != nil {
 			return nil, withPath(err, path)
 		}
 		if known {
-			if has(o, "pattern") || lengths {
+			if has(o, "pattern") || !lengthsImplied(lo, hi, minL, maxL) {
 				return nil, unsupported(path, "format %s with pattern or length bounds", name)
 			}
 			body = e
 		}
 	}
 	if p, ok := o.get("pattern"); ok {
-		if lengths {
-			return nil, unsupported(path, "pattern with minLength/maxLength")
-		}
 		s, _ := p.(string)
-		e, err := jsonPattern(s)
+		e, lo, hi, err := jsonPattern(s)
 		if err != nil {
 			return nil, unsupported(path, "%v", err)
+		}
+		if !lengthsImplied(lo, hi, minL, maxL) {
+			return nil, unsupported(path, "pattern with minLength/maxLength")
 		}
 		body = e
 	}
