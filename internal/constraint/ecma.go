@@ -2,6 +2,7 @@ package constraint
 
 import (
 	"fmt"
+	"regexp"
 	"regexp/syntax"
 	"strings"
 )
@@ -112,6 +113,16 @@ func jsonPattern(pattern string) (e *expr, lo, hi int, err error) {
 	}
 	lo, hi = searchLen(re)
 	return e, lo, hi, nil
+}
+
+// ecmaRegexp compiles a JSON Schema pattern for matching at compile time
+// (which named keys a patternProperties pattern covers).
+func ecmaRegexp(pattern string) (*regexp.Regexp, error) {
+	p, err := ecmaToRE2(pattern)
+	if err != nil {
+		return nil, err
+	}
+	return regexp.Compile(p)
 }
 
 // parseECMA parses a JSON Schema pattern.

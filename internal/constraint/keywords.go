@@ -27,7 +27,7 @@ var assertions = map[string]bool{
 // unsupportedKeywords cannot be enforced by a grammar here; a schema using
 // them is refused.
 var unsupportedKeywords = []string{
-	"not", "patternProperties", "propertyNames", "dependencies", "dependentRequired",
+	"propertyNames", "dependencies", "dependentRequired",
 	"dependentSchemas", "unevaluatedProperties", "unevaluatedItems", "contains", "minContains",
 	"maxContains", "$dynamicRef", "$recursiveRef",
 }

@@ -79,8 +79,17 @@ func (c *schemaCompiler) members(o *object, path string) ([]member, map[string]b
 		}
 	}
 	named := map[string]bool{}
+	for _, k := range c.forbidden[o] {
+		if required[k] {
+			return nil, nil, nil
+		}
+		named[k] = true
+	}
 	var out []member
 	for _, k := range order {
+		if named[k] {
+			continue // forbidden by "not"
+		}
 		named[k] = true
 		sch, ok := props.get(k)
 		if !ok {
@@ -107,6 +116,9 @@ func (c *schemaCompiler) members(o *object, path string) ([]member, map[string]b
 
 // additional is one additional member (noneExpr when none is allowed).
 func (c *schemaCompiler) additional(o *object, named map[string]bool, path string) (*expr, error) {
+	if pp, ok := o.vals["patternProperties"].(*object); ok && len(pp.keys) > 0 {
+		return c.patternMembers(o, pp, named, path)
+	}
 	sch, ok := o.get("additionalProperties")
 	if !ok {
 		sch = true
@@ -124,6 +136,41 @@ func (c *schemaCompiler) additional(o *object, named map[string]bool, path strin
 	end := c.rule(path+"/additionalKeyEnd", seq(lit(`"`), after))
 	tail := c.rule(path+"/additionalKeyTail", seq(star(jsonChars([]runeRange{{0, utf8.MaxRune}})), end))
 	return c.rule(path+"/additionalKey", seq(lit(`"`), keyNotIn(named, end, tail))), nil
+}
+
+// patternMembers is one member whose key matches a patternProperties
+// pattern. Supported: additionalProperties false, every pattern with the
+// same schema, and no named (or forbidden) key matching a pattern, so a
+// key's schema is exactly the patterns' one.
+func (c *schemaCompiler) patternMembers(o *object, pp *object, named map[string]bool, path string) (*expr, error) {
+	if ap, ok := o.get("additionalProperties"); !ok || ap != false {
+		return nil, unsupported(path, "patternProperties without additionalProperties false")
+	}
+	var keys []*expr
+	for _, p := range pp.keys {
+		if jsonText(pp.vals[p]) != jsonText(pp.vals[pp.keys[0]]) {
+			return nil, unsupported(path, "patternProperties with different schemas")
+		}
+		e, _, _, err := jsonPattern(p)
+		if err != nil {
+			return nil, unsupported(path, "patternProperties: %v", err)
+		}
+		re, err := ecmaRegexp(p)
+		if err != nil {
+			return nil, unsupported(path, "patternProperties: %v", err)
+		}
+		for k := range named {
+			if re.MatchString(k) {
+				return nil, unsupported(path, "patternProperties pattern %q matching property %q", p, k)
+			}
+		}
+		keys = append(keys, e)
+	}
+	v, err := c.schema(pp.vals[pp.keys[0]], path+"/patternProperties")
+	if err != nil || v.kind == eNone {
+		return noneExpr, err
+	}
+	return seq(lit(`"`), alt(keys...), lit(`"`), c.ws, lit(":"), c.ws, v, c.ws), nil
 }
 
 // checkPropertyCounts accepts minProperties/maxProperties only when the

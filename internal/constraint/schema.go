@@ -35,8 +35,9 @@ var ErrInvalidSchema = errors.New("invalid JSON Schema")
 // subschema object (so $ref recursion is a rule reference).
 type schemaCompiler struct {
 	*jsonGrammar
-	root  any
-	rules map[*object]int32
+	root      any
+	rules     map[*object]int32
+	forbidden map[*object][]string // properties a "not required" excludes
 	empty map[*object]bool // subschemas no value satisfies
 	depth int              // $ref/allOf resolution depth (cycles)
 }
@@ -52,7 +53,8 @@ func JSONSchema(schema []byte, o Options) (*Constraint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("constraint: JSON Schema: %w", err)
 	}
-	c := &schemaCompiler{jsonGrammar: newJSONGrammar(o), root: root, rules: map[*object]int32{}, empty: map[*object]bool{}}
+	c := &schemaCompiler{jsonGrammar: newJSONGrammar(o), root: root, rules: map[*object]int32{}, empty: map[*object]bool{},
+		forbidden: map[*object][]string{}}
 	e, err := c.schema(root, "#")
 	if err != nil {
 		return nil, fmt.Errorf("constraint: JSON Schema: %w", err)
@@ -105,6 +107,10 @@ func (c *schemaCompiler) object(o *object, path string) (*expr, error) {
 	}
 	if has(o, "anyOf") || has(o, "oneOf") {
 		return c.union(o, path)
+	}
+	o, empty, err := c.applyNot(o, path)
+	if err != nil || empty {
+		return noneExpr, err
 	}
 	if has(o, "enum") || has(o, "const") {
 		return c.enum(o, path)

@@ -146,6 +146,8 @@ var soundnessSchemas = []struct{ name, schema string }{
 	{"recursive ref", `{"$defs":{"node":{"type":"object","properties":{"v":{"type":"integer"},"kids":{"type":"array","items":{"$ref":"#/$defs/node"},"maxItems":2}},"required":["v"],"additionalProperties":false}},"$ref":"#/$defs/node"}`},
 	{"enum const", `{"$schema":"http://json-schema.org/draft-07/schema#","type":"array","items":[{"enum":["a",1,null,{"k":[true]}]},{"const":"c\"q"},{"type":"string","enum":["s",2]}],"minItems":3,"maxItems":3}`},
 	{"any", `{"type":"object","properties":{"x":{}},"required":["x"]}`},
+	{"not", `{"type":"object","properties":{"a":{"not":{"type":["string","object","array","number"]}},"b":{"not":{}},"c":{"type":"integer"}},"not":{"required":["c"]}}`},
+	{"patternProperties", `{"type":"object","properties":{"id":{"type":"integer"}},"patternProperties":{"^x-[a-z]{1,3}$":{"type":"boolean"},"^y\\d$":{"type":"boolean"}},"additionalProperties":false}`},
 	{"types", `{"type":["string","integer","null"],"minLength":1,"maxLength":3,"minimum":4}`},
 }
 

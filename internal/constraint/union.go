@@ -116,7 +116,8 @@ func (c *schemaCompiler) info(o *object) branchInfo {
 			}
 		}
 	}
-	if ap, ok := o.get("additionalProperties"); ok && ap == false {
+	pp, _ := o.vals["patternProperties"].(*object)
+	if ap, ok := o.get("additionalProperties"); ok && ap == false && (pp == nil || len(pp.keys) == 0) {
 		in.closed = map[string]bool{}
 		if props != nil {
 			for _, k := range props.keys {
