@@ -38,8 +38,8 @@ type schemaCompiler struct {
 	root      any
 	rules     map[*object]int32
 	forbidden map[*object][]string // properties a "not required" excludes
-	empty map[*object]bool // subschemas no value satisfies
-	depth int              // $ref/allOf resolution depth (cycles)
+	empty     map[*object]bool     // subschemas no value satisfies
+	depth     int                  // $ref/allOf resolution depth (cycles)
 }
 
 // JSONSchema compiles a JSON Schema (draft 4 to 2020-12). The schema is first
