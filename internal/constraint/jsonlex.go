@@ -105,6 +105,12 @@ type Options struct {
 	Compact bool
 	// MaxWhitespace caps each run of whitespace (0: DefaultMaxWhitespace).
 	MaxWhitespace int
+	// OrderedProperties makes object members follow the schema's
+	// properties order, additional properties last (as LLGuidance and
+	// XGrammar emit them). By default optional and additional members may
+	// come anywhere and required ones in that order among themselves: real
+	// documents (and MaskBench's valid instances) do not always follow it.
+	OrderedProperties bool
 }
 
 // jsonGrammar holds the shared rules of JSON grammars: whitespace and the

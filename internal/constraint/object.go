@@ -13,9 +13,9 @@ type member struct {
 	required bool
 }
 
-// objectType compiles type object: the named properties in declaration
-// order (each optional unless required), then, when additionalProperties
-// allows, any number of other keys (never one of the named ones).
+// objectType compiles type object: the named properties, each optional
+// unless required, and, when additionalProperties allows, other keys
+// (never one of the named ones). See anyOrder and inOrder.
 func (c *schemaCompiler) objectType(o *object, path string) (*expr, error) {
 	members, named, err := c.members(o, path)
 	if err != nil || members == nil && named == nil {
@@ -29,6 +29,40 @@ func (c *schemaCompiler) objectType(o *object, path string) (*expr, error) {
 		return nil, err
 	}
 	sep := seq(lit(","), c.ws)
+	if !c.ordered {
+		return seq(lit("{"), c.ws, c.anyOrder(members, extra, sep, path), lit("}")), nil
+	}
+	return seq(lit("{"), c.ws, c.inOrder(members, extra, sep, path), lit("}")), nil
+}
+
+// anyOrder lets optional and additional members come anywhere, and the
+// required ones in declaration order among themselves. A key may repeat
+// (every occurrence satisfies its schema, so the parsed object, whichever
+// occurrence a parser keeps, does too); every required key appears.
+func (c *schemaCompiler) anyOrder(members []member, extra, sep *expr, path string) *expr {
+	var optional, required []*expr
+	for _, m := range members {
+		if m.required {
+			required = append(required, m.value)
+		} else {
+			optional = append(optional, m.value)
+		}
+	}
+	x := c.rule(path+"/member", alt(append(optional, extra)...))
+	more := star(seq(sep, x))
+	if len(required) == 0 {
+		return opt(seq(x, more))
+	}
+	tail := more
+	for j := len(required) - 1; j >= 1; j-- {
+		tail = seq(more, sep, required[j], tail)
+	}
+	return seq(opt(seq(x, more, sep)), required[0], tail)
+}
+
+// inOrder is the members in declaration order (Options.OrderedProperties),
+// additional members after them.
+func (c *schemaCompiler) inOrder(members []member, extra, sep *expr, path string) *expr {
 	// rest[i][s] matches members i.. (s: a member was already written).
 	n := len(members)
 	var rest [2]*expr
@@ -47,7 +81,7 @@ func (c *schemaCompiler) objectType(o *object, path string) (*expr, error) {
 			rest = [2]*expr{alt(take[0], rest[0]), alt(take[1], started)}
 		}
 	}
-	return seq(lit("{"), c.ws, rest[0], lit("}")), nil
+	return rest[0]
 }
 
 // rule wraps e in a rule (so an expr used twice is built once).

@@ -38,6 +38,7 @@ type schemaCompiler struct {
 	root      any
 	rules     map[*object]int32
 	forbidden map[*object][]string // properties a "not required" excludes
+	ordered   bool                 // Options.OrderedProperties
 	empty     map[*object]bool     // subschemas no value satisfies
 	depth     int                  // $ref/allOf resolution depth (cycles)
 }
@@ -54,7 +55,7 @@ func JSONSchema(schema []byte, o Options) (*Constraint, error) {
 		return nil, fmt.Errorf("constraint: JSON Schema: %w", err)
 	}
 	c := &schemaCompiler{jsonGrammar: newJSONGrammar(o), root: root, rules: map[*object]int32{}, empty: map[*object]bool{},
-		forbidden: map[*object][]string{}}
+		forbidden: map[*object][]string{}, ordered: o.OrderedProperties}
 	e, err := c.schema(root, "#")
 	if err != nil {
 		return nil, fmt.Errorf("constraint: JSON Schema: %w", err)
