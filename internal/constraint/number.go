@@ -2,19 +2,35 @@ package constraint
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math/big"
 	"math"
 	"strconv"
 	"strings"
 )
 
-// bound is an integer bound on a number (set: present; excl: strict).
+// bound is a bound on a number: v + 0.frac (v the floor, frac the decimal
+// digits of the fraction without trailing zeros; set: present; excl:
+// strict).
 type bound struct {
 	v         int64
+	frac      string
 	set, excl bool
 }
 
-func (b bound) neg() bound { return bound{-b.v, b.set, b.excl} }
+// neg is the bound of -x.
+func (b bound) neg() bound {
+	if b.frac == "" {
+		return bound{v: -b.v, set: b.set, excl: b.excl}
+	}
+	c := []byte(b.frac) // 1 - 0.frac, digit by digit
+	for i := range c {
+		c[i] = '9' - c[i] + '0'
+	}
+	c[len(c)-1]++
+	return bound{v: -b.v - 1, frac: string(c), set: b.set, excl: b.excl}
+}
 
 // fracs are the fraction parts a number's integer part may take: any
 // fraction, one equal to zero, one above zero.
@@ -75,37 +91,116 @@ func (c *schemaCompiler) numberType(o *object, path string, integer bool) (*expr
 	if !lo.set && !hi.set && fr.any == numFracs.any {
 		return anyJSONNumber(), nil
 	}
-	return alt(side(lo, hi, fr), seq(lit("-"), side(hi.neg(), lo.neg(), fr))), nil
+	pos, err := side(lo, hi, fr)
+	if err != nil {
+		return nil, unsupported(path, "minimum/maximum: %v", err)
+	}
+	neg, err := side(hi.neg(), lo.neg(), fr)
+	if err != nil {
+		return nil, unsupported(path, "minimum/maximum: %v", err)
+	}
+	return alt(pos, seq(lit("-"), neg)), nil
 }
 
 // side is the numbers x >= 0, written without a sign, with lo <= x <= hi
-// (strict where excl).
-func side(lo, hi bound, fr fracs) *expr {
+// (strict where excl). A number is its integer part n and fraction F.
+func side(lo, hi bound, fr fracs) (*expr, error) {
 	if hi.set && hi.v < 0 {
-		return noneExpr
+		return noneExpr, nil
 	}
-	l, lexcl := int64(0), false
-	if lo.set && lo.v >= 0 {
-		l, lexcl = lo.v, lo.excl
+	if !lo.set || lo.v < 0 {
+		lo = bound{set: true} // x >= 0 holds already
 	}
+	if (lo.frac != "" || hi.frac != "") && fr.any != numFracs.any {
+		return nil, errFracBound
+	}
+	lowFrac, lowAll := fracAtLeast(lo, fr)
 	var parts []*expr
-	start := l
-	if lexcl {
-		if !hi.set || l < hi.v {
-			parts = append(parts, seq(lit(strconv.FormatInt(l, 10)), fr.nonzero))
+	start := lo.v
+	if !lowAll {
+		start = lo.v + 1
+	}
+	if hi.set && hi.v == lo.v {
+		highFrac, _ := fracAtMost(hi, fr)
+		switch {
+		case lowAll:
+			return seq(lit(strconv.FormatInt(lo.v, 10)), highFrac), nil
+		case hi.frac == "":
+			return noneExpr, nil // x <= n wants no fraction, x > n one
 		}
-		start = l + 1
+		return nil, errFracBound
+	}
+	if !lowAll && (!hi.set || lo.v < hi.v) {
+		parts = append(parts, seq(lit(strconv.FormatInt(lo.v, 10)), lowFrac))
 	}
 	if !hi.set {
-		return alt(append(parts, seq(natRange(start, -1), fr.any))...)
+		return alt(append(parts, seq(natRange(start, -1), fr.any))...), nil
 	}
 	if start <= hi.v-1 {
 		parts = append(parts, seq(natRange(start, hi.v-1), fr.any))
 	}
-	if !hi.excl && hi.v >= start {
-		parts = append(parts, seq(lit(strconv.FormatInt(hi.v, 10)), fr.zero))
+	if hi.v >= start {
+		highFrac, _ := fracAtMost(hi, fr)
+		parts = append(parts, seq(lit(strconv.FormatInt(hi.v, 10)), highFrac))
 	}
-	return alt(parts...)
+	return alt(parts...), nil
+}
+
+var errFracBound = errors.New("a fractional minimum and maximum with the same integer part")
+
+// fracAtLeast is the fractions F (with the dot, or none) for which
+// lo.v + 0.F satisfies lo; all is true when every fraction does.
+func fracAtLeast(lo bound, fr fracs) (e *expr, all bool) {
+	switch {
+	case lo.frac == "" && !lo.excl:
+		return fr.any, true
+	case lo.frac == "":
+		return fr.nonzero, false
+	}
+	return seq(lit("."), digitsAtLeast(lo.frac, lo.excl)), false
+}
+
+// fracAtMost is the fractions F for which hi.v + 0.F satisfies hi.
+func fracAtMost(hi bound, fr fracs) (e *expr, all bool) {
+	switch {
+	case hi.frac == "" && !hi.excl:
+		return fr.zero, false
+	case hi.frac == "":
+		return noneExpr, false
+	}
+	return alt(emptyExpr, seq(lit("."), digitsAtMost(hi.frac, hi.excl))), false
+}
+
+// digitsAtLeast is the digit strings F (at least one digit) with 0.F >= 0.d
+// (> when strict); d has no trailing zero.
+func digitsAtLeast(d string, strict bool) *expr {
+	var alts []*expr
+	for i := range len(d) {
+		if d[i] < '9' {
+			alts = append(alts, seq(lit(d[:i]), byteIn(byteRange{d[i] + 1, '9'}), star(digit)))
+		}
+	}
+	if strict {
+		return alt(append(alts, seq(lit(d), star(lit("0")), digit19, star(digit)))...)
+	}
+	return alt(append(alts, seq(lit(d), star(digit)))...)
+}
+
+// digitsAtMost is the digit strings F with 0.F <= 0.d (< when strict).
+func digitsAtMost(d string, strict bool) *expr {
+	var alts []*expr
+	for i := range len(d) {
+		if d[i] > '0' {
+			alts = append(alts, seq(lit(d[:i]), byteIn(byteRange{'0', d[i] - 1}), star(digit)))
+		}
+		if i > 0 {
+			alts = append(alts, seq(lit(d[:i]), star(lit("0"))))
+		}
+	}
+	if !strict {
+		alts = append(alts, seq(lit(d), star(lit("0"))))
+	}
+	return alt(alts...)
 }
 
 // bounds reads the lower and upper bounds of o.
@@ -128,6 +223,9 @@ func bounds(o *object, path string, integer bool) (lo, hi bound, err error) {
 			return lo, hi, fmt.Errorf("%s: bad %s %v", path, kw.key, v)
 		}
 		b := roundBound(f, excl, kw.upper, integer)
+		if db, ok := decimalBound(string(v.(json.Number)), excl); ok && !integer {
+			b = db
+		}
 		if kw.upper {
 			hi = tighter(hi, b, true)
 		} else {
@@ -156,18 +254,53 @@ func roundBound(f float64, excl, upper, integer bool) bound {
 	return b
 }
 
+// decimalBound reads an exact decimal bound within ±maxBound; ok is false
+// beyond (roundBound clamps it).
+func decimalBound(s string, excl bool) (bound, bool) {
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return bound{}, false
+	}
+	fl := new(big.Int).Div(r.Num(), r.Denom()) // Euclidean: the floor for a positive denominator
+	if !fl.IsInt64() || fl.Int64() > maxBound || fl.Int64() < -maxBound {
+		return bound{}, false
+	}
+	frac := new(big.Rat).Sub(r, new(big.Rat).SetInt(fl))
+	digits := strings.TrimRight(strings.TrimPrefix(frac.FloatString(40), "0."), "0")
+	if back, _ := new(big.Rat).SetString("0." + digits + "0"); back.Cmp(frac) != 0 {
+		return bound{}, false
+	}
+	if digits == "0" {
+		digits = ""
+	}
+	return bound{v: fl.Int64(), frac: digits, set: true, excl: excl}, true
+}
+
 // tighter is the stricter of two bounds of the same side.
 func tighter(a, b bound, upper bool) bound {
-	switch {
-	case !a.set:
+	if !a.set {
 		return b
-	case a.v == b.v:
+	}
+	c := a.v - b.v
+	if c == 0 {
+		c = int64(strings.Compare(padRight(a.frac, b.frac), padRight(b.frac, a.frac)))
+	}
+	switch {
+	case c == 0:
 		a.excl = a.excl || b.excl
 		return a
-	case (b.v < a.v) == upper:
+	case (c > 0) == upper:
 		return b
 	}
 	return a
+}
+
+// padRight pads a with zeros to the length of b.
+func padRight(a, b string) string {
+	if len(a) >= len(b) {
+		return a
+	}
+	return a + strings.Repeat("0", len(b)-len(a))
 }
 
 // parseMultiple reads multipleOf: an integer k, or 10^-d (k = 0).
