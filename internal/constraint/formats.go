@@ -28,8 +28,8 @@ var formatRegex = map[string]string{
 	"ipv4":      reIPv4Octet + `(\.` + reIPv4Octet + `){3}`,
 	"hostname":  reHostname,
 	"email":     `[A-Za-z0-9_+-]{1,30}(\.[A-Za-z0-9_+-]{1,16}){0,2}@(` + reLabel + `\.){1,3}[A-Za-z]{2,10}`,
-	"uri": `[a-zA-Z][a-zA-Z0-9+.-]{0,15}://` + reHostname + `(:[1-9][0-9]{0,3})?(/` + rePChar + `*)*` +
-		`(\?(` + rePChar + `|[/?])*)?(#(` + rePChar + `|[/?])*)?`,
+	"uri": `[a-zA-Z][a-zA-Z0-9+.-]{0,31}:(//(` + reHostname + `(:[1-9][0-9]{0,3})?)?(/` + rePChar + `*)*|` +
+		rePChar + `+(/` + rePChar + `*)*)?(\?(` + rePChar + `|[/?])*)?(#(` + rePChar + `|[/?])*)?`,
 }
 
 // knownFormats are the formats a JSON Schema validator asserts; one of them

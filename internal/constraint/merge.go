@@ -29,8 +29,8 @@ func (c *schemaCompiler) resolve(o *object, path string) (any, error) {
 		}
 		base = o.clone()
 		base.del("$ref")
-		if !hasAssertions(base) {
-			return target, nil
+		if !hasAssertions(base) || c.refOverrides {
+			return target, nil // drafts 3-7 ignore the keywords beside $ref
 		}
 		parts = append(parts, target)
 	}

@@ -39,6 +39,8 @@ type schemaCompiler struct {
 	rules     map[*object]int32
 	forbidden map[*object][]string // properties a "not required" excludes
 	ordered   bool                 // Options.OrderedProperties
+	// refOverrides: the schema's draft (3 to 7) ignores keywords beside $ref.
+	refOverrides bool
 	empty     map[*object]bool     // subschemas no value satisfies
 	depth     int                  // $ref/allOf resolution depth (cycles)
 }
@@ -56,6 +58,10 @@ func JSONSchema(schema []byte, o Options) (*Constraint, error) {
 	}
 	c := &schemaCompiler{jsonGrammar: newJSONGrammar(o), root: root, rules: map[*object]int32{}, empty: map[*object]bool{},
 		forbidden: map[*object][]string{}, ordered: o.OrderedProperties}
+	if ro, ok := root.(*object); ok {
+		d, _ := ro.vals["$schema"].(string)
+		c.refOverrides = strings.Contains(d, "draft-0")
+	}
 	e, err := c.schema(root, "#")
 	if err != nil {
 		return nil, fmt.Errorf("constraint: JSON Schema: %w", err)
