@@ -41,8 +41,8 @@ type schemaCompiler struct {
 	ordered   bool                 // Options.OrderedProperties
 	// refOverrides: the schema's draft (3 to 7) ignores keywords beside $ref.
 	refOverrides bool
-	empty     map[*object]bool     // subschemas no value satisfies
-	depth     int                  // $ref/allOf resolution depth (cycles)
+	empty        map[*object]bool // subschemas no value satisfies
+	depth        int              // $ref/allOf resolution depth (cycles)
 }
 
 // JSONSchema compiles a JSON Schema (draft 4 to 2020-12). The schema is first
