@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 )
