@@ -27,19 +27,24 @@ func matchLen(re *syntax.Regexp) (lo, hi int) {
 		}
 		return lo, hi
 	case syntax.OpAlternate:
-		lo, hi = -1, 0
-		for _, s := range re.Sub {
-			l, h := matchLen(s)
-			if lo < 0 || l < lo {
-				lo = l
-			}
-			if hi != unbounded && (h == unbounded || h > hi) {
-				hi = h
-			}
-		}
-		return max(lo, 0), hi
+		return unionLen(re.Sub, matchLen)
 	}
 	return 0, 0 // empty match, anchors
+}
+
+// unionLen is the length range of the union of subs, each measured by f.
+func unionLen(subs []*syntax.Regexp, f func(*syntax.Regexp) (int, int)) (lo, hi int) {
+	lo = -1
+	for _, s := range subs {
+		l, h := f(s)
+		if lo < 0 || l < lo {
+			lo = l
+		}
+		if hi != unbounded && (h == unbounded || h > hi) {
+			hi = h
+		}
+	}
+	return max(lo, 0), hi
 }
 
 func repeatLen(re *syntax.Regexp) (lo, hi int) {
@@ -80,17 +85,7 @@ func searchLen(re *syntax.Regexp) (lo, hi int) {
 		re = re.Sub[0]
 	}
 	if re.Op == syntax.OpAlternate {
-		lo, hi = -1, 0
-		for _, s := range re.Sub {
-			l, h := searchLen(s)
-			if lo < 0 || l < lo {
-				lo = l
-			}
-			if hi != unbounded && (h == unbounded || h > hi) {
-				hi = h
-			}
-		}
-		return max(lo, 0), hi
+		return unionLen(re.Sub, searchLen)
 	}
 	var t regexTranslator
 	body, start, end, _ := t.stripAnchors(re)

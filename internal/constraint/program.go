@@ -192,9 +192,20 @@ func (p *program) markTailCalls() {
 }
 
 func (p *program) onlyEnds(s int32) bool {
+	final, pure := false, true
+	p.walkFree(s, func(st *nstate) []int32 {
+		pure = pure && len(st.bytes) == 0 && len(st.calls) == 0
+		final = final || st.final
+		return nil
+	})
+	return pure && final
+}
+
+// walkFree visits every state reachable from s by epsilon moves and by the
+// extra states next returns for each visited one, once each.
+func (p *program) walkFree(s int32, next func(st *nstate) []int32) {
 	seen := map[int32]bool{}
 	stack := []int32{s}
-	final := false
 	for len(stack) > 0 {
 		s := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -203,13 +214,9 @@ func (p *program) onlyEnds(s int32) bool {
 		}
 		seen[s] = true
 		st := &p.states[s]
-		if len(st.bytes) > 0 || len(st.calls) > 0 {
-			return false
-		}
-		final = final || st.final
 		stack = append(stack, st.eps...)
+		stack = append(stack, next(st)...)
 	}
-	return final
 }
 
 // nullable reports, for every rule, whether it matches the empty string.
@@ -230,28 +237,20 @@ func (p *program) nullable() []bool {
 // nullable rules) and reports whether a final state is reached; every rule
 // called on the way is passed to called.
 func (p *program) reachesEnd(s int32, null []bool, called func(rule int32)) bool {
-	seen := map[int32]bool{}
-	stack := []int32{s}
 	end := false
-	for len(stack) > 0 {
-		s := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[s] {
-			continue
-		}
-		seen[s] = true
-		st := &p.states[s]
+	p.walkFree(s, func(st *nstate) []int32 {
 		end = end || st.final
-		stack = append(stack, st.eps...)
+		var rets []int32
 		for _, c := range st.calls {
 			if called != nil {
 				called(c.rule)
 			}
 			if null[c.rule] {
-				stack = append(stack, c.ret)
+				rets = append(rets, c.ret)
 			}
 		}
-	}
+		return rets
+	})
 	return end
 }
 
