@@ -1,6 +1,7 @@
 package constraint
 
 import (
+	"errors"
 	"slices"
 	"testing"
 )
@@ -116,5 +117,48 @@ func TestForcedBytesAndClone(t *testing.T) {
 	}
 	if got := string(fork.ForcedBytes()); got != `ame":"` {
 		t.Fatalf("fork ForcedBytes = %q", got)
+	}
+}
+
+// Clones share one lazily built automaton: they may run in different
+// goroutines (the race detector checks the locking) and stay independent.
+func TestClonesRunConcurrently(t *testing.T) {
+	c, err := Regex(`(ab|c)*x`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := testMatcher(t)
+	base := c.NewState(m)
+	paths := [][]string{{"ab", "c", "x"}, {"c", "c", "ab", "x"}, {"abc", "x"}}
+	errs := make(chan error, len(paths))
+	for _, p := range paths {
+		s := base.Clone()
+		ids := make([]int32, len(p))
+		for i, tok := range p {
+			ids[i] = tokenID(t, tok)
+		}
+		go func() {
+			mask := make([]uint64, m.MaskWords())
+			for _, id := range ids {
+				s.Mask(mask)
+				if err := s.Advance(id); err != nil {
+					errs <- err
+					return
+				}
+			}
+			if !s.IsAccepting() {
+				errs <- errors.New("clone did not end accepting")
+				return
+			}
+			errs <- nil
+		}()
+	}
+	for range paths {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if base.IsAccepting() {
+		t.Error("the original state moved with its clones")
 	}
 }
