@@ -6,20 +6,12 @@ import (
 	"unicode/utf8"
 )
 
-// member is one named property of an object schema: value is the whole
-// member, `"key" ws : ws value ws`; body what follows the key's closing
-// quote.
+// member is one named property of an object schema.
 type member struct {
-	key         string
-	value, body *expr
-	required    bool
+	key      string
+	value    *expr
+	required bool
 }
-
-// extras are the ways an object takes other keys than the named ones:
-// after a key that is not a name ends (end, from its closing quote on),
-// after a character that leaves the trie of names (tail), or a whole
-// member (extra: a patternProperties member, or the additional member).
-type extras struct{ end, tail, extra *expr }
 
 // objectType compiles type object: the named properties, each optional
 // unless required, and, when additionalProperties allows, other keys
@@ -29,46 +21,34 @@ func (c *schemaCompiler) objectType(o *object, path string) (*expr, error) {
 	if err != nil || members == nil && named == nil {
 		return noneExpr, err
 	}
-	ex, err := c.additional(o, named, path)
+	extra, err := c.additional(o, named, path)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkPropertyCounts(o, members, ex.extra, path); err != nil {
+	if err := checkPropertyCounts(o, members, extra, path); err != nil {
 		return nil, err
 	}
 	sep := seq(lit(","), c.ws)
 	if !c.ordered {
-		return seq(lit("{"), c.ws, c.anyOrder(members, named, ex, sep, path), lit("}")), nil
+		return seq(lit("{"), c.ws, c.anyOrder(members, extra, sep, path), lit("}")), nil
 	}
-	return seq(lit("{"), c.ws, c.inOrder(members, ex.extra, sep, path), lit("}")), nil
+	return seq(lit("{"), c.ws, c.inOrder(members, extra, sep, path), lit("}")), nil
 }
 
 // anyOrder lets optional and additional members come anywhere, and the
 // required ones in declaration order among themselves. A key may repeat
 // (every occurrence satisfies its schema, so the parsed object, whichever
 // occurrence a parser keeps, does too); every required key appears.
-//
-// An optional or additional member is one trie of the optional keys, so
-// that each key prefix is one parse stack (named keys in parallel would
-// make a deterministic state per combination of prefixes).
-func (c *schemaCompiler) anyOrder(members []member, named map[string]bool, ex extras, sep *expr, path string) *expr {
-	var required []*expr
-	conts := map[string]*expr{}
-	for k := range named {
-		conts[k] = nil // a required or forbidden key: not here
-	}
+func (c *schemaCompiler) anyOrder(members []member, extra, sep *expr, path string) *expr {
+	var optional, required []*expr
 	for _, m := range members {
 		if m.required {
 			required = append(required, m.value)
 		} else {
-			conts[m.key] = seq(lit(`"`), m.body)
+			optional = append(optional, m.value)
 		}
 	}
-	keys := seq(lit(`"`), keyTrie(conts, ex.end, ex.tail))
-	if ex.end.kind == eNone && ex.tail.kind == eNone && ex.extra.kind != eNone {
-		keys = alt(keys, ex.extra) // patternProperties
-	}
-	x := c.rule(path+"/member", keys)
+	x := c.rule(path+"/member", alt(append(optional, extra)...))
 	more := star(seq(sep, x))
 	if len(required) == 0 {
 		return opt(seq(x, more))
@@ -163,19 +143,15 @@ func (c *schemaCompiler) members(o *object, path string) ([]member, map[string]b
 			continue
 		}
 		key := lit(`"` + canonicalString(k) + `"`)
-		body := seq(c.ws, lit(":"), c.ws, v, c.ws)
-		out = append(out, member{key: k, value: seq(key, body), body: body, required: required[k]})
+		out = append(out, member{k, seq(key, c.ws, lit(":"), c.ws, v, c.ws), required[k]})
 	}
 	return out, named, nil
 }
 
-// additional is how o takes keys other than the named ones (all none
-// when it takes none).
-func (c *schemaCompiler) additional(o *object, named map[string]bool, path string) (extras, error) {
-	none := extras{noneExpr, noneExpr, noneExpr}
+// additional is one additional member (noneExpr when none is allowed).
+func (c *schemaCompiler) additional(o *object, named map[string]bool, path string) (*expr, error) {
 	if pp, ok := o.vals["patternProperties"].(*object); ok && len(pp.keys) > 0 {
-		e, err := c.patternMembers(o, pp, named, path)
-		return extras{noneExpr, noneExpr, e}, err
+		return c.patternMembers(o, pp, named, path)
 	}
 	sch, ok := o.get("additionalProperties")
 	if !ok {
@@ -183,19 +159,17 @@ func (c *schemaCompiler) additional(o *object, named map[string]bool, path strin
 	}
 	v, err := c.schema(sch, path+"/additionalProperties")
 	if err != nil || v.kind == eNone {
-		return none, err
+		return noneExpr, err
 	}
 	after := seq(c.ws, lit(":"), c.ws, v, c.ws)
+	if len(named) == 0 {
+		return seq(anyJSONString(), after), nil
+	}
 	// The key's continuations are rules called in tail position, so every
 	// way of leaving the trie of names reaches the same parse stack.
 	end := c.rule(path+"/additionalKeyEnd", seq(lit(`"`), after))
 	tail := c.rule(path+"/additionalKeyTail", seq(star(jsonChars([]runeRange{{0, utf8.MaxRune}})), end))
-	excluded := map[string]*expr{}
-	for k := range named {
-		excluded[k] = nil
-	}
-	extra := c.rule(path+"/additionalKey", seq(lit(`"`), keyTrie(excluded, end, tail)))
-	return extras{end, tail, extra}, nil
+	return c.rule(path+"/additionalKey", seq(lit(`"`), keyNotIn(named, end, tail))), nil
 }
 
 // patternMembers is one member whose key matches a patternProperties
@@ -259,18 +233,17 @@ func checkPropertyCounts(o *object, members []member, extra *expr, path string) 
 
 // runeTrie is a trie of the named keys, by character.
 type runeTrie struct {
-	end  bool  // a name ends here
-	cont *expr // what follows that name's closing quote (nil: the name is excluded)
+	end  bool
 	kids map[rune]*runeTrie
 }
 
-// keyTrie is every JSON string body (canonical form) after an opening
-// quote: a name of conts followed by its continuation (a nil one excludes
-// the name), or another key followed by end (after its body) or tail
-// (after the character that leaves the trie of names).
-func keyTrie(conts map[string]*expr, end, tail *expr) *expr {
+// keyNotIn is every JSON string body (canonical form) whose value is not
+// one of names, followed by end (after the body) or tail (after a
+// character that leaves the trie of names): it leaves the trie of names at
+// some character or stops at a node where no name ends.
+func keyNotIn(names map[string]bool, end, tail *expr) *expr {
 	root := &runeTrie{kids: map[rune]*runeTrie{}}
-	for k, cont := range conts {
+	for k := range names {
 		n := root
 		for _, r := range k {
 			if n.kids[r] == nil {
@@ -278,12 +251,12 @@ func keyTrie(conts map[string]*expr, end, tail *expr) *expr {
 			}
 			n = n.kids[r]
 		}
-		n.end, n.cont = true, cont
+		n.end = true
 	}
-	return root.expr(end, tail)
+	return root.notIn(end, tail)
 }
 
-func (n *runeTrie) expr(end, tail *expr) *expr {
+func (n *runeTrie) notIn(end, tail *expr) *expr {
 	keys := make([]rune, 0, len(n.kids))
 	for r := range n.kids {
 		keys = append(keys, r)
@@ -299,14 +272,11 @@ func (n *runeTrie) expr(end, tail *expr) *expr {
 	}
 	others = append(others, runeRange{next, utf8.MaxRune})
 	alts := []*expr{seq(jsonChars(others), tail)}
-	switch {
-	case !n.end:
+	if !n.end {
 		alts = append(alts, end)
-	case n.cont != nil:
-		alts = append(alts, n.cont)
 	}
 	for _, r := range keys {
-		alts = append(alts, seq(jsonChars([]runeRange{{r, r}}), n.kids[r].expr(end, tail)))
+		alts = append(alts, seq(jsonChars([]runeRange{{r, r}}), n.kids[r].notIn(end, tail)))
 	}
 	return alt(alts...)
 }
