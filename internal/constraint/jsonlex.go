@@ -108,8 +108,9 @@ type Options struct {
 	// OrderedProperties makes object members follow the schema's
 	// properties order, additional properties last (as LLGuidance and
 	// XGrammar emit them). By default optional and additional members may
-	// come anywhere and required ones in that order among themselves: real
-	// documents (and MaskBench's valid instances) do not always follow it.
+	// come anywhere, and required ones too when there are at most three
+	// (else in that order among themselves): real documents (and
+	// MaskBench's valid instances) do not always follow it.
 	OrderedProperties bool
 }
 

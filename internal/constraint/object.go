@@ -36,7 +36,8 @@ func (c *schemaCompiler) objectType(o *object, path string) (*expr, error) {
 }
 
 // anyOrder lets optional and additional members come anywhere, and the
-// required ones in declaration order among themselves. A key may repeat
+// required ones in any order when there are at most maxPermutedRequired,
+// else in declaration order among themselves. A key may repeat
 // (every occurrence satisfies its schema, so the parsed object, whichever
 // occurrence a parser keeps, does too); every required key appears.
 func (c *schemaCompiler) anyOrder(members []member, extra, sep *expr, path string) *expr {
@@ -53,11 +54,38 @@ func (c *schemaCompiler) anyOrder(members []member, extra, sep *expr, path strin
 	if len(required) == 0 {
 		return opt(seq(x, more))
 	}
-	tail := more
-	for j := len(required) - 1; j >= 1; j-- {
-		tail = seq(more, sep, required[j], tail)
+	orders := [][]*expr{required}
+	if len(required) <= maxPermutedRequired {
+		orders = permutations(required)
 	}
-	return seq(opt(seq(x, more, sep)), required[0], tail)
+	chains := make([]*expr, len(orders))
+	for i, order := range orders {
+		tail := more
+		for j := len(order) - 1; j >= 1; j-- {
+			tail = seq(more, sep, order[j], tail)
+		}
+		chains[i] = seq(order[0], tail)
+	}
+	return seq(opt(seq(x, more, sep)), alt(chains...))
+}
+
+// maxPermutedRequired: up to this many required members may come in any
+// order; more keep their declaration order among themselves.
+const maxPermutedRequired = 3
+
+// permutations lists every order of es.
+func permutations(es []*expr) [][]*expr {
+	if len(es) <= 1 {
+		return [][]*expr{es}
+	}
+	var out [][]*expr
+	for i := range es {
+		rest := append(append([]*expr(nil), es[:i]...), es[i+1:]...)
+		for _, p := range permutations(rest) {
+			out = append(out, append([]*expr{es[i]}, p...))
+		}
+	}
+	return out
 }
 
 // inOrder is the members in declaration order (Options.OrderedProperties),

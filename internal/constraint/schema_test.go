@@ -63,3 +63,32 @@ func TestCompactAndWhitespaceCap(t *testing.T) {
 		}
 	}
 }
+
+func TestMemberOrder(t *testing.T) {
+	schema := []byte(`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"},"c":{"type":"integer"}},"required":["a","b"],"additionalProperties":false}`)
+	free, err := JSONSchema(schema, Options{Compact: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ordered, err := JSONSchema(schema, Options{Compact: true, OrderedProperties: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		s             string
+		free, ordered bool
+	}{
+		{`{"a":1,"b":2}`, true, true},
+		{`{"b":2,"a":1}`, true, false},
+		{`{"c":3,"b":2,"a":1}`, true, false},
+		{`{"a":1,"c":3}`, false, false},
+		{`{"a":1,"b":2,"d":4}`, false, false},
+	} {
+		if got := accepts(t, free, tt.s); got != tt.free {
+			t.Errorf("any order: %s accepted = %v, want %v", tt.s, got, tt.free)
+		}
+		if got := accepts(t, ordered, tt.s); got != tt.ordered {
+			t.Errorf("ordered: %s accepted = %v, want %v", tt.s, got, tt.ordered)
+		}
+	}
+}
