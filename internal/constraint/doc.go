@@ -23,12 +23,25 @@
 // the EOS ids exactly when the output is complete. Recent masks are cached
 // per deterministic state (inside a long string the state recurs).
 //
-// JSON Schema. A schema feature that cannot be enforced exactly is a
-// compile error naming it (never a looser grammar); where the constraint is
-// stricter than the schema (integers without a fraction, canonical string
-// escapes in constrained strings, number bounds rounded inwards, properties
-// in declaration order with additional properties after them) the output is
-// still always valid.
+// JSON Schema. The schema is first checked with
+// github.com/santhosh-tekuri/jsonschema (ErrInvalidSchema). A feature that
+// cannot be enforced exactly is an *UnsupportedError naming it (never a
+// looser grammar). Where the constraint is stricter than the schema the
+// output is still always valid: integers without a fraction or exponent,
+// bounded numbers without an exponent, canonical string escapes in
+// constrained strings, formats as a strict subset of the format, very large
+// bounds and counts clamped inwards. Object members come in any order by
+// default (Options.OrderedProperties: declaration order); a key may repeat,
+// each occurrence satisfying its schema.
+//
+// Use (the engine's side):
+//
+//	m, _ := constraint.NewMatcher(constraint.TokenizerVocab{T: tok}) // once per vocabulary
+//	c, err := constraint.JSONSchema(schema, constraint.Options{})   // or JSONObject, Regex, Choice, Grammar; cache by source
+//	s := c.NewState(m)                                             // per request; s.Clone() for n > 1
+//	s.Mask(bits)               // before sampling: bit id set = token id allowed (EOS only when complete)
+//	err = s.Advance(id)        // after sampling; an error means id was not allowed
+//	s.IsAccepting(); s.ForcedBytes() // may stop / may fast-forward
 //
 // Imports: the standard library and internal/tokenizer (for the
 // TokenizerVocab adapter) only.
