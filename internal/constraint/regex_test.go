@@ -2,6 +2,8 @@ package constraint
 
 import (
 	"errors"
+	"math/rand/v2"
+	"regexp"
 	"slices"
 	"testing"
 )
@@ -160,5 +162,28 @@ func TestClonesRunConcurrently(t *testing.T) {
 	}
 	if base.IsAccepting() {
 		t.Error("the original state moved with its clones")
+	}
+}
+
+// Random outputs of a regex constraint match the regex (Go's regexp,
+// anchored), and so do those of an equivalent GBNF grammar.
+func TestRandomRegexOutputsMatch(t *testing.T) {
+	m, err := NewMatcher(byteVocab{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range []string{`[a-c]{2,4}(x|yz)?`, `-?(0|[1-9][0-9]*)(\.[0-9]+)?`, `(?i)ab+[^a-z]`, `\w+@\w+\.(com|org)`, `é{1,3}.`, `(a|ab)(c|bcd)d*`} {
+		c, err := Regex(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		re := regexp.MustCompile(`^(?:` + p + `)$`)
+		rng := rand.New(rand.NewPCG(uint64(i), 3))
+		for range 200 {
+			out, ok := randomOutput(c, m, rng, 64)
+			if ok && !re.Match(out) {
+				t.Errorf("%s: output %q does not match", p, out)
+			}
+		}
 	}
 }
