@@ -44,15 +44,24 @@ type automaton struct {
 	gen     uint32
 	scratch []int32
 	masks   maskCache
+	closed  map[int32]closed // closure results by frame id
+}
+
+// closed is the closure of one frame: the frames it stops at before a
+// byte edge, and whether the sentence can end there.
+type closed struct {
+	stops  []int32
+	accept bool
 }
 
 func newAutomaton(p *program) (*automaton, int32) {
-	a := &automaton{prog: p, frameIx: map[frame]int32{}, setIx: map[string]int32{}}
+	a := &automaton{prog: p, frameIx: map[frame]int32{}, setIx: map[string]int32{}, closed: map[int32]closed{}}
 	a.gen = 1
 	a.scratch = a.scratch[:0]
 	start := a.frameOf(p.ruleStart[p.start], noFrame)
-	accept := a.closure(start)
-	return a, a.intern(accept)
+	c := a.closureOf(start)
+	a.scratch = append(a.scratch, c.stops...)
+	return a, a.intern(c.accept)
 }
 
 func (a *automaton) frameOf(pos, parent int32) int32 {
@@ -70,6 +79,21 @@ func (a *automaton) frameOf(pos, parent int32) int32 {
 	id := int32(len(a.frames) - 1)
 	a.frameIx[f] = id
 	return id
+}
+
+// closureOf is the closure of frame id, computed once: frames recur in many
+// deterministic states.
+func (a *automaton) closureOf(id int32) closed {
+	if c, ok := a.closed[id]; ok {
+		return c
+	}
+	a.gen++
+	base := len(a.scratch)
+	accept := a.closure(id)
+	c := closed{stops: slices.Clone(a.scratch[base:]), accept: accept}
+	a.scratch = a.scratch[:base]
+	a.closed[id] = c
+	return c
 }
 
 // closure follows every move that consumes no byte from frame id, appending
@@ -164,7 +188,9 @@ func (a *automaton) step(s int32, c byte) int32 {
 		f := a.frames[id]
 		for _, e := range a.prog.states[f.pos].bytes {
 			if e.lo <= c && c <= e.hi {
-				accept = a.closure(a.frameOf(e.to, f.parent)) || accept
+				c := a.closureOf(a.frameOf(e.to, f.parent))
+				a.scratch = append(a.scratch, c.stops...)
+				accept = accept || c.accept
 			}
 		}
 	}
