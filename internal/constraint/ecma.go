@@ -108,10 +108,10 @@ func jsonPattern(pattern string) (e *expr, lo, hi int, err error) {
 		return nil, 0, 0, err
 	}
 	t := regexTranslator{enc: jsonChars}
-	if e, err = t.search(re); err != nil {
+	if e, err = t.containing(re); err != nil {
 		return nil, 0, 0, fmt.Errorf("pattern %q: %w", pattern, err)
 	}
-	lo, hi = searchLen(re)
+	lo, hi = containingLen(re)
 	return e, lo, hi, nil
 }
 

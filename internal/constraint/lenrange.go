@@ -77,15 +77,15 @@ func addLen(a, b int) int {
 	return a + b
 }
 
-// searchLen is the range of lengths of the strings containing a match of
+// containingLen is the range of lengths of the strings containing a match of
 // re (JSON Schema's pattern): unbounded above unless every branch is
 // anchored at both ends.
-func searchLen(re *syntax.Regexp) (lo, hi int) {
+func containingLen(re *syntax.Regexp) (lo, hi int) {
 	for re.Op == syntax.OpCapture {
 		re = re.Sub[0]
 	}
 	if re.Op == syntax.OpAlternate {
-		return unionLen(re.Sub, searchLen)
+		return unionLen(re.Sub, containingLen)
 	}
 	var t regexTranslator
 	body, start, end, _ := t.stripAnchors(re)

@@ -42,14 +42,14 @@ func (t *regexTranslator) fullMatch(re *syntax.Regexp) (*expr, error) {
 	return t.translate(body)
 }
 
-// search is the language of strings containing a match of re, as JSON
+// containing is the language of strings containing a match of re, as JSON
 // Schema's pattern means.
-func (t *regexTranslator) search(re *syntax.Regexp) (*expr, error) {
+func (t *regexTranslator) containing(re *syntax.Regexp) (*expr, error) {
 	switch re.Op {
 	case syntax.OpAlternate:
 		alts := make([]*expr, len(re.Sub))
 		for i, s := range re.Sub {
-			e, err := t.search(s)
+			e, err := t.containing(s)
 			if err != nil {
 				return nil, err
 			}
@@ -57,7 +57,7 @@ func (t *regexTranslator) search(re *syntax.Regexp) (*expr, error) {
 		}
 		return alt(alts...), nil
 	case syntax.OpCapture:
-		return t.search(re.Sub[0])
+		return t.containing(re.Sub[0])
 	}
 	body, start, end, err := t.stripAnchors(re)
 	if err != nil {

@@ -18,7 +18,7 @@ func Dir(tb testing.TB, name string) string {
 }
 
 // Shared returns the absolute path of ../shared/<rel> (a file or folder,
-// e.g. "structured/maskbench-dev.jsonl"), searching upward from the working
+// e.g. "structured/maskbench-dev.jsonl"), looking upward from the working
 // directory, and skips the test loudly when it is absent.
 func Shared(tb testing.TB, rel string) string {
 	tb.Helper()
