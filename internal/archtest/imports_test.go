@@ -84,6 +84,7 @@ var (
 		"internal/gguf":        nil,
 		"internal/safetensors": nil,
 		"internal/tokenizer":   {"internal/gguf"},
+		"internal/constraint":  {"internal/tokenizer"},
 	}
 	forbiddenForEngine = []string{"net/http", "github.com/prometheus/", mod + "internal/tokenizer", mod + "internal/metrics",
 		mod + "internal/httpapi", mod + "internal/llm", mod + "internal/output", mod + "internal/openai", mod + "internal/bench"}

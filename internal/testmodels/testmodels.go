@@ -1,5 +1,6 @@
 // Package testmodels finds the shared test models (../shared/models next to
-// the repository) for tests. It is imported only from _test files.
+// the repository) and other shared test data (../shared/structured) for
+// tests. It is imported only from _test files.
 package testmodels
 
 import (
@@ -13,23 +14,28 @@ import (
 // skipped with a loud message; CI always has it.
 func Dir(tb testing.TB, name string) string {
 	tb.Helper()
+	return Shared(tb, filepath.Join("models", name))
+}
+
+// Shared returns the absolute path of ../shared/<rel> (a file or folder,
+// e.g. "structured/maskbench-dev.jsonl"), looking upward from the working
+// directory, and skips the test loudly when it is absent.
+func Shared(tb testing.TB, rel string) string {
+	tb.Helper()
 	wd, err := os.Getwd()
 	if err != nil {
 		tb.Fatal(err)
 	}
 	for d := wd; ; d = filepath.Dir(d) {
-		p := filepath.Join(d, "shared", "models", name)
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		p = filepath.Join(d, "..", "shared", "models", name)
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return filepath.Clean(p)
+		for _, p := range []string{filepath.Join(d, "shared", rel), filepath.Join(d, "..", "shared", rel)} {
+			if _, err := os.Stat(p); err == nil {
+				return filepath.Clean(p)
+			}
 		}
 		if filepath.Dir(d) == d {
 			break
 		}
 	}
-	tb.Skipf("SKIPPING: shared model %q not found (looked for ../shared/models/%s above %s); CI provides it", name, name, wd)
+	tb.Skipf("SKIPPING: shared data %q not found (looked for ../shared/%s above %s); CI provides it", rel, rel, wd)
 	return ""
 }

@@ -1,0 +1,210 @@
+package constraint
+
+import (
+	"slices"
+	"sync"
+	"unsafe"
+)
+
+// frame is one parse stack, hash-consed: the program state pos on top of the
+// stack parent (a frame id; noFrame at the bottom). A parent frame's pos is
+// the state where its caller continues.
+type frame struct{ pos, parent int32 }
+
+const (
+	noFrame  = -1
+	deadSet  = -1 // no continuation
+	unknown  = -2 // a transition not computed yet
+	maxSets  = 1 << 20
+	maxCalls = 1 << 16 // nesting bound: deeper stacks are refused
+)
+
+// dset is a deterministic state: the set of stacks that have consumed the
+// same bytes, each stopped before a byte edge, and whether the input so far
+// is a complete sentence.
+type dset struct {
+	frames []int32
+	accept bool
+	trans  *[256]int32 // lazily filled; unknown until computed
+	loop   uint8       // isTextLoop: loopUnknown, loopNo, loopYes
+}
+
+// automaton determinizes a program lazily (a lazy DFA over sets of parse
+// stacks). It belongs to one request and its clones; mu guards it, taken
+// once per Mask or Advance.
+type automaton struct {
+	mu      sync.Mutex
+	prog    *program
+	frames  []frame
+	frameIx map[frame]int32
+	depth   []int32
+	sets    []dset
+	setIx   map[string]int32
+	mark    []uint32
+	gen     uint32
+	scratch []int32
+	masks   maskCache
+	closed  map[int32]closed // closure results by frame id
+}
+
+// closed is the closure of one frame: the frames it stops at before a
+// byte edge, and whether the sentence can end there.
+type closed struct {
+	stops  []int32
+	accept bool
+}
+
+func newAutomaton(p *program) (*automaton, int32) {
+	a := &automaton{prog: p, frameIx: map[frame]int32{}, setIx: map[string]int32{}, closed: map[int32]closed{}}
+	a.gen = 1
+	a.scratch = a.scratch[:0]
+	start := a.frameOf(p.ruleStart[p.start], noFrame)
+	c := a.closureOf(start)
+	a.scratch = append(a.scratch, c.stops...)
+	return a, a.intern(c.accept)
+}
+
+func (a *automaton) frameOf(pos, parent int32) int32 {
+	f := frame{pos, parent}
+	if id, ok := a.frameIx[f]; ok {
+		return id
+	}
+	d := int32(0)
+	if parent != noFrame {
+		d = a.depth[parent] + 1
+	}
+	a.frames = append(a.frames, f)
+	a.depth = append(a.depth, d)
+	a.mark = append(a.mark, 0)
+	id := int32(len(a.frames) - 1)
+	a.frameIx[f] = id
+	return id
+}
+
+// closureOf is the closure of frame id, computed once: frames recur in many
+// deterministic states.
+func (a *automaton) closureOf(id int32) closed {
+	if c, ok := a.closed[id]; ok {
+		return c
+	}
+	a.gen++
+	base := len(a.scratch)
+	accept := a.closure(id)
+	c := closed{stops: slices.Clone(a.scratch[base:]), accept: accept}
+	a.scratch = a.scratch[:base]
+	a.closed[id] = c
+	return c
+}
+
+// closure follows every move that consumes no byte from frame id, appending
+// the frames that stop before a byte edge to a.scratch; it reports whether
+// the sentence can end here. Frames marked with a.gen are already visited.
+func (a *automaton) closure(id int32) (accept bool) {
+	stack := []int32{id}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if a.mark[id] == a.gen {
+			continue
+		}
+		a.mark[id] = a.gen
+		f := a.frames[id]
+		st := &a.prog.states[f.pos]
+		if len(st.bytes) > 0 {
+			a.scratch = append(a.scratch, id)
+		}
+		for _, e := range st.eps {
+			stack = append(stack, a.frameOf(e, f.parent))
+		}
+		if len(st.calls) > 0 && a.depth[id] < maxCalls {
+			for _, c := range st.calls {
+				ret := f.parent
+				if !c.tail {
+					ret = a.frameOf(c.ret, f.parent)
+				}
+				stack = append(stack, a.frameOf(a.prog.ruleStart[c.rule], ret))
+			}
+		}
+		if st.final {
+			if f.parent == noFrame {
+				accept = true
+			} else {
+				stack = append(stack, f.parent)
+			}
+		}
+	}
+	return accept
+}
+
+// intern returns the id of the set of frames in a.scratch and resets the
+// scratch and the visit marks.
+func (a *automaton) intern(accept bool) int32 {
+	fs := a.scratch
+	slices.Sort(fs)
+	fs = slices.Compact(fs)
+	a.scratch = fs[:0]
+	a.gen++
+	if len(fs) == 0 && !accept {
+		return deadSet
+	}
+	key := setKey(fs, accept)
+	if id, ok := a.setIx[key]; ok {
+		return id
+	}
+	if len(a.sets) >= maxSets {
+		return deadSet
+	}
+	a.sets = append(a.sets, dset{frames: slices.Clone(fs), accept: accept})
+	id := int32(len(a.sets) - 1)
+	a.setIx[key] = id
+	return id
+}
+
+func setKey(fs []int32, accept bool) string {
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(fs))), 4*len(fs))
+	k := make([]byte, len(b)+1)
+	copy(k, b)
+	if accept {
+		k[len(b)] = 1
+	}
+	return string(k)
+}
+
+// step returns the set reached from set s by byte c (deadSet if none).
+func (a *automaton) step(s int32, c byte) int32 {
+	d := &a.sets[s]
+	if d.trans == nil {
+		t := new([256]int32)
+		for i := range t {
+			t[i] = unknown
+		}
+		d.trans = t
+	}
+	if n := d.trans[c]; n != unknown {
+		return n
+	}
+	accept := false
+	for _, id := range d.frames {
+		f := a.frames[id]
+		for _, e := range a.prog.states[f.pos].bytes {
+			if e.lo <= c && c <= e.hi {
+				c := a.closureOf(a.frameOf(e.to, f.parent))
+				a.scratch = append(a.scratch, c.stops...)
+				accept = accept || c.accept
+			}
+		}
+	}
+	n := a.intern(accept)
+	a.sets[s].trans[c] = n
+	return n
+}
+
+// stepBytes runs s over b, stopping at deadSet.
+func (a *automaton) stepBytes(s int32, b []byte) int32 {
+	for _, c := range b {
+		if s = a.step(s, c); s < 0 {
+			return s
+		}
+	}
+	return s
+}

@@ -1,0 +1,48 @@
+// Package constraint is the structured-output engine: it compiles a
+// constraint (a JSON Schema, any JSON object, a regex, a choice list or an
+// EBNF/GBNF grammar) into a byte-level grammar and, for a vocabulary,
+// computes at each decoding step the bitset of tokens that keep the output
+// inside the constraint.
+//
+// Design. Every constraint becomes a context-free grammar whose rule bodies
+// are regular expressions over bytes with rule references (expr); all rules
+// are compiled to one recursive transition network (program: a Thompson NFA
+// per rule with call edges). A request walks it with a lazily built
+// deterministic automaton (automaton): each deterministic state is the set
+// of hash-consed parse stacks reachable after the bytes so far, so
+// ambiguity (anyOf, optional properties, overlapping keys) costs no
+// backtracking, and a transition once computed is a table lookup. Left
+// recursion is refused at compile time.
+//
+// Masks. A Matcher holds the vocabulary as a trie of token byte strings in
+// preorder (built once, immutable, shared). State.Mask walks the trie from
+// the current deterministic state, one transition per trie edge, and skips
+// every subtree whose prefix is dead. Tokens spanning several terminals,
+// byte-fallback tokens and tokens holding part of a UTF-8 character need no
+// special case: the grammar is over bytes. Special tokens are never allowed;
+// the EOS ids exactly when the output is complete. Recent masks are cached
+// per deterministic state (inside a long string the state recurs).
+//
+// JSON Schema. The schema is first checked with
+// github.com/santhosh-tekuri/jsonschema (ErrInvalidSchema). A feature that
+// cannot be enforced exactly is an *UnsupportedError naming it (never a
+// looser grammar). Where the constraint is stricter than the schema the
+// output is still always valid: integers without a fraction or exponent,
+// bounded numbers without an exponent, canonical string escapes in
+// constrained strings, formats as a strict subset of the format, very large
+// bounds and counts clamped inwards. Object members come in any order by
+// default (Options.OrderedProperties: declaration order); a key may repeat,
+// each occurrence satisfying its schema.
+//
+// Use (the engine's side):
+//
+//	m, _ := constraint.NewMatcher(constraint.TokenizerVocab{T: tok}) // once per vocabulary
+//	c, err := constraint.JSONSchema(schema, constraint.Options{})   // or JSONObject, Regex, Choice, Grammar; cache by source
+//	s := c.NewState(m)                                             // per request; s.Clone() for n > 1
+//	s.Mask(bits)               // before sampling: bit id set = token id allowed (EOS only when complete)
+//	err = s.Advance(id)        // after sampling; an error means id was not allowed
+//	s.IsAccepting(); s.ForcedBytes() // may stop / may fast-forward
+//
+// Imports: the standard library and internal/tokenizer (for the
+// TokenizerVocab adapter) only.
+package constraint

@@ -1,0 +1,84 @@
+package constraint
+
+import (
+	"slices"
+	"testing"
+)
+
+// testVocab is a small vocabulary: ordinary tokens, then <s>, </s> (EOS).
+type testVocab struct{ toks []string }
+
+func (v testVocab) Size() int { return len(v.toks) + 2 }
+func (v testVocab) TokenBytes(id int32) []byte {
+	switch {
+	case int(id) < len(v.toks):
+		return []byte(v.toks[id])
+	case int(id) == len(v.toks):
+		return []byte("<s>")
+	}
+	return []byte("</s>")
+}
+func (v testVocab) IsSpecial(id int32) bool { return int(id) >= len(v.toks) }
+func (v testVocab) EOSIDs() []int32         { return []int32{int32(len(v.toks) + 1)} }
+
+// smallVocab has single bytes, multi-terminal tokens and split UTF-8.
+var smallVocab = testVocab{toks: []string{
+	"a", "b", "c", "ab", "abc", "0", "1", "12", "-", "\"", "{", "}", ":", ",", "[", "]",
+	"{\"", "\":", "\":\"", "\",\"", " ", "  ", "\n", "true", "false", "null", "é", "\xc3", "\xa9",
+	"x", "y", "z", "\\", "n", "u", ".", "e", "5", "9", "00", "<s>", "\t",
+}}
+
+func testMatcher(t testing.TB) *Matcher {
+	m, err := NewMatcher(smallVocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// allowedStrings lists the ordinary tokens (and "EOS") the mask allows.
+func allowedStrings(m *Matcher, s *State, v testVocab) []string {
+	mask := make([]uint64, m.MaskWords())
+	s.Mask(mask)
+	var out []string
+	for id := range int32(v.Size()) {
+		if mask[id>>6]&(1<<(id&63)) == 0 {
+			continue
+		}
+		if slices.Contains(v.EOSIDs(), id) {
+			out = append(out, "EOS")
+		} else {
+			out = append(out, string(v.TokenBytes(id)))
+		}
+		if !s.Allowed(id) {
+			panic("Mask and Allowed disagree")
+		}
+	}
+	return out
+}
+
+// tokenID finds a token of smallVocab by its text.
+func tokenID(t testing.TB, s string) int32 {
+	if s == "EOS" {
+		return smallVocab.EOSIDs()[0]
+	}
+	i := slices.Index(smallVocab.toks, s)
+	if i < 0 {
+		t.Fatalf("no token %q", s)
+	}
+	return int32(i)
+}
+
+func TestTrieCoversEveryToken(t *testing.T) {
+	m := testMatcher(t)
+	seen := map[int32]bool{}
+	for _, n := range m.full.nodes[1:] {
+		for _, id := range m.full.toks[n.tokLo:n.tok] {
+			seen[id] = true
+		}
+	}
+	// every ordinary token once; "<s>" (special) and EOS never.
+	if len(seen) != len(smallVocab.toks) {
+		t.Fatalf("trie holds %d tokens, want %d", len(seen), len(smallVocab.toks))
+	}
+}
