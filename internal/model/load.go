@@ -213,34 +213,9 @@ func readLlama2C(path string) (*rawModel, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s: llama2.c checkpoint: %s", ErrFormat, path, fmt.Sprintf(format, a...))
 	}
-	le := func(off int) int32 { return int32(binary.LittleEndian.Uint32(b[off:])) }
-	var hdr [7]int32
-	var body []byte
-	v1 := false
-	switch {
-	case len(b) >= 8 && binary.LittleEndian.Uint32(b) == 0x616b3432:
-		if len(b) < 256 {
-			return nil, bad("truncated header")
-		}
-		if v := le(4); v != 1 {
-			return nil, bad("version %d is not supported (v0 legacy and v1 F32 are)", v)
-		}
-		for i := range hdr {
-			hdr[i] = le(8 + 4*i)
-		}
-		v1 = true
-		if b[36] == 0 {
-			hdr[5] = -hdr[5]
-		}
-		body = b[256:]
-	default:
-		if len(b) < 28 {
-			return nil, bad("file of %d bytes is too short", len(b))
-		}
-		for i := range hdr {
-			hdr[i] = le(4 * i)
-		}
-		body = b[28:]
+	hdr, body, v1, err := llama2CHeader(b, bad)
+	if err != nil {
+		return nil, err
 	}
 	tied := hdr[5] > 0
 	vocab := hdr[5]
@@ -273,6 +248,44 @@ func readLlama2C(path string) (*rawModel, error) {
 	if need*4 > int64(len(body)) {
 		return nil, bad("header %v needs %d bytes of weights, file has %d", hdr, need*4, len(body))
 	}
+	return llama2CWeights(c, body, v1), nil
+}
+
+// llama2CHeader reads the legacy v0 header (7 int32) or the "ak42" v1
+// header (256 bytes; a shared-classifier flag byte), returning the header
+// with a negative vocabulary size for an untied head, the weights, and
+// whether it is v1.
+func llama2CHeader(b []byte, bad func(string, ...any) error) (hdr [7]int32, body []byte, v1 bool, err error) {
+	le := func(off int) int32 { return int32(binary.LittleEndian.Uint32(b[off:])) }
+	if len(b) >= 8 && binary.LittleEndian.Uint32(b) == 0x616b3432 {
+		if len(b) < 256 {
+			return hdr, nil, false, bad("truncated header")
+		}
+		if v := le(4); v != 1 {
+			return hdr, nil, false, bad("version %d is not supported (v0 legacy and v1 F32 are)", v)
+		}
+		for i := range hdr {
+			hdr[i] = le(8 + 4*i)
+		}
+		if b[36] == 0 {
+			hdr[5] = -hdr[5]
+		}
+		return hdr, b[256:], true, nil
+	}
+	if len(b) < 28 {
+		return hdr, nil, false, bad("file of %d bytes is too short", len(b))
+	}
+	for i := range hdr {
+		hdr[i] = le(4 * i)
+	}
+	return hdr, b[28:], false, nil
+}
+
+// llama2CWeights slices body (checked to be long enough) into c's weights,
+// in llama2.c's order for v0 or v1.
+func llama2CWeights(c Config, body []byte, v1 bool) *rawModel {
+	d, h, L, kvd := int64(c.Dim), int64(c.HiddenDim), int64(c.NumLayers), int64(c.KVDim())
+	v := int64(c.VocabSize)
 	off := int64(0)
 	take := func(n int64) []float32 {
 		s := decodeF32(body[off*4 : (off+n)*4])
@@ -312,9 +325,9 @@ func readLlama2C(path string) (*rawModel, error) {
 		r.norm = take(d)
 		off += int64(c.MaxSeqLen) * int64(c.HeadDim) // freq_cis_real, freq_cis_imag (unused)
 	}
-	if !tied {
+	if !c.TiedEmbeddings {
 		o := f32Mat(c.VocabSize, di, take(v*d))
 		r.output = &o
 	}
-	return r, nil
+	return r
 }
