@@ -68,7 +68,7 @@ func (s *Server) prepareCompletion(req *openai.CompletionRequest, arrival time.T
 				p.echo = s.tok.Decode(p.ids, false)
 			}
 		} else {
-			p.ids = s.tok.Encode(in.Text, true)
+			p.ids = s.tok.Encode(in.Text, req.SpecialTokens())
 			if req.Echo {
 				p.echo = in.Text
 			}

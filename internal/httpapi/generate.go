@@ -69,7 +69,7 @@ func serveGenerate[Req any](s *Server, w http.ResponseWriter, r *http.Request,
 	respond func(*genRequest, []*output.RequestOutput) any) {
 	arrival := time.Now()
 	var req Req
-	if err := openai.Decode(r.Body, &req); err != nil {
+	if err := openai.DecodeRequest(r.Body, &req, s.onUnknown()); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}

@@ -14,7 +14,16 @@ type CompletionRequest struct {
 	Logprobs      *int           `json:"logprobs,omitempty"`
 	Echo          bool           `json:"echo,omitempty"`
 	Suffix        *string        `json:"suffix,omitempty"`
+	// AddSpecialTokens adds the tokenizer's special tokens (BOS) to text
+	// prompts; default true (vLLM).
+	AddSpecialTokens *bool `json:"add_special_tokens,omitempty"`
 	SamplingFields
+}
+
+// SpecialTokens reports whether text prompts get the tokenizer's special
+// tokens (add_special_tokens, default true).
+func (r *CompletionRequest) SpecialTokens() bool {
+	return r.AddSpecialTokens == nil || *r.AddSpecialTokens
 }
 
 // DefaultCompletionMaxTokens is the max_tokens of a completion request that
