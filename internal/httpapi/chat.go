@@ -20,7 +20,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 func (s *Server) chatResponse(g *genRequest, outs []*output.RequestOutput) any {
 	o := outs[0]
 	resp := openai.ChatCompletionResponse{
-		ID: g.id, Object: "chat.completion", Created: s.cfg.Now().Unix(), Model: g.model,
+		ID: g.id, Object: "chat.completion", Created: s.cfg.Now().Unix(), Model: g.model, SystemFingerprint: s.fingerprint,
 		Choices: make([]openai.ChatChoice, 0, len(o.Outputs)),
 		Usage:   openai.NewUsage(len(g.prompts[0].ids), completionTokens(o), o.NumCachedTokens),
 	}
@@ -79,7 +79,7 @@ func (s *Server) renderChat(msgs []openai.ChatMessage, genPrompt, continueFinal 
 func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, g *genRequest, src *fanIn) {
 	created := s.cfg.Now().Unix()
 	chunk := func(choices []openai.ChatChunkChoice, usage *openai.Usage) any {
-		return openai.ChatCompletionChunk{ID: g.id, Object: "chat.completion.chunk", Created: created, Model: g.model, Choices: choices, Usage: usage}
+		return openai.ChatCompletionChunk{ID: g.id, Object: "chat.completion.chunk", Created: created, Model: g.model, Choices: choices, Usage: usage, SystemFingerprint: s.fingerprint}
 	}
 	roles := func(sse *sseWriter) error {
 		empty := ""

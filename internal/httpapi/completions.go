@@ -23,7 +23,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 // (each prompt's tokens once) and every choice's tokens.
 func (s *Server) completionResponse(g *genRequest, outs []*output.RequestOutput) any {
 	resp := openai.CompletionResponse{
-		ID: g.id, Object: "text_completion", Created: s.cfg.Now().Unix(), Model: g.model,
+		ID: g.id, Object: "text_completion", Created: s.cfg.Now().Unix(), Model: g.model, SystemFingerprint: s.fingerprint,
 		Choices: make([]openai.CompletionChoice, 0, len(outs)*g.params.N),
 	}
 	var prompt, completion, cached int
@@ -87,7 +87,7 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, g *gen
 	offsets := make([]int, n)
 	echoed := make([]bool, n)
 	chunk := func(choices []openai.CompletionChoice, usage *openai.Usage) any {
-		return openai.CompletionResponse{ID: g.id, Object: "text_completion", Created: created, Model: g.model, Choices: choices, Usage: usage}
+		return openai.CompletionResponse{ID: g.id, Object: "text_completion", Created: created, Model: g.model, Choices: choices, Usage: usage, SystemFingerprint: s.fingerprint}
 	}
 	s.streamDeltas(w, r, g, src, nil, func(pi int, c *output.CompletionOutput, u *openai.Usage) any {
 		idx := g.choiceIndex(pi, c.Index)

@@ -353,3 +353,36 @@ func TestUnknownFields(t *testing.T) {
 		}
 	}
 }
+
+// TestStopReasonAndFingerprint: every choice carries stop_reason (null
+// when no stop string or token matched) and every response and chunk
+// system_fingerprint, streamed or not.
+func TestStopReasonAndFingerprint(t *testing.T) {
+	srv := newTestServer(t, newFake(), nil)
+	for _, tc := range []struct{ path, body string }{
+		{"/v1/completions", completionBase},
+		{"/v1/completions", merge(t, completionBase, `{"stream":true}`)},
+		{"/v1/chat/completions", chatBase},
+		{"/v1/chat/completions", merge(t, chatBase, `{"stream":true}`)},
+	} {
+		r := do(t, srv, "POST", tc.path, tc.body)
+		payloads := []string{string(r.body)}
+		if strings.Contains(tc.body, "stream") {
+			payloads = sseEvents(t, r.body)
+		}
+		for _, p := range payloads {
+			var m struct {
+				Fingerprint *string                      `json:"system_fingerprint"`
+				Choices     []map[string]json.RawMessage `json:"choices"`
+			}
+			if err := json.Unmarshal([]byte(p), &m); err != nil || m.Fingerprint == nil || *m.Fingerprint != "fp_govllm_1.2.3" {
+				t.Fatalf("%s %s: system_fingerprint missing in %s (%v)", tc.path, tc.body, p, err)
+			}
+			for _, c := range m.Choices {
+				if sr, found := c["stop_reason"]; !found || string(sr) != "null" {
+					t.Errorf("%s %s: stop_reason %q (present %v), want null in %s", tc.path, tc.body, sr, found, p)
+				}
+			}
+		}
+	}
+}

@@ -79,6 +79,8 @@ type Server struct {
 	mux      *http.ServeMux
 	handler  http.Handler
 	unknown  sync.Map // field name → struct{}: unknown fields logged so far
+	// fingerprint is every response's system_fingerprint: the server build.
+	fingerprint string
 }
 
 // New builds the server. It fails when no model name is given or the chat
@@ -112,6 +114,7 @@ func New(cfg Config, eng Engine) (*Server, error) {
 		return nil, fmt.Errorf("httpapi: chat template: %w", err)
 	}
 	s.tmpl = tmpl
+	s.fingerprint = fingerprint(cfg.Version)
 	s.routes()
 	return s, nil
 }
@@ -192,4 +195,13 @@ func (s *Server) onUnknown() func(string) {
 			s.log.Warn("accepting an unknown request field (--allow-unknown-fields); it has no effect", "field", field)
 		}
 	}
+}
+
+// fingerprint is the system_fingerprint of a server of the given version
+// ("fp_govllm" alone when the version is unknown).
+func fingerprint(version string) string {
+	if version == "" {
+		return "fp_govllm"
+	}
+	return "fp_govllm_" + version
 }

@@ -156,6 +156,8 @@ type ChatCompletionResponse struct {
 	Model   string       `json:"model"`
 	Choices []ChatChoice `json:"choices"`
 	Usage   *Usage       `json:"usage,omitempty"`
+	// SystemFingerprint: see CompletionResponse.
+	SystemFingerprint string `json:"system_fingerprint"`
 }
 
 // ChatChoice is one of the n answers.
@@ -164,7 +166,7 @@ type ChatChoice struct {
 	Message      ResponseMessage `json:"message"`
 	Logprobs     *ChatLogprobs   `json:"logprobs"`
 	FinishReason *string         `json:"finish_reason"`
-	StopReason   any             `json:"stop_reason,omitempty"`
+	StopReason   any             `json:"stop_reason"` // null when none
 }
 
 // ResponseMessage is the assistant's message in a response.
@@ -181,6 +183,8 @@ type ChatCompletionChunk struct {
 	Model   string            `json:"model"`
 	Choices []ChatChunkChoice `json:"choices"`
 	Usage   *Usage            `json:"usage,omitempty"`
+	// SystemFingerprint: see CompletionResponse.
+	SystemFingerprint string `json:"system_fingerprint"`
 }
 
 // ChatChunkChoice is one choice's delta.
@@ -189,7 +193,7 @@ type ChatChunkChoice struct {
 	Delta        ChatDelta     `json:"delta"`
 	Logprobs     *ChatLogprobs `json:"logprobs"`
 	FinishReason *string       `json:"finish_reason"`
-	StopReason   any           `json:"stop_reason,omitempty"`
+	StopReason   any           `json:"stop_reason"` // null when none
 }
 
 // ChatDelta is the new part of the message: the role on a choice's first

@@ -68,6 +68,9 @@ type CompletionResponse struct {
 	Model   string             `json:"model"`
 	Choices []CompletionChoice `json:"choices"`
 	Usage   *Usage             `json:"usage,omitempty"`
+	// SystemFingerprint names the server build that answered (OpenAI's
+	// backend configuration fingerprint).
+	SystemFingerprint string `json:"system_fingerprint"`
 }
 
 // CompletionChoice is one of the n completions. FinishReason is null until
@@ -77,7 +80,7 @@ type CompletionChoice struct {
 	Text         string              `json:"text"`
 	Logprobs     *CompletionLogprobs `json:"logprobs"`
 	FinishReason *string             `json:"finish_reason"`
-	StopReason   any                 `json:"stop_reason,omitempty"`
+	StopReason   any                 `json:"stop_reason"` // null when none
 }
 
 // CompletionLogprobs is the legacy logprobs format: parallel arrays.
