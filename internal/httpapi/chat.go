@@ -35,7 +35,7 @@ func (s *Server) chatResponse(g *genRequest, outs []*output.RequestOutput) any {
 	return resp
 }
 
-func (s *Server) prepareChat(req *openai.ChatCompletionRequest, arrival time.Time) (*genRequest, error) {
+func (s *Server) prepareChat(req *openai.ChatCompletionRequest, r *http.Request, arrival time.Time) (*genRequest, error) {
 	model, err := s.modelName(req.Model)
 	if err != nil {
 		return nil, err
@@ -44,11 +44,12 @@ func (s *Server) prepareChat(req *openai.ChatCompletionRequest, arrival time.Tim
 	if err != nil {
 		return nil, err
 	}
+	base := baseID(r, req.RequestID)
 	text, err := s.renderChat(req.Messages, req.GenerationPrompt(), req.ContinueFinalMessage, req.ChatTemplateKwargs)
 	if err != nil {
 		return nil, err
 	}
-	return &genRequest{id: newID("chatcmpl-"), model: model, arrival: arrival, params: params,
+	return &genRequest{id: "chatcmpl-" + base, base: base, model: model, arrival: arrival, params: params,
 		prompts: []genPrompt{{ids: s.tok.Encode(text, req.AddSpecialTokens)}}, priority: req.Priority, stream: req.Stream, usage: req.StreamOptions}, nil
 }
 

@@ -46,7 +46,7 @@ func (s *Server) completionResponse(g *genRequest, outs []*output.RequestOutput)
 	return resp
 }
 
-func (s *Server) prepareCompletion(req *openai.CompletionRequest, arrival time.Time) (*genRequest, error) {
+func (s *Server) prepareCompletion(req *openai.CompletionRequest, r *http.Request, arrival time.Time) (*genRequest, error) {
 	model, err := s.modelName(req.Model)
 	if err != nil {
 		return nil, err
@@ -55,7 +55,8 @@ func (s *Server) prepareCompletion(req *openai.CompletionRequest, arrival time.T
 	if err != nil {
 		return nil, err
 	}
-	g := &genRequest{id: newID("cmpl-"), model: model, arrival: arrival, params: params,
+	base := baseID(r, req.RequestID)
+	g := &genRequest{id: "cmpl-" + base, base: base, model: model, arrival: arrival, params: params,
 		priority: req.Priority, stream: req.Stream, usage: req.StreamOptions, prompts: make([]genPrompt, len(req.Prompt))}
 	for i, in := range req.Prompt {
 		p := &g.prompts[i]

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -178,13 +179,18 @@ func sharedFields() map[string]fieldCase {
 		"guided_whitespace_pattern":     {value: `" "`},
 		"structured_outputs":            {value: `{"regex":"a+"}`},
 		"priority":                      {value: `1`, check: paramIs(func(f *fakeEngine) int { return f.lastRequest().Priority }, 1)},
-		"request_id":                    {value: `"my-id"`},
-		"logits_processors":             {value: `["my.Processor"]`},
-		"return_tokens_as_token_ids":    {value: `true`},
-		"return_token_ids":              {value: `true`},
-		"cache_salt":                    {value: `"salt"`},
-		"kv_transfer_params":            {value: `{"do_remote_decode":true}`},
-		"vllm_xargs":                    {value: `{"k":1}`},
+		"request_id": {value: `"my-id"`, check: func(t *testing.T, f *fakeEngine, r reply) {
+			id := ok(t, r)["id"]
+			if id != "cmpl-my-id" && id != "chatcmpl-my-id" || f.lastRequest().ID != id || r.header.Get("X-Request-Id") != "my-id" {
+				t.Errorf("id %v, engine id %q, X-Request-Id %q; want the request_id my-id", id, f.lastRequest().ID, r.header.Get("X-Request-Id"))
+			}
+		}},
+		"logits_processors":          {value: `["my.Processor"]`},
+		"return_tokens_as_token_ids": {value: `true`},
+		"return_token_ids":           {value: `true`},
+		"cache_salt":                 {value: `"salt"`},
+		"kv_transfer_params":         {value: `{"do_remote_decode":true}`},
+		"vllm_xargs":                 {value: `{"k":1}`},
 	}
 }
 
@@ -384,5 +390,47 @@ func TestStopReasonAndFingerprint(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestRequestID: the X-Request-Id header wins over request_id; the id used
+// is the engine request's (prefixed as vLLM does), the response's and the
+// echoed header's; an id a header or a log cannot carry is a 400.
+func TestRequestID(t *testing.T) {
+	tests := []struct {
+		name, body, header string
+		wantID, wantHeader string // wantID "" = refused
+	}{
+		{"header wins", merge(t, completionBase, `{"request_id":"body-id"}`), "hdr-id", "cmpl-hdr-id", "hdr-id"},
+		{"body", merge(t, completionBase, `{"request_id":"body-id"}`), "", "cmpl-body-id", "body-id"},
+		{"several prompts", merge(t, completionBase, `{"request_id":"b","prompt":["x","y"]}`), "", "cmpl-b", "b"},
+		{"space", merge(t, completionBase, `{"request_id":"a b"}`), "", "", ""},
+		{"too long", merge(t, completionBase, `{"request_id":"`+strings.Repeat("x", 300)+`"}`), "", "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake()
+			f.recordAll = true
+			srv := newTestServer(t, f, nil)
+			var hdr []string
+			if tc.header != "" {
+				hdr = []string{"X-Request-Id", tc.header}
+			}
+			r := do(t, srv, "POST", "/v1/completions", tc.body, hdr...)
+			if tc.wantID == "" {
+				if e := envelope(t, r); param(e) != "request_id" {
+					t.Errorf("%d %s, want a 400 naming request_id", r.status, r.body)
+				}
+				return
+			}
+			if id := ok(t, r)["id"]; id != tc.wantID || r.header.Get("X-Request-Id") != tc.wantHeader {
+				t.Errorf("id %v, X-Request-Id %q; want %s, %s", id, r.header.Get("X-Request-Id"), tc.wantID, tc.wantHeader)
+			}
+			for i, q := range f.requests() {
+				if want := tc.wantID; !strings.HasPrefix(q.ID, want) || len(f.requests()) > 1 && q.ID != want+"-"+strconv.Itoa(i) {
+					t.Errorf("engine request %d id %q, want %s", i, q.ID, want)
+				}
+			}
+		})
 	}
 }

@@ -16,17 +16,29 @@ import (
 	"govllm/internal/sampling"
 )
 
-// newID returns prefix + 32 random hex digits (vLLM: "cmpl-<uuid hex>").
-func newID(prefix string) string {
+// requestIDHeader carries a client's request id in and the one used out.
+const requestIDHeader = "X-Request-Id"
+
+// baseID is a request's id without its endpoint prefix, as vLLM takes it:
+// the X-Request-Id header, else the body's request_id, else 32 random hex
+// digits. llm.Preparer checks it (a printable token of bounded length).
+func baseID(r *http.Request, fromBody string) string {
+	if h := r.Header.Get(requestIDHeader); h != "" {
+		return h
+	}
+	if fromBody != "" {
+		return fromBody
+	}
 	var b [16]byte
 	rand.Read(b[:])
-	return prefix + hex.EncodeToString(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // genRequest is a validated generation request, ready for the engine: one
 // engine request per prompt (chat has one prompt; completions one or more).
 type genRequest struct {
-	id       string
+	id       string // the response id: endpoint prefix + base
+	base     string // the client's id (or a random one), echoed in X-Request-Id
 	model    string
 	arrival  time.Time
 	prompts  []genPrompt
@@ -64,20 +76,24 @@ func (g *genRequest) choiceIndex(i, c int) int { return i*g.params.N + c }
 // Nothing reaches the engine unless every prompt is valid; when one
 // engine request fails or the client leaves, all of them are aborted.
 func serveGenerate[Req any](s *Server, w http.ResponseWriter, r *http.Request,
-	prepare func(*Req, time.Time) (*genRequest, error),
+	prepare func(*Req, *http.Request, time.Time) (*genRequest, error),
 	stream func(http.ResponseWriter, *http.Request, *genRequest, *fanIn),
 	respond func(*genRequest, []*output.RequestOutput) any) {
 	arrival := time.Now()
+	if h := r.Header.Get(requestIDHeader); h != "" {
+		w.Header().Set(requestIDHeader, h)
+	}
 	var req Req
 	if err := openai.DecodeRequest(r.Body, &req, s.onUnknown()); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
-	g, err := prepare(&req, arrival)
+	g, err := prepare(&req, r, arrival)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
+	w.Header().Set(requestIDHeader, g.base)
 	if err := s.check(g); err != nil {
 		s.writeErr(w, r, err)
 		return

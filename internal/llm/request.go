@@ -171,6 +171,9 @@ func (pp *Preparer) prepareOne(r *Request) (*Prepared, error) {
 	if r.ArrivalTime.IsZero() {
 		r.ArrivalTime = time.Now()
 	}
+	if err := checkRequestID(r.ID); err != nil {
+		return nil, err
+	}
 	if r.Priority != 0 && !pp.priority {
 		return nil, apierr.New("priority", "priority scheduling is not enabled (start the server with --scheduling-policy priority)")
 	}
@@ -240,6 +243,24 @@ func finishParams(cfg *Config, tok *tokenizer.Tokenizer, p sampling.Params, prom
 		}
 	}
 	return p, nil
+}
+
+// MaxRequestIDLen bounds a request id, which clients may choose
+// (request_id, X-Request-Id) and which is logged and echoed in a header.
+const MaxRequestIDLen = 256
+
+// checkRequestID refuses an id that is too long or holds anything but
+// printable ASCII (no spaces or control characters).
+func checkRequestID(id string) error {
+	if len(id) > MaxRequestIDLen {
+		return apierr.New("request_id", "must be at most %d characters, got %d", MaxRequestIDLen, len(id))
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] > '~' {
+			return apierr.New("request_id", "must be printable ASCII without spaces, got byte %#x at %d", id[i], i)
+		}
+	}
+	return nil
 }
 
 // checkVocab refuses token ids outside [0, vocab) in field param.

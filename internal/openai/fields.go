@@ -49,7 +49,6 @@ var unsupported = map[string]struct {
 	"allowed_token_ids":             {"allowed_token_ids is not supported", nil},
 	"bad_words":                     {"bad_words is not supported", []string{"[]"}},
 	"return_token_ids":              {"return_token_ids is not supported", []string{"false"}},
-	"request_id":                    {"request_id is not supported", nil},
 }
 
 // DecodeRequest is Decode for a request body whose top-level fields are

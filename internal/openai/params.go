@@ -29,6 +29,9 @@ type SamplingFields struct {
 	BestOf                 *int               `json:"best_of,omitempty"`
 	LogitBias              map[string]float64 `json:"logit_bias,omitempty"`
 	User                   string             `json:"user,omitempty"`
+	// RequestID names the request (vLLM's extension); an X-Request-Id
+	// header wins over it.
+	RequestID string `json:"request_id,omitempty"`
 }
 
 // toParams overlays the request's fields on base (the server defaults,
