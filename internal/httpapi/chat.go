@@ -50,7 +50,7 @@ func (s *Server) prepareChat(req *openai.ChatCompletionRequest, r *http.Request,
 		return nil, err
 	}
 	return &genRequest{id: "chatcmpl-" + base, base: base, model: model, arrival: arrival, params: params,
-		prompts: []genPrompt{{ids: s.tok.Encode(text, req.AddSpecialTokens)}}, priority: req.Priority, stream: req.Stream, usage: req.StreamOptions}, nil
+		prompts: []genPrompt{{ids: s.tok.Encode(text, req.AddSpecialTokens)}}, priority: req.Priority, truncate: req.TruncatePromptTokens, stream: req.Stream, usage: req.StreamOptions}, nil
 }
 
 // renderChat applies the chat template. With continueFinal the text is cut

@@ -11,8 +11,8 @@ import (
 	"govllm/internal/apierr"
 	"govllm/internal/chattemplate"
 	"govllm/internal/llm"
-	"govllm/internal/output"
 	"govllm/internal/openai"
+	"govllm/internal/output"
 )
 
 // statusClientClosed is logged and counted when the client went away before

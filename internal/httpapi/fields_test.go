@@ -166,19 +166,23 @@ func sharedFields() map[string]fieldCase {
 		"min_tokens":                    {value: `1`, check: paramIs(func(f *fakeEngine) int { return f.lastRequest().Params.MinTokens }, 1)},
 		"skip_special_tokens":           {value: `false`},
 		"spaces_between_special_tokens": {value: `false`},
-		"truncate_prompt_tokens":        {value: `1`},
-		"allowed_token_ids":             {value: `[300]`},
-		"prompt_logprobs":               {value: `1`},
-		"bad_words":                     {value: `["x"]`},
-		"response_format":               {value: `{"type":"json_object"}`},
-		"guided_json":                   {value: `{"type":"object"}`},
-		"guided_regex":                  {value: `"a+"`},
-		"guided_choice":                 {value: `["a","b"]`},
-		"guided_grammar":                {value: `"root ::= \"a\""`},
-		"guided_decoding_backend":       {value: `"xgrammar"`},
-		"guided_whitespace_pattern":     {value: `" "`},
-		"structured_outputs":            {value: `{"regex":"a+"}`},
-		"priority":                      {value: `1`, check: paramIs(func(f *fakeEngine) int { return f.lastRequest().Priority }, 1)},
+		"truncate_prompt_tokens": {value: `1`, check: func(t *testing.T, f *fakeEngine, r reply) {
+			if u := ok(t, r)["usage"].(map[string]any); u["prompt_tokens"] != 1.0 || len(f.lastRequest().PromptTokenIDs) != 1 {
+				t.Errorf("usage %v, engine prompt %v; want the prompt truncated to 1 token", u, f.lastRequest().PromptTokenIDs)
+			}
+		}},
+		"allowed_token_ids":         {value: `[300]`},
+		"prompt_logprobs":           {value: `1`},
+		"bad_words":                 {value: `["x"]`},
+		"response_format":           {value: `{"type":"json_object"}`},
+		"guided_json":               {value: `{"type":"object"}`},
+		"guided_regex":              {value: `"a+"`},
+		"guided_choice":             {value: `["a","b"]`},
+		"guided_grammar":            {value: `"root ::= \"a\""`},
+		"guided_decoding_backend":   {value: `"xgrammar"`},
+		"guided_whitespace_pattern": {value: `" "`},
+		"structured_outputs":        {value: `{"regex":"a+"}`},
+		"priority":                  {value: `1`, check: paramIs(func(f *fakeEngine) int { return f.lastRequest().Priority }, 1)},
 		"request_id": {value: `"my-id"`, check: func(t *testing.T, f *fakeEngine, r reply) {
 			id := ok(t, r)["id"]
 			if id != "cmpl-my-id" && id != "chatcmpl-my-id" || f.lastRequest().ID != id || r.header.Get("X-Request-Id") != "my-id" {

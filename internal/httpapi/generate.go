@@ -44,6 +44,7 @@ type genRequest struct {
 	prompts  []genPrompt
 	params   sampling.Params // the request's; MaxTokens 0 = fill per prompt
 	priority int
+	truncate *int // truncate_prompt_tokens
 	stream   bool
 	usage    *openai.StreamOptions
 }
@@ -123,7 +124,7 @@ func (s *Server) check(g *genRequest) error {
 	reqs := make([]llm.Request, len(g.prompts))
 	for i := range g.prompts {
 		reqs[i] = llm.Request{ID: g.engineID(i), PromptTokenIDs: g.prompts[i].ids, Params: g.params,
-			Priority: g.priority, ArrivalTime: g.arrival, OutputKind: g.kind()}
+			Priority: g.priority, ArrivalTime: g.arrival, OutputKind: g.kind(), TruncatePromptTokens: g.truncate}
 	}
 	prs, err := s.eng.Prepare(reqs...)
 	if err != nil {
@@ -131,6 +132,7 @@ func (s *Server) check(g *genRequest) error {
 	}
 	for i := range g.prompts {
 		g.prompts[i].pr = prs[i]
+		g.prompts[i].ids = prs[i].Request().PromptTokenIDs // as served (truncate_prompt_tokens)
 	}
 	return s.eng.Err() // ErrClosed (shutting down) or an ErrEngineDead wrap: 503 either way, each saying which
 }

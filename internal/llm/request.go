@@ -25,6 +25,9 @@ type Request struct {
 	// rendering; zero means now (taken on entry, before tokenizing).
 	ArrivalTime time.Time
 	OutputKind  output.Kind // output.Delta (streaming), output.Cumulative, output.FinalOnly
+	// TruncatePromptTokens, when set, keeps only the prompt's last k
+	// tokens (vLLM truncate_prompt_tokens; k in [1, max-model-len]).
+	TruncatePromptTokens *int
 }
 
 // Errors a caller branches on.
@@ -184,6 +187,10 @@ func (pp *Preparer) prepareOne(r *Request) (*Prepared, error) {
 	if len(ids) == 0 {
 		return nil, apierr.New("prompt", "the prompt must not be empty")
 	}
+	ids, err := pp.truncate(ids, r.TruncatePromptTokens)
+	if err != nil {
+		return nil, err
+	}
 	if err := checkVocab("prompt", ids, tok.VocabSize()); err != nil {
 		return nil, err
 	}
@@ -204,6 +211,19 @@ func (pp *Preparer) prepareOne(r *Request) (*Prepared, error) {
 		}
 	}
 	return pr, nil
+}
+
+// truncate keeps the last *k tokens of ids (left truncation, as vLLM).
+func (pp *Preparer) truncate(ids []int32, k *int) ([]int32, error) {
+	switch {
+	case k == nil:
+		return ids, nil
+	case *k < 1 || *k > pp.cfg.MaxModelLen:
+		return nil, apierr.New("truncate_prompt_tokens", "must be in [1, %d] (the maximum context length), got %d", pp.cfg.MaxModelLen, *k)
+	case len(ids) > *k:
+		return ids[len(ids)-*k:], nil
+	}
+	return ids, nil
 }
 
 // finishParams fills an open max_tokens (0) with max-model-len − prompt,

@@ -32,6 +32,8 @@ type SamplingFields struct {
 	// RequestID names the request (vLLM's extension); an X-Request-Id
 	// header wins over it.
 	RequestID string `json:"request_id,omitempty"`
+	// TruncatePromptTokens keeps only the prompt's last k tokens (vLLM).
+	TruncatePromptTokens *int `json:"truncate_prompt_tokens,omitempty"`
 }
 
 // toParams overlays the request's fields on base (the server defaults,
