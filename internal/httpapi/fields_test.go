@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -129,7 +130,7 @@ func sharedFields() map[string]fieldCase {
 		"best_of":           {value: `4`},
 		"frequency_penalty": {value: `0.5`, check: paramIs(func(f *fakeEngine) float32 { return f.lastRequest().Params.FrequencyPenalty }, 0.5)},
 		"presence_penalty":  {value: `-0.5`, check: paramIs(func(f *fakeEngine) float32 { return f.lastRequest().Params.PresencePenalty }, -0.5)},
-		"logit_bias":        {value: `{"300": 5}`},
+		"logit_bias":        {value: `{"300": 5}`, check: paramIs(func(f *fakeEngine) float32 { return f.lastRequest().Params.LogitBias[300] }, 5)},
 		"max_tokens": {value: `3`, check: func(t *testing.T, _ *fakeEngine, r reply) {
 			if u := ok(t, r)["usage"].(map[string]any); u["completion_tokens"] != 3.0 {
 				t.Errorf("usage %v, want 3 completion tokens", u)
@@ -171,9 +172,9 @@ func sharedFields() map[string]fieldCase {
 				t.Errorf("usage %v, engine prompt %v; want the prompt truncated to 1 token", u, f.lastRequest().PromptTokenIDs)
 			}
 		}},
-		"allowed_token_ids":         {value: `[300]`},
+		"allowed_token_ids":         {value: `[300]`, check: paramIs(func(f *fakeEngine) string { return fmt.Sprint(f.lastRequest().Params.AllowedTokenIDs) }, "[300]")},
 		"prompt_logprobs":           {value: `1`},
-		"bad_words":                 {value: `["x"]`},
+		"bad_words":                 {value: `["x"]`, check: paramIs(func(f *fakeEngine) bool { return len(f.lastRequest().Params.BadWordsTokenIDs) > 0 }, true)},
 		"response_format":           {value: `{"type":"json_object"}`},
 		"guided_json":               {value: `{"type":"object"}`},
 		"guided_regex":              {value: `"a+"`},

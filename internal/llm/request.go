@@ -3,8 +3,11 @@ package llm
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
+	"unicode"
 
 	"govllm/internal/apierr"
 	"govllm/internal/core"
@@ -253,6 +256,9 @@ func finishParams(cfg *Config, tok *tokenizer.Tokenizer, p sampling.Params, prom
 	if err := checkVocab("stop_token_ids", p.StopTokenIDs, tok.VocabSize()); err != nil {
 		return p, err
 	}
+	if err := constraints(tok, &p); err != nil {
+		return p, err
+	}
 	// Further end-of-sequence ids (Llama 3's <|eot_id|>) stop like stop
 	// tokens unless EOS is ignored (vLLM update_from_generation_config).
 	if !p.IgnoreEOS {
@@ -278,6 +284,33 @@ func checkRequestID(id string) error {
 	for i := 0; i < len(id); i++ {
 		if id[i] <= ' ' || id[i] > '~' {
 			return apierr.New("request_id", "must be printable ASCII without spaces, got byte %#x at %d", id[i], i)
+		}
+	}
+	return nil
+}
+
+// constraints checks the token ids of logit_bias and allowed_token_ids
+// against the vocabulary and tokenizes bad_words as vLLM does: each word
+// (leading whitespace stripped) alone, and after a space when that makes
+// different tokens of the same count (the word inside a text).
+func constraints(tok *tokenizer.Tokenizer, p *sampling.Params) error {
+	biased := slices.Sorted(maps.Keys(p.LogitBias))
+	if err := checkVocab("logit_bias", biased, tok.VocabSize()); err != nil {
+		return err
+	}
+	if err := checkVocab("allowed_token_ids", p.AllowedTokenIDs, tok.VocabSize()); err != nil {
+		return err
+	}
+	p.BadWordsTokenIDs = nil
+	for _, w := range p.BadWords {
+		w = strings.TrimLeftFunc(w, unicode.IsSpace)
+		plain := tok.Encode(w, false)
+		if len(plain) == 0 {
+			continue
+		}
+		p.BadWordsTokenIDs = append(p.BadWordsTokenIDs, plain)
+		if spaced := tok.Encode(" "+w, false); len(spaced) == len(plain) && spaced[0] != plain[0] {
+			p.BadWordsTokenIDs = append(p.BadWordsTokenIDs, spaced)
 		}
 	}
 	return nil

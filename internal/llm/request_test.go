@@ -37,6 +37,15 @@ func TestPrepareRequestFields(t *testing.T) {
 			}},
 		{name: "truncate 0", mod: func(r *Request) { r.TruncatePromptTokens = intp(0) }, param: "truncate_prompt_tokens"},
 		{name: "truncate above max-model-len", mod: func(r *Request) { r.TruncatePromptTokens = intp(65) }, param: "truncate_prompt_tokens"},
+		{name: "logit_bias out of the vocabulary", mod: func(r *Request) { r.Params.LogitBias = map[int32]float32{512: 1} }, param: "logit_bias"},
+		{name: "allowed_token_ids out of the vocabulary", mod: func(r *Request) { r.Params.AllowedTokenIDs = []int32{3, 600} }, param: "allowed_token_ids"},
+		{name: "bad_words tokenized", mod: func(r *Request) { r.Params.BadWords = []string{"  hi"} },
+			want: func(t *testing.T, got Request) {
+				tok := tokenizer.NewDummy(512)
+				if w := got.Params.BadWordsTokenIDs; len(w) == 0 || !slices.Equal(w[0], tok.Encode("hi", false)) {
+					t.Errorf("bad words %v, want the tokens of \"hi\" first", w)
+				}
+			}},
 		{name: "request id with a space", mod: func(r *Request) { r.ID = "a b" }, param: "request_id"},
 		{name: "request id too long", mod: func(r *Request) { r.ID = strings.Repeat("x", MaxRequestIDLen+1) }, param: "request_id"},
 	}

@@ -45,8 +45,6 @@ var unsupported = map[string]struct {
 	"parallel_tool_calls":           {"tool calling is not supported", []string{"false"}},
 	"skip_special_tokens":           {"skip_special_tokens false is not supported", []string{"true"}},
 	"spaces_between_special_tokens": {"spaces_between_special_tokens false is not supported", []string{"true"}},
-	"allowed_token_ids":             {"allowed_token_ids is not supported", nil},
-	"bad_words":                     {"bad_words is not supported", []string{"[]"}},
 	"return_token_ids":              {"return_token_ids is not supported", []string{"false"}},
 }
 

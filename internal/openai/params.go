@@ -2,6 +2,7 @@ package openai
 
 import (
 	"math"
+	"strconv"
 
 	"govllm/internal/apierr"
 	"govllm/internal/sampling"
@@ -27,7 +28,9 @@ type SamplingFields struct {
 	IncludeStopStrInOutput bool               `json:"include_stop_str_in_output,omitempty"`
 	Priority               int                `json:"priority,omitempty"`
 	BestOf                 *int               `json:"best_of,omitempty"`
-	LogitBias              map[string]float64 `json:"logit_bias,omitempty"`
+	LogitBias              map[string]float64 `json:"logit_bias,omitempty"` // token id (a string) → bias
+	AllowedTokenIDs        []int32            `json:"allowed_token_ids,omitempty"`
+	BadWords               []string           `json:"bad_words,omitempty"`
 	User                   string             `json:"user,omitempty"`
 	// RequestID names the request (vLLM's extension); an X-Request-Id
 	// header wins over it.
@@ -51,8 +54,8 @@ func (f *SamplingFields) toParams(base sampling.Params, maxTokens *int, logprobs
 	if f.BestOf != nil && *f.BestOf != p.N {
 		return p, apierr.New("best_of", "best_of is not supported (it must equal n)")
 	}
-	if len(f.LogitBias) > 0 {
-		return p, apierr.New("logit_bias", "logit_bias is not supported")
+	if err := f.constraints(&p); err != nil {
+		return p, err
 	}
 	p.MaxTokens = 0
 	if maxTokens != nil {
@@ -106,4 +109,26 @@ func (f *SamplingFields) toParams(base sampling.Params, maxTokens *int, logprobs
 		p.Logprobs = &n
 	}
 	return p, nil
+}
+
+// constraints sets logit_bias (its keys parsed as token ids),
+// allowed_token_ids and bad_words on p; the values are checked by
+// sampling.Params.Validate and the ids against the vocabulary by
+// llm.Preparer.
+func (f *SamplingFields) constraints(p *sampling.Params) error {
+	p.LogitBias = nil
+	if len(f.LogitBias) > 0 {
+		p.LogitBias = make(map[int32]float32, len(f.LogitBias))
+		for k, b := range f.LogitBias {
+			id, err := strconv.ParseInt(k, 10, 32)
+			if err != nil {
+				return apierr.New("logit_bias", "keys must be token ids (integers, as strings), got %q", k)
+			}
+			p.LogitBias[int32(id)] = float32(b)
+		}
+	}
+	p.AllowedTokenIDs = f.AllowedTokenIDs
+	p.BadWords = f.BadWords
+	p.BadWordsTokenIDs = nil
+	return nil
 }
