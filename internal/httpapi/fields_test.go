@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"govllm/internal/openai"
 )
 
 // vLLM's request fields, literally as vllm/entrypoints/openai/protocol.py
@@ -215,9 +217,15 @@ func completionFields() map[string]fieldCase {
 		}
 	}}
 	m["logprobs"] = fieldCase{value: `2`, check: func(t *testing.T, _ *fakeEngine, r reply) {
-		lp := choices(t, r)[0].(map[string]any)["logprobs"].(map[string]any)
-		if top := lp["top_logprobs"].([]any); len(top) != 2 || len(top[0].(map[string]any)) != 2 {
-			t.Errorf("top_logprobs %v, want 2 positions of 2", top)
+		ok(t, r)
+		var resp openai.CompletionResponse
+		if err := json.Unmarshal(r.body, &resp); err != nil {
+			t.Fatal(err)
+		}
+		for _, top := range resp.Choices[0].Logprobs.TopLogprobs { // keys in rank order
+			if len(top) != 2 || top[0].Logprob < top[1].Logprob {
+				t.Errorf("top_logprobs %v, want 2 in rank order", top)
+			}
 		}
 	}}
 	m["suffix"] = fieldCase{value: `"tail"`}

@@ -85,8 +85,8 @@ type CompletionChoice struct {
 
 // CompletionLogprobs is the legacy logprobs format: parallel arrays.
 type CompletionLogprobs struct {
-	Tokens        []string             `json:"tokens"`
-	TokenLogprobs []float64            `json:"token_logprobs"`
-	TopLogprobs   []map[string]float64 `json:"top_logprobs"`
-	TextOffset    []int                `json:"text_offset"`
+	Tokens        []string      `json:"tokens"`
+	TokenLogprobs []float64     `json:"token_logprobs"`
+	TopLogprobs   []TopLogprobs `json:"top_logprobs"`
+	TextOffset    []int         `json:"text_offset"`
 }
