@@ -35,6 +35,7 @@ func (s *Server) completionResponse(g *genRequest, outs []*output.RequestOutput)
 		for _, c := range o.Outputs {
 			ch := openai.CompletionChoice{Index: g.choiceIndex(i, c.Index), Text: p.echo + c.Text,
 				FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason}
+			g.addTokenIDs(&ch, i, c.TokenIDs, true)
 			if g.params.Logprobs != nil {
 				ch.Logprobs, _ = openai.CompletionLogprobsFrom(c.Logprobs, s.tok.Piece, 0)
 			}
@@ -57,7 +58,7 @@ func (s *Server) prepareCompletion(req *openai.CompletionRequest, r *http.Reques
 	}
 	base := baseID(r, req.RequestID)
 	g := &genRequest{id: "cmpl-" + base, base: base, model: model, arrival: arrival, params: params,
-		priority: req.Priority, truncate: req.TruncatePromptTokens, stream: req.Stream, usage: req.StreamOptions, prompts: make([]genPrompt, len(req.Prompt))}
+		priority: req.Priority, truncate: req.TruncatePromptTokens, tokenIDs: req.ReturnTokenIDs, stream: req.Stream, usage: req.StreamOptions, prompts: make([]genPrompt, len(req.Prompt))}
 	for i, in := range req.Prompt {
 		p := &g.prompts[i]
 		if in.IsTokens {
@@ -93,13 +94,24 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, g *gen
 	s.streamDeltas(w, r, g, src, nil, func(pi int, c *output.CompletionOutput, u *openai.Usage) any {
 		idx := g.choiceIndex(pi, c.Index)
 		ch := openai.CompletionChoice{Index: idx, Text: c.Text, FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason}
-		if idx < n && !echoed[idx] {
+		first := idx < n && !echoed[idx]
+		if first {
 			echoed[idx] = true
 			ch.Text = g.prompts[pi].echo + ch.Text
 		}
+		g.addTokenIDs(&ch, pi, c.TokenIDs, first)
 		if g.params.Logprobs != nil && idx < n {
 			ch.Logprobs, offsets[idx] = openai.CompletionLogprobsFrom(c.Logprobs, s.tok.Piece, offsets[idx])
 		}
 		return chunk([]openai.CompletionChoice{ch}, u)
 	}, func(u *openai.Usage) any { return chunk([]openai.CompletionChoice{}, u) })
+}
+
+// addTokenIDs sets, with return_token_ids, the choice's generated ids and,
+// on its first chunk (or the whole response), prompt pi's ids.
+func (g *genRequest) addTokenIDs(ch *openai.CompletionChoice, pi int, ids []int32, first bool) {
+	ch.TokenIDs = g.ids(ids)
+	if first {
+		ch.PromptTokenIDs = g.ids(g.prompts[pi].ids)
+	}
 }

@@ -194,10 +194,16 @@ func sharedFields() map[string]fieldCase {
 		}},
 		"logits_processors":          {value: `["my.Processor"]`},
 		"return_tokens_as_token_ids": {value: `true`},
-		"return_token_ids":           {value: `true`},
-		"cache_salt":                 {value: `"salt"`},
-		"kv_transfer_params":         {value: `{"do_remote_decode":true}`},
-		"vllm_xargs":                 {value: `{"k":1}`},
+		"return_token_ids": {value: `true`, check: func(t *testing.T, f *fakeEngine, r reply) {
+			ok(t, r)
+			prompt, gen := returnedTokenIDs(t, r)
+			if want := f.lastRequest().PromptTokenIDs; !slices.Equal(prompt, want) || len(gen) != 2 {
+				t.Errorf("prompt_token_ids %v (want %v), token_ids %v (want 2)", prompt, want, gen)
+			}
+		}},
+		"cache_salt":         {value: `"salt"`},
+		"kv_transfer_params": {value: `{"do_remote_decode":true}`},
+		"vllm_xargs":         {value: `{"k":1}`},
 	}
 }
 
@@ -445,5 +451,65 @@ func TestRequestID(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// returnedTokenIDs reads prompt_token_ids and choice 0's token_ids from a
+// completions or chat response, streamed (concatenated over the chunks)
+// or not.
+func returnedTokenIDs(t *testing.T, r reply) (prompt, gen []int32) {
+	t.Helper()
+	payloads := []string{string(r.body)}
+	if strings.HasPrefix(r.header.Get("Content-Type"), "text/event-stream") {
+		payloads = sseEvents(t, r.body)
+	}
+	for _, p := range payloads {
+		var m struct {
+			PromptTokenIDs []int32 `json:"prompt_token_ids"` // chat
+			Choices        []struct {
+				Index          int     `json:"index"`
+				PromptTokenIDs []int32 `json:"prompt_token_ids"` // completions
+				TokenIDs       []int32 `json:"token_ids"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(p), &m); err != nil {
+			t.Fatal(err)
+		}
+		prompt = append(prompt, m.PromptTokenIDs...)
+		for _, c := range m.Choices {
+			if c.Index == 0 {
+				prompt = append(prompt, c.PromptTokenIDs...)
+				gen = append(gen, c.TokenIDs...)
+			}
+		}
+	}
+	return prompt, gen
+}
+
+// TestReturnTokenIDs: the prompt's ids once and the generated ids, streamed
+// or not, on both endpoints; without return_token_ids neither appears.
+func TestReturnTokenIDs(t *testing.T) {
+	f := newFake()
+	srv := newTestServer(t, f, nil)
+	for _, path := range []string{"/v1/completions", "/v1/chat/completions"} {
+		base := completionBase
+		if strings.Contains(path, "chat") {
+			base = chatBase
+		}
+		for _, extra := range []string{`{"return_token_ids":true}`, `{"return_token_ids":true,"stream":true}`, `{}`} {
+			r := do(t, srv, "POST", path, merge(t, base, extra))
+			prompt, gen := returnedTokenIDs(t, r)
+			if extra == `{}` {
+				if prompt != nil || gen != nil || bytes.Contains(r.body, []byte("token_ids")) {
+					t.Errorf("%s: token ids without return_token_ids: %s", path, r.body)
+				}
+				continue
+			}
+			q := f.lastRequest()
+			want := []int32{f.firstToken(len(q.PromptTokenIDs)), f.firstToken(len(q.PromptTokenIDs)) + 1}
+			if !slices.Equal(prompt, q.PromptTokenIDs) || !slices.Equal(gen, want) {
+				t.Errorf("%s %s: prompt_token_ids %v token_ids %v, want %v and %v", path, extra, prompt, gen, q.PromptTokenIDs, want)
+			}
+		}
 	}
 }

@@ -45,6 +45,7 @@ type genRequest struct {
 	params   sampling.Params // the request's; MaxTokens 0 = fill per prompt
 	priority int
 	truncate *int // truncate_prompt_tokens
+	tokenIDs bool // return_token_ids
 	stream   bool
 	usage    *openai.StreamOptions
 }

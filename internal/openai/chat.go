@@ -158,6 +158,8 @@ type ChatCompletionResponse struct {
 	Usage   *Usage       `json:"usage,omitempty"`
 	// SystemFingerprint: see CompletionResponse.
 	SystemFingerprint string `json:"system_fingerprint"`
+	// PromptTokenIDs are the prompt's ids, with return_token_ids.
+	PromptTokenIDs []int32 `json:"prompt_token_ids,omitempty"`
 }
 
 // ChatChoice is one of the n answers.
@@ -166,7 +168,8 @@ type ChatChoice struct {
 	Message      ResponseMessage `json:"message"`
 	Logprobs     *ChatLogprobs   `json:"logprobs"`
 	FinishReason *string         `json:"finish_reason"`
-	StopReason   any             `json:"stop_reason"` // null when none
+	StopReason   any             `json:"stop_reason"`         // null when none
+	TokenIDs     []int32         `json:"token_ids,omitempty"` // with return_token_ids
 }
 
 // ResponseMessage is the assistant's message in a response.
@@ -185,6 +188,9 @@ type ChatCompletionChunk struct {
 	Usage   *Usage            `json:"usage,omitempty"`
 	// SystemFingerprint: see CompletionResponse.
 	SystemFingerprint string `json:"system_fingerprint"`
+	// PromptTokenIDs are the prompt's ids, with return_token_ids, in the
+	// first chunk.
+	PromptTokenIDs []int32 `json:"prompt_token_ids,omitempty"`
 }
 
 // ChatChunkChoice is one choice's delta.
@@ -193,7 +199,8 @@ type ChatChunkChoice struct {
 	Delta        ChatDelta     `json:"delta"`
 	Logprobs     *ChatLogprobs `json:"logprobs"`
 	FinishReason *string       `json:"finish_reason"`
-	StopReason   any           `json:"stop_reason"` // null when none
+	StopReason   any           `json:"stop_reason"`         // null when none
+	TokenIDs     []int32       `json:"token_ids,omitempty"` // with return_token_ids
 }
 
 // ChatDelta is the new part of the message: the role on a choice's first

@@ -81,6 +81,10 @@ type CompletionChoice struct {
 	Logprobs     *CompletionLogprobs `json:"logprobs"`
 	FinishReason *string             `json:"finish_reason"`
 	StopReason   any                 `json:"stop_reason"` // null when none
+	// With return_token_ids: the prompt's ids (on a stream, in the
+	// choice's first chunk) and the choice's generated ids.
+	PromptTokenIDs []int32 `json:"prompt_token_ids,omitempty"`
+	TokenIDs       []int32 `json:"token_ids,omitempty"`
 }
 
 // CompletionLogprobs is the legacy logprobs format: parallel arrays.

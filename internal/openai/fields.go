@@ -45,7 +45,6 @@ var unsupported = map[string]struct {
 	"parallel_tool_calls":           {"tool calling is not supported", []string{"false"}},
 	"skip_special_tokens":           {"skip_special_tokens false is not supported", []string{"true"}},
 	"spaces_between_special_tokens": {"spaces_between_special_tokens false is not supported", []string{"true"}},
-	"return_token_ids":              {"return_token_ids is not supported", []string{"false"}},
 }
 
 // DecodeRequest is Decode for a request body whose top-level fields are

@@ -37,6 +37,9 @@ type SamplingFields struct {
 	RequestID string `json:"request_id,omitempty"`
 	// TruncatePromptTokens keeps only the prompt's last k tokens (vLLM).
 	TruncatePromptTokens *int `json:"truncate_prompt_tokens,omitempty"`
+	// ReturnTokenIDs adds the prompt's and each choice's token ids to the
+	// response (vLLM's prompt_token_ids and token_ids).
+	ReturnTokenIDs bool `json:"return_token_ids,omitempty"`
 }
 
 // toParams overlays the request's fields on base (the server defaults,
