@@ -51,7 +51,7 @@ func (s *Server) prepareChat(req *openai.ChatCompletionRequest, r *http.Request,
 		return nil, err
 	}
 	return &genRequest{id: "chatcmpl-" + base, base: base, model: model, arrival: arrival, params: params,
-		prompts: []genPrompt{{ids: s.tok.Encode(text, req.AddSpecialTokens)}}, priority: req.Priority, truncate: req.TruncatePromptTokens, tokenIDs: req.ReturnTokenIDs, stream: req.Stream, usage: req.StreamOptions}, nil
+		prompts: []genPrompt{{ids: s.tok.Encode(text, req.AddSpecialTokens)}}, priority: req.Priority, truncate: req.TruncatePromptTokens, tokenIDs: req.ReturnTokenIDs, user: req.User, stream: req.Stream, usage: req.StreamOptions}, nil
 }
 
 // renderChat applies the chat template. With continueFinal the text is cut

@@ -58,7 +58,7 @@ func (s *Server) prepareCompletion(req *openai.CompletionRequest, r *http.Reques
 	}
 	base := baseID(r, req.RequestID)
 	g := &genRequest{id: "cmpl-" + base, base: base, model: model, arrival: arrival, params: params,
-		priority: req.Priority, truncate: req.TruncatePromptTokens, tokenIDs: req.ReturnTokenIDs, stream: req.Stream, usage: req.StreamOptions, prompts: make([]genPrompt, len(req.Prompt))}
+		priority: req.Priority, truncate: req.TruncatePromptTokens, tokenIDs: req.ReturnTokenIDs, user: req.User, stream: req.Stream, usage: req.StreamOptions, prompts: make([]genPrompt, len(req.Prompt))}
 	for i, in := range req.Prompt {
 		p := &g.prompts[i]
 		if in.IsTokens {

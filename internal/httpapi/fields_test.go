@@ -155,9 +155,11 @@ func sharedFields() map[string]fieldCase {
 				t.Errorf("no usage chunk: %s", r.body)
 			}
 		}},
-		"temperature":                   {value: `0.25`, check: paramIs(func(f *fakeEngine) float32 { return f.lastRequest().Params.Temperature }, 0.25)},
-		"top_p":                         {value: `0.5`, check: paramIs(func(f *fakeEngine) float32 { return f.lastRequest().Params.TopP }, 0.5)},
-		"user":                          {value: `"user-1"`, check: func(t *testing.T, _ *fakeEngine, r reply) { ok(t, r) }},
+		"temperature": {value: `0.25`, check: paramIs(func(f *fakeEngine) float32 { return f.lastRequest().Params.Temperature }, 0.25)},
+		"top_p":       {value: `0.5`, check: paramIs(func(f *fakeEngine) float32 { return f.lastRequest().Params.TopP }, 0.5)},
+		"user": {value: `"user-1"`, check: func(t *testing.T, f *fakeEngine, r reply) {
+			ok(t, r) // the request log line names it: TestUserLogged
+		}},
 		"use_beam_search":               {value: `true`},
 		"top_k":                         {value: `5`, check: paramIs(func(f *fakeEngine) int { return f.lastRequest().Params.TopK }, 5)},
 		"min_p":                         {value: `0.25`, check: paramIs(func(f *fakeEngine) float32 { return f.lastRequest().Params.MinP }, 0.25)},
@@ -511,5 +513,15 @@ func TestReturnTokenIDs(t *testing.T) {
 				t.Errorf("%s %s: prompt_token_ids %v token_ids %v, want %v and %v", path, extra, prompt, gen, q.PromptTokenIDs, want)
 			}
 		}
+	}
+}
+
+// TestUserLogged: "user" is logged with the request it came with.
+func TestUserLogged(t *testing.T) {
+	var logs bytes.Buffer
+	srv := newTestServer(t, newFake(), func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
+	ok(t, do(t, srv, "POST", "/v1/completions", merge(t, completionBase, `{"user":"user-1"}`)))
+	if !strings.Contains(logs.String(), "user=user-1") {
+		t.Errorf("the request log does not name the user:\n%s", logs.String())
 	}
 }

@@ -44,8 +44,9 @@ type genRequest struct {
 	prompts  []genPrompt
 	params   sampling.Params // the request's; MaxTokens 0 = fill per prompt
 	priority int
-	truncate *int // truncate_prompt_tokens
-	tokenIDs bool // return_token_ids
+	truncate *int   // truncate_prompt_tokens
+	tokenIDs bool   // return_token_ids
+	user     string // the end user the client names (OpenAI "user"), logged with the request
 	stream   bool
 	usage    *openai.StreamOptions
 }
@@ -161,7 +162,7 @@ func (s *Server) start(r *http.Request, g *genRequest) (*fanIn, error) {
 		if !s.cfg.DisableLogRequests {
 			q := p.pr.Request()
 			s.log.Info("received request", "id", q.ID, "path", r.URL.Path, "prompt_tokens", len(p.ids),
-				"max_tokens", q.Params.MaxTokens, "n", q.Params.N, "temperature", q.Params.Temperature, "stream", g.stream)
+				"max_tokens", q.Params.MaxTokens, "n", q.Params.N, "temperature", q.Params.Temperature, "stream", g.stream, "user", g.user)
 		}
 		st, err := s.eng.Submit(ctx, p.pr)
 		if err != nil {
