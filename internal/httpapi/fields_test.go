@@ -169,8 +169,8 @@ func sharedFields() map[string]fieldCase {
 		"include_stop_str_in_output":    {value: `true`, check: paramIs(func(f *fakeEngine) bool { return f.lastRequest().Params.IncludeStopStrInOutput }, true)},
 		"ignore_eos":                    {value: `true`, check: paramIs(func(f *fakeEngine) bool { return f.lastRequest().Params.IgnoreEOS }, true)},
 		"min_tokens":                    {value: `1`, check: paramIs(func(f *fakeEngine) int { return f.lastRequest().Params.MinTokens }, 1)},
-		"skip_special_tokens":           {value: `false`},
-		"spaces_between_special_tokens": {value: `false`},
+		"skip_special_tokens":           {value: `false`, check: paramIs(func(f *fakeEngine) bool { return f.lastRequest().Params.KeepSpecialTokens }, true)},
+		"spaces_between_special_tokens": {value: `false`, check: paramIs(func(f *fakeEngine) bool { return f.lastRequest().Params.NoSpacesAroundSpecial }, true)},
 		"truncate_prompt_tokens": {value: `1`, check: func(t *testing.T, f *fakeEngine, r reply) {
 			if u := ok(t, r)["usage"].(map[string]any); u["prompt_tokens"] != 1.0 || len(f.lastRequest().PromptTokenIDs) != 1 {
 				t.Errorf("usage %v, engine prompt %v; want the prompt truncated to 1 token", u, f.lastRequest().PromptTokenIDs)

@@ -137,6 +137,10 @@ func TestRealEngineTokenConstraints(t *testing.T) {
 		{"logit_bias +100 on one token", `,"logit_bias":{"300":100}`, func(got string) bool { return got == strings.Repeat(piece, 4) }},
 		{"allowed_token_ids of one token", `,"allowed_token_ids":[300]`, func(got string) bool { return got == strings.Repeat(piece, 4) }},
 		{"logit_bias -100 on the first token", `,"logit_bias":{"` + strconv.Itoa(int(first)) + `":-100}`, func(got string) bool { return got != plain }},
+		{"special tokens skipped", `,"allowed_token_ids":[256]`, func(got string) bool { return got == "" }},
+		{"special tokens kept", `,"allowed_token_ids":[256],"skip_special_tokens":false`, func(got string) bool { return got == " <s> <s> <s> <s>" }},
+		{"special tokens kept, not spaced", `,"allowed_token_ids":[256],"skip_special_tokens":false,"spaces_between_special_tokens":false`,
+			func(got string) bool { return got == "<s><s><s><s>" }},
 		{"bad_words of the first word", `,"bad_words":[` + strconv.Quote(tok.Decode([]int32{first}, false)) + `]`, func(got string) bool { return got != plain }},
 	}
 	for _, tc := range tests {

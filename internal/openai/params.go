@@ -40,6 +40,9 @@ type SamplingFields struct {
 	// ReturnTokenIDs adds the prompt's and each choice's token ids to the
 	// response (vLLM's prompt_token_ids and token_ids).
 	ReturnTokenIDs bool `json:"return_token_ids,omitempty"`
+	// Detokenization (vLLM; both default true).
+	SkipSpecialTokens          *bool `json:"skip_special_tokens,omitempty"`
+	SpacesBetweenSpecialTokens *bool `json:"spaces_between_special_tokens,omitempty"`
 }
 
 // toParams overlays the request's fields on base (the server defaults,
@@ -115,7 +118,7 @@ func (f *SamplingFields) toParams(base sampling.Params, maxTokens *int, logprobs
 }
 
 // constraints sets logit_bias (its keys parsed as token ids),
-// allowed_token_ids and bad_words on p; the values are checked by
+// allowed_token_ids, bad_words and the detokenization options on p; the values are checked by
 // sampling.Params.Validate and the ids against the vocabulary by
 // llm.Preparer.
 func (f *SamplingFields) constraints(p *sampling.Params) error {
@@ -130,6 +133,8 @@ func (f *SamplingFields) constraints(p *sampling.Params) error {
 			p.LogitBias[int32(id)] = float32(b)
 		}
 	}
+	p.KeepSpecialTokens = f.SkipSpecialTokens != nil && !*f.SkipSpecialTokens
+	p.NoSpacesAroundSpecial = f.SpacesBetweenSpecialTokens != nil && !*f.SpacesBetweenSpecialTokens
 	p.AllowedTokenIDs = f.AllowedTokenIDs
 	p.BadWords = f.BadWords
 	p.BadWordsTokenIDs = nil

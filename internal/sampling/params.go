@@ -23,6 +23,11 @@ type Params struct {
 	IgnoreEOS              bool
 	Logprobs               *int // top-N logprobs of each sampled position; nil = none
 
+	// Detokenization (vLLM skip_special_tokens and
+	// spaces_between_special_tokens, both true by default, so false here).
+	KeepSpecialTokens     bool // special tokens produce their text
+	NoSpacesAroundSpecial bool // with KeepSpecialTokens: no space between a special token's text and its neighbours'
+
 	// Token constraints, applied to the logits before the penalties, in
 	// vLLM's order. The front end checks the ids against the vocabulary.
 	LogitBias       map[int32]float32 // added to a token's logit; each in [-100, 100] (OpenAI)
