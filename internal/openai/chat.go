@@ -35,6 +35,15 @@ type ResponseFormat struct {
 	Type string `json:"type"`
 }
 
+// check refuses every format but text (structured outputs are not
+// implemented); a nil format asks for nothing.
+func (f *ResponseFormat) check() error {
+	if f != nil && f.Type != "text" {
+		return apierr.New("response_format", "response_format %q is not supported (only \"text\"; structured outputs are not implemented)", f.Type)
+	}
+	return nil
+}
+
 // ChatMessage is one message. Content may be a string, null, or an array of
 // {"type": "text", "text": ...} parts (joined with "\n", as vLLM does).
 type ChatMessage struct {
@@ -118,6 +127,9 @@ func (r *ChatCompletionRequest) check() error {
 			return apierr.New("messages", "messages[%d].role %q is not one of system, developer, user, assistant, tool", i, m.Role)
 		}
 	}
+	if err := r.ResponseFormat.check(); err != nil {
+		return err
+	}
 	switch {
 	case r.Echo:
 		return apierr.New("echo", "echo is not supported")
@@ -125,8 +137,6 @@ func (r *ChatCompletionRequest) check() error {
 		return apierr.New("tools", "tool calling is not supported")
 	case len(r.ToolChoice) > 0 && !bytes.Equal(r.ToolChoice, []byte(`"none"`)) && !bytes.Equal(r.ToolChoice, []byte("null")):
 		return apierr.New("tool_choice", "tool calling is not supported")
-	case r.ResponseFormat != nil && r.ResponseFormat.Type != "text":
-		return apierr.New("response_format", "response_format %q is not supported (only \"text\")", r.ResponseFormat.Type)
 	case r.ChatTemplate != nil:
 		return apierr.New("chat_template", "a per-request chat template is not supported; start the server with --chat-template")
 	case r.StreamOptions != nil && !r.Stream:

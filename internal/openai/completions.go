@@ -16,7 +16,8 @@ type CompletionRequest struct {
 	Suffix        *string        `json:"suffix,omitempty"`
 	// AddSpecialTokens adds the tokenizer's special tokens (BOS) to text
 	// prompts; default true (vLLM).
-	AddSpecialTokens *bool `json:"add_special_tokens,omitempty"`
+	AddSpecialTokens *bool           `json:"add_special_tokens,omitempty"`
+	ResponseFormat   *ResponseFormat `json:"response_format,omitempty"`
 	SamplingFields
 }
 
@@ -46,6 +47,9 @@ func (r *CompletionRequest) SamplingParams(base sampling.Params) (sampling.Param
 
 func (r *CompletionRequest) check() error {
 	if err := r.Prompt.Validate(); err != nil {
+		return err
+	}
+	if err := r.ResponseFormat.check(); err != nil {
 		return err
 	}
 	switch {
