@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -122,14 +123,37 @@ func choices(t *testing.T, r reply) []any {
 func promptText(f *fakeEngine) string { return f.tok.Decode(f.lastRequest().PromptTokenIDs, false) }
 
 // sharedFields are the fields both endpoints treat alike.
-func sharedFields() map[string]fieldCase {
+// refusedFields are the fields both endpoints refuse: a value that asks
+// for something is a 400 naming the field.
+func refusedFields() map[string]fieldCase {
 	return map[string]fieldCase{
+		"best_of":                    {value: `4`},
+		"use_beam_search":            {value: `true`},
+		"length_penalty":             {value: `2`},
+		"prompt_logprobs":            {value: `1`},
+		"response_format":            {value: `{"type":"json_object"}`},
+		"guided_json":                {value: `{"type":"object"}`},
+		"guided_regex":               {value: `"a+"`},
+		"guided_choice":              {value: `["a","b"]`},
+		"guided_grammar":             {value: `"root ::= \"a\""`},
+		"guided_decoding_backend":    {value: `"xgrammar"`},
+		"guided_whitespace_pattern":  {value: `" "`},
+		"structured_outputs":         {value: `{"regex":"a+"}`},
+		"logits_processors":          {value: `["my.Processor"]`},
+		"return_tokens_as_token_ids": {value: `true`},
+		"cache_salt":                 {value: `"salt"`},
+		"kv_transfer_params":         {value: `{"do_remote_decode":true}`},
+		"vllm_xargs":                 {value: `{"k":1}`},
+	}
+}
+
+func sharedFields() map[string]fieldCase {
+	m := map[string]fieldCase{
 		"model": {value: `"alias"`, check: func(t *testing.T, _ *fakeEngine, r reply) {
 			if m := ok(t, r)["model"]; m != "alias" {
 				t.Errorf("model %v, want alias", m)
 			}
 		}},
-		"best_of":           {value: `4`},
 		"frequency_penalty": {value: `0.5`, check: paramIs(func(f *fakeEngine) float32 { return f.lastRequest().Params.FrequencyPenalty }, 0.5)},
 		"presence_penalty":  {value: `-0.5`, check: paramIs(func(f *fakeEngine) float32 { return f.lastRequest().Params.PresencePenalty }, -0.5)},
 		"logit_bias":        {value: `{"300": 5}`, check: paramIs(func(f *fakeEngine) float32 { return f.lastRequest().Params.LogitBias[300] }, 5)},
@@ -160,11 +184,9 @@ func sharedFields() map[string]fieldCase {
 		"user": {value: `"user-1"`, check: func(t *testing.T, f *fakeEngine, r reply) {
 			ok(t, r) // the request log line names it: TestUserLogged
 		}},
-		"use_beam_search":               {value: `true`},
 		"top_k":                         {value: `5`, check: paramIs(func(f *fakeEngine) int { return f.lastRequest().Params.TopK }, 5)},
 		"min_p":                         {value: `0.25`, check: paramIs(func(f *fakeEngine) float32 { return f.lastRequest().Params.MinP }, 0.25)},
 		"repetition_penalty":            {value: `1.5`, check: paramIs(func(f *fakeEngine) float32 { return f.lastRequest().Params.RepetitionPenalty }, 1.5)},
-		"length_penalty":                {value: `2`},
 		"stop_token_ids":                {value: `[300]`, check: paramIs(func(f *fakeEngine) bool { return slices.Contains(f.lastRequest().Params.StopTokenIDs, 300) }, true)},
 		"include_stop_str_in_output":    {value: `true`, check: paramIs(func(f *fakeEngine) bool { return f.lastRequest().Params.IncludeStopStrInOutput }, true)},
 		"ignore_eos":                    {value: `true`, check: paramIs(func(f *fakeEngine) bool { return f.lastRequest().Params.IgnoreEOS }, true)},
@@ -176,26 +198,15 @@ func sharedFields() map[string]fieldCase {
 				t.Errorf("usage %v, engine prompt %v; want the prompt truncated to 1 token", u, f.lastRequest().PromptTokenIDs)
 			}
 		}},
-		"allowed_token_ids":         {value: `[300]`, check: paramIs(func(f *fakeEngine) string { return fmt.Sprint(f.lastRequest().Params.AllowedTokenIDs) }, "[300]")},
-		"prompt_logprobs":           {value: `1`},
-		"bad_words":                 {value: `["x"]`, check: paramIs(func(f *fakeEngine) bool { return len(f.lastRequest().Params.BadWordsTokenIDs) > 0 }, true)},
-		"response_format":           {value: `{"type":"json_object"}`},
-		"guided_json":               {value: `{"type":"object"}`},
-		"guided_regex":              {value: `"a+"`},
-		"guided_choice":             {value: `["a","b"]`},
-		"guided_grammar":            {value: `"root ::= \"a\""`},
-		"guided_decoding_backend":   {value: `"xgrammar"`},
-		"guided_whitespace_pattern": {value: `" "`},
-		"structured_outputs":        {value: `{"regex":"a+"}`},
-		"priority":                  {value: `1`, check: paramIs(func(f *fakeEngine) int { return f.lastRequest().Priority }, 1)},
+		"allowed_token_ids": {value: `[300]`, check: paramIs(func(f *fakeEngine) string { return fmt.Sprint(f.lastRequest().Params.AllowedTokenIDs) }, "[300]")},
+		"bad_words":         {value: `["x"]`, check: paramIs(func(f *fakeEngine) bool { return len(f.lastRequest().Params.BadWordsTokenIDs) > 0 }, true)},
+		"priority":          {value: `1`, check: paramIs(func(f *fakeEngine) int { return f.lastRequest().Priority }, 1)},
 		"request_id": {value: `"my-id"`, check: func(t *testing.T, f *fakeEngine, r reply) {
 			id := ok(t, r)["id"]
 			if id != "cmpl-my-id" && id != "chatcmpl-my-id" || f.lastRequest().ID != id || r.header.Get("X-Request-Id") != "my-id" {
 				t.Errorf("id %v, engine id %q, X-Request-Id %q; want the request_id my-id", id, f.lastRequest().ID, r.header.Get("X-Request-Id"))
 			}
 		}},
-		"logits_processors":          {value: `["my.Processor"]`},
-		"return_tokens_as_token_ids": {value: `true`},
 		"return_token_ids": {value: `true`, check: func(t *testing.T, f *fakeEngine, r reply) {
 			ok(t, r)
 			prompt, gen := returnedTokenIDs(t, r)
@@ -203,10 +214,9 @@ func sharedFields() map[string]fieldCase {
 				t.Errorf("prompt_token_ids %v (want %v), token_ids %v (want 2)", prompt, want, gen)
 			}
 		}},
-		"cache_salt":         {value: `"salt"`},
-		"kv_transfer_params": {value: `{"do_remote_decode":true}`},
-		"vllm_xargs":         {value: `{"k":1}`},
 	}
+	maps.Copy(m, refusedFields())
+	return m
 }
 
 // completionFields are the completions endpoint's outcomes.
