@@ -1,7 +1,9 @@
 package openai
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 
 	"govllm/internal/apierr"
@@ -117,15 +119,17 @@ func (f *SamplingFields) toParams(base sampling.Params, maxTokens *int, logprobs
 	return p, nil
 }
 
-// constraints sets logit_bias (its keys parsed as token ids),
-// allowed_token_ids, bad_words and the detokenization options on p; the values are checked by
+// constraints sets logit_bias (its keys parsed as token ids, in order, so
+// the first bad key is the one named), allowed_token_ids, bad_words and
+// the detokenization options on p; the values are checked by
 // sampling.Params.Validate and the ids against the vocabulary by
 // llm.Preparer.
 func (f *SamplingFields) constraints(p *sampling.Params) error {
 	p.LogitBias = nil
 	if len(f.LogitBias) > 0 {
 		p.LogitBias = make(map[int32]float32, len(f.LogitBias))
-		for k, b := range f.LogitBias {
+		for _, k := range slices.Sorted(maps.Keys(f.LogitBias)) {
+			b := f.LogitBias[k]
 			id, err := strconv.ParseInt(k, 10, 32)
 			if err != nil {
 				return apierr.New("logit_bias", "keys must be token ids (integers, as strings), got %q", k)
