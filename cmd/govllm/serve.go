@@ -45,6 +45,8 @@ type serveConfig struct {
 	ShutdownGrace time.Duration
 	// MaxConnections caps open HTTP connections (503 above).
 	MaxConnections int
+	// AllowUnknownFields accepts unknown request fields (logged once each).
+	AllowUnknownFields bool
 
 	// wrapExecutor, when set, wraps the runner the core executes (tests
 	// inject faults with it; no flag reaches it).
@@ -89,6 +91,7 @@ func parseServeArgs(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.GenerationConfig, "generation-config", c.GenerationConfig, "default sampling parameters: 'auto' (MODEL's generation_config.json), 'vllm' (built-in defaults) or a path")
 	fs.IntVar(&c.SpareProcs, "spare-procs", c.SpareProcs, "Go processors kept for the HTTP server beyond --threads: GOMAXPROCS = threads + N\n(unless $GOMAXPROCS is set or larger already), so a request never waits for the forward pass\nto yield one")
 	fs.DurationVar(&c.LogStatsInterval, "log-stats-interval", c.LogStatsInterval, "interval of the statistics log line")
+	fs.BoolVar(&c.AllowUnknownFields, "allow-unknown-fields", false, "accept request fields that are neither OpenAI's nor vLLM's (each name logged once) instead of answering 400")
 	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "max open HTTP connections (idle keep-alives count); above it a new connection gets 503 with Retry-After")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: govllm serve [MODEL] [flags]\n\n"+

@@ -57,6 +57,7 @@ func TestParseServeArgs(t *testing.T) {
 			}, nil},
 		{"quantization", []string{"--quantization", "q8_0"}, "", func(c *serveConfig) { c.Quantization = "q8_0" }, nil},
 		{"quantization q4_0", []string{"--quantization", "q4_0"}, "", func(c *serveConfig) { c.Quantization = "q4_0" }, nil},
+		{"unknown fields allowed", []string{"--allow-unknown-fields"}, "", func(c *serveConfig) { c.AllowUnknownFields = true }, nil},
 		{"scheduling of threads", []string{"--engine-nice", "0", "--spare-procs", "2"}, "", func(c *serveConfig) { c.EngineNice, c.SpareProcs = 0, 2 }, nil},
 		{"api key flag", []string{"--api-key", "k1"}, "k2", func(c *serveConfig) { c.APIKey = "k1" }, nil},
 		{"api key env", nil, "k2", func(c *serveConfig) { c.APIKey = "k2" }, nil},

@@ -88,6 +88,7 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 		Logger:             logger,
 		DisableLogRequests: cfg.DisableLogRequests,
 		Version:            version(),
+		AllowUnknownFields: cfg.AllowUnknownFields,
 	}, st.Engine)
 	if err != nil {
 		return nil, err

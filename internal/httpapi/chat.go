@@ -20,22 +20,23 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 func (s *Server) chatResponse(g *genRequest, outs []*output.RequestOutput) any {
 	o := outs[0]
 	resp := openai.ChatCompletionResponse{
-		ID: g.id, Object: "chat.completion", Created: s.cfg.Now().Unix(), Model: g.model,
+		ID: g.id, Object: "chat.completion", Created: s.cfg.Now().Unix(), Model: g.model, SystemFingerprint: s.fingerprint,
 		Choices: make([]openai.ChatChoice, 0, len(o.Outputs)),
 		Usage:   openai.NewUsage(len(g.prompts[0].ids), completionTokens(o), o.NumCachedTokens),
 	}
 	for _, c := range o.Outputs {
 		ch := openai.ChatChoice{Index: c.Index, Message: openai.ResponseMessage{Role: "assistant", Content: c.Text},
-			FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason}
+			FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason, TokenIDs: g.ids(c.TokenIDs)}
 		if g.params.Logprobs != nil {
 			ch.Logprobs = openai.ChatLogprobsFrom(c.Logprobs, s.tok.Piece)
 		}
 		resp.Choices = append(resp.Choices, ch)
 	}
+	resp.PromptTokenIDs = g.ids(g.prompts[0].ids)
 	return resp
 }
 
-func (s *Server) prepareChat(req *openai.ChatCompletionRequest, arrival time.Time) (*genRequest, error) {
+func (s *Server) prepareChat(req *openai.ChatCompletionRequest, r *http.Request, arrival time.Time) (*genRequest, error) {
 	model, err := s.modelName(req.Model)
 	if err != nil {
 		return nil, err
@@ -44,12 +45,13 @@ func (s *Server) prepareChat(req *openai.ChatCompletionRequest, arrival time.Tim
 	if err != nil {
 		return nil, err
 	}
+	base := baseID(r, req.RequestID)
 	text, err := s.renderChat(req.Messages, req.GenerationPrompt(), req.ContinueFinalMessage, req.ChatTemplateKwargs)
 	if err != nil {
 		return nil, err
 	}
-	return &genRequest{id: newID("chatcmpl-"), model: model, arrival: arrival, params: params,
-		prompts: []genPrompt{{ids: s.tok.Encode(text, req.AddSpecialTokens)}}, priority: req.Priority, stream: req.Stream, usage: req.StreamOptions}, nil
+	return &genRequest{id: "chatcmpl-" + base, base: base, model: model, arrival: arrival, params: params,
+		prompts: []genPrompt{{ids: s.tok.Encode(text, req.AddSpecialTokens)}}, priority: req.Priority, truncate: req.TruncatePromptTokens, tokenIDs: req.ReturnTokenIDs, user: req.User, stream: req.Stream, usage: req.StreamOptions}, nil
 }
 
 // renderChat applies the chat template. With continueFinal the text is cut
@@ -78,13 +80,17 @@ func (s *Server) renderChat(msgs []openai.ChatMessage, genPrompt, continueFinal 
 // with include_usage one usage chunk.
 func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, g *genRequest, src *fanIn) {
 	created := s.cfg.Now().Unix()
-	chunk := func(choices []openai.ChatChunkChoice, usage *openai.Usage) any {
-		return openai.ChatCompletionChunk{ID: g.id, Object: "chat.completion.chunk", Created: created, Model: g.model, Choices: choices, Usage: usage}
+	chunk := func(choices []openai.ChatChunkChoice, usage *openai.Usage) openai.ChatCompletionChunk {
+		return openai.ChatCompletionChunk{ID: g.id, Object: "chat.completion.chunk", Created: created, Model: g.model, Choices: choices, Usage: usage, SystemFingerprint: s.fingerprint}
 	}
 	roles := func(sse *sseWriter) error {
 		empty := ""
 		for i := range g.params.N {
-			if err := sse.write(chunk([]openai.ChatChunkChoice{{Index: i, Delta: openai.ChatDelta{Role: "assistant", Content: &empty}}}, nil)); err != nil {
+			c := chunk([]openai.ChatChunkChoice{{Index: i, Delta: openai.ChatDelta{Role: "assistant", Content: &empty}}}, nil)
+			if i == 0 {
+				c.PromptTokenIDs = g.ids(g.prompts[0].ids)
+			}
+			if err := sse.write(c); err != nil {
 				return err
 			}
 		}
@@ -93,10 +99,18 @@ func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, g *genReques
 	s.streamDeltas(w, r, g, src, roles, func(_ int, c *output.CompletionOutput, u *openai.Usage) any {
 		text := c.Text
 		ch := openai.ChatChunkChoice{Index: c.Index, Delta: openai.ChatDelta{Content: &text},
-			FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason}
+			FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason, TokenIDs: g.ids(c.TokenIDs)}
 		if g.params.Logprobs != nil {
 			ch.Logprobs = openai.ChatLogprobsFrom(c.Logprobs, s.tok.Piece)
 		}
 		return chunk([]openai.ChatChunkChoice{ch}, u)
 	}, func(u *openai.Usage) any { return chunk([]openai.ChatChunkChoice{}, u) })
+}
+
+// ids is ids with return_token_ids, else nil (left out of the response).
+func (g *genRequest) ids(ids []int32) []int32 {
+	if !g.tokenIDs {
+		return nil
+	}
+	return ids
 }

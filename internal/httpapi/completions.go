@@ -23,7 +23,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 // (each prompt's tokens once) and every choice's tokens.
 func (s *Server) completionResponse(g *genRequest, outs []*output.RequestOutput) any {
 	resp := openai.CompletionResponse{
-		ID: g.id, Object: "text_completion", Created: s.cfg.Now().Unix(), Model: g.model,
+		ID: g.id, Object: "text_completion", Created: s.cfg.Now().Unix(), Model: g.model, SystemFingerprint: s.fingerprint,
 		Choices: make([]openai.CompletionChoice, 0, len(outs)*g.params.N),
 	}
 	var prompt, completion, cached int
@@ -35,6 +35,7 @@ func (s *Server) completionResponse(g *genRequest, outs []*output.RequestOutput)
 		for _, c := range o.Outputs {
 			ch := openai.CompletionChoice{Index: g.choiceIndex(i, c.Index), Text: p.echo + c.Text,
 				FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason}
+			g.addTokenIDs(&ch, i, c.TokenIDs, true)
 			if g.params.Logprobs != nil {
 				ch.Logprobs, _ = openai.CompletionLogprobsFrom(c.Logprobs, s.tok.Piece, 0)
 			}
@@ -46,7 +47,7 @@ func (s *Server) completionResponse(g *genRequest, outs []*output.RequestOutput)
 	return resp
 }
 
-func (s *Server) prepareCompletion(req *openai.CompletionRequest, arrival time.Time) (*genRequest, error) {
+func (s *Server) prepareCompletion(req *openai.CompletionRequest, r *http.Request, arrival time.Time) (*genRequest, error) {
 	model, err := s.modelName(req.Model)
 	if err != nil {
 		return nil, err
@@ -55,8 +56,9 @@ func (s *Server) prepareCompletion(req *openai.CompletionRequest, arrival time.T
 	if err != nil {
 		return nil, err
 	}
-	g := &genRequest{id: newID("cmpl-"), model: model, arrival: arrival, params: params,
-		priority: req.Priority, stream: req.Stream, usage: req.StreamOptions, prompts: make([]genPrompt, len(req.Prompt))}
+	base := baseID(r, req.RequestID)
+	g := &genRequest{id: "cmpl-" + base, base: base, model: model, arrival: arrival, params: params,
+		priority: req.Priority, truncate: req.TruncatePromptTokens, tokenIDs: req.ReturnTokenIDs, user: req.User, stream: req.Stream, usage: req.StreamOptions, prompts: make([]genPrompt, len(req.Prompt))}
 	for i, in := range req.Prompt {
 		p := &g.prompts[i]
 		if in.IsTokens {
@@ -68,7 +70,7 @@ func (s *Server) prepareCompletion(req *openai.CompletionRequest, arrival time.T
 				p.echo = s.tok.Decode(p.ids, false)
 			}
 		} else {
-			p.ids = s.tok.Encode(in.Text, true)
+			p.ids = s.tok.Encode(in.Text, req.SpecialTokens())
 			if req.Echo {
 				p.echo = in.Text
 			}
@@ -87,18 +89,29 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, g *gen
 	offsets := make([]int, n)
 	echoed := make([]bool, n)
 	chunk := func(choices []openai.CompletionChoice, usage *openai.Usage) any {
-		return openai.CompletionResponse{ID: g.id, Object: "text_completion", Created: created, Model: g.model, Choices: choices, Usage: usage}
+		return openai.CompletionResponse{ID: g.id, Object: "text_completion", Created: created, Model: g.model, Choices: choices, Usage: usage, SystemFingerprint: s.fingerprint}
 	}
 	s.streamDeltas(w, r, g, src, nil, func(pi int, c *output.CompletionOutput, u *openai.Usage) any {
 		idx := g.choiceIndex(pi, c.Index)
 		ch := openai.CompletionChoice{Index: idx, Text: c.Text, FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason}
-		if idx < n && !echoed[idx] {
+		first := idx < n && !echoed[idx]
+		if first {
 			echoed[idx] = true
 			ch.Text = g.prompts[pi].echo + ch.Text
 		}
+		g.addTokenIDs(&ch, pi, c.TokenIDs, first)
 		if g.params.Logprobs != nil && idx < n {
 			ch.Logprobs, offsets[idx] = openai.CompletionLogprobsFrom(c.Logprobs, s.tok.Piece, offsets[idx])
 		}
 		return chunk([]openai.CompletionChoice{ch}, u)
 	}, func(u *openai.Usage) any { return chunk([]openai.CompletionChoice{}, u) })
+}
+
+// addTokenIDs sets, with return_token_ids, the choice's generated ids and,
+// on its first chunk (or the whole response), prompt pi's ids.
+func (g *genRequest) addTokenIDs(ch *openai.CompletionChoice, pi int, ids []int32, first bool) {
+	ch.TokenIDs = g.ids(ids)
+	if first {
+		ch.PromptTokenIDs = g.ids(g.prompts[pi].ids)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"govllm/internal/chattemplate"
 	"govllm/internal/llm"
 	"govllm/internal/openai"
+	"govllm/internal/output"
 )
 
 // statusClientClosed is logged and counted when the client went away before
@@ -25,6 +26,8 @@ func classify(err error) (status int, param string) {
 	switch {
 	case errors.As(err, &ae):
 		return ae.HTTPStatus(), ae.Param
+	case errors.Is(err, output.ErrDuplicateID):
+		return http.StatusBadRequest, "request_id" // a client-chosen id already in flight
 	case errors.Is(err, chattemplate.ErrTemplate):
 		return http.StatusBadRequest, "messages"
 	case errors.Is(err, llm.ErrEngineDead), errors.Is(err, llm.ErrClosed):

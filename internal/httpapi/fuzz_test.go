@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -103,18 +104,19 @@ func fuzzBody(chat bool, maxTokens, n, bestOf, logprobs, minTokens int64, prompt
 func fuzzPrepare(s *Server, chat bool, body string) (*genRequest, error) {
 	var g *genRequest
 	var err error
+	hr := httptest.NewRequest("POST", "/", nil)
 	if chat {
 		var req openai.ChatCompletionRequest
-		if err := openai.Decode(strings.NewReader(body), &req); err != nil {
+		if err := openai.DecodeRequest(strings.NewReader(body), &req, nil); err != nil {
 			return nil, err
 		}
-		g, err = s.prepareChat(&req, time.Now())
+		g, err = s.prepareChat(&req, hr, time.Now())
 	} else {
 		var req openai.CompletionRequest
-		if err := openai.Decode(strings.NewReader(body), &req); err != nil {
+		if err := openai.DecodeRequest(strings.NewReader(body), &req, nil); err != nil {
 			return nil, err
 		}
-		g, err = s.prepareCompletion(&req, time.Now())
+		g, err = s.prepareCompletion(&req, hr, time.Now())
 	}
 	if err != nil {
 		return nil, err

@@ -16,22 +16,37 @@ import (
 	"govllm/internal/sampling"
 )
 
-// newID returns prefix + 32 random hex digits (vLLM: "cmpl-<uuid hex>").
-func newID(prefix string) string {
+// requestIDHeader carries a client's request id in and the one used out.
+const requestIDHeader = "X-Request-Id"
+
+// baseID is a request's id without its endpoint prefix, as vLLM takes it:
+// the X-Request-Id header, else the body's request_id, else 32 random hex
+// digits. llm.Preparer checks it (a printable token of bounded length).
+func baseID(r *http.Request, fromBody string) string {
+	if h := r.Header.Get(requestIDHeader); h != "" {
+		return h
+	}
+	if fromBody != "" {
+		return fromBody
+	}
 	var b [16]byte
 	rand.Read(b[:])
-	return prefix + hex.EncodeToString(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // genRequest is a validated generation request, ready for the engine: one
 // engine request per prompt (chat has one prompt; completions one or more).
 type genRequest struct {
-	id       string
+	id       string // the response id: endpoint prefix + base
+	base     string // the client's id (or a random one), echoed in X-Request-Id
 	model    string
 	arrival  time.Time
 	prompts  []genPrompt
 	params   sampling.Params // the request's; MaxTokens 0 = fill per prompt
 	priority int
+	truncate *int   // truncate_prompt_tokens
+	tokenIDs bool   // return_token_ids
+	user     string // the end user the client names (OpenAI "user"), logged with the request
 	stream   bool
 	usage    *openai.StreamOptions
 }
@@ -64,20 +79,24 @@ func (g *genRequest) choiceIndex(i, c int) int { return i*g.params.N + c }
 // Nothing reaches the engine unless every prompt is valid; when one
 // engine request fails or the client leaves, all of them are aborted.
 func serveGenerate[Req any](s *Server, w http.ResponseWriter, r *http.Request,
-	prepare func(*Req, time.Time) (*genRequest, error),
+	prepare func(*Req, *http.Request, time.Time) (*genRequest, error),
 	stream func(http.ResponseWriter, *http.Request, *genRequest, *fanIn),
 	respond func(*genRequest, []*output.RequestOutput) any) {
 	arrival := time.Now()
+	if h := r.Header.Get(requestIDHeader); h != "" {
+		w.Header().Set(requestIDHeader, h)
+	}
 	var req Req
-	if err := openai.Decode(r.Body, &req); err != nil {
+	if err := openai.DecodeRequest(r.Body, &req, s.onUnknown()); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
-	g, err := prepare(&req, arrival)
+	g, err := prepare(&req, r, arrival)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
+	w.Header().Set(requestIDHeader, g.base)
 	if err := s.check(g); err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -107,7 +126,7 @@ func (s *Server) check(g *genRequest) error {
 	reqs := make([]llm.Request, len(g.prompts))
 	for i := range g.prompts {
 		reqs[i] = llm.Request{ID: g.engineID(i), PromptTokenIDs: g.prompts[i].ids, Params: g.params,
-			Priority: g.priority, ArrivalTime: g.arrival, OutputKind: g.kind()}
+			Priority: g.priority, ArrivalTime: g.arrival, OutputKind: g.kind(), TruncatePromptTokens: g.truncate}
 	}
 	prs, err := s.eng.Prepare(reqs...)
 	if err != nil {
@@ -115,6 +134,7 @@ func (s *Server) check(g *genRequest) error {
 	}
 	for i := range g.prompts {
 		g.prompts[i].pr = prs[i]
+		g.prompts[i].ids = prs[i].Request().PromptTokenIDs // as served (truncate_prompt_tokens)
 	}
 	return s.eng.Err() // ErrClosed (shutting down) or an ErrEngineDead wrap: 503 either way, each saying which
 }
@@ -142,7 +162,7 @@ func (s *Server) start(r *http.Request, g *genRequest) (*fanIn, error) {
 		if !s.cfg.DisableLogRequests {
 			q := p.pr.Request()
 			s.log.Info("received request", "id", q.ID, "path", r.URL.Path, "prompt_tokens", len(p.ids),
-				"max_tokens", q.Params.MaxTokens, "n", q.Params.N, "temperature", q.Params.Temperature, "stream", g.stream)
+				"max_tokens", q.Params.MaxTokens, "n", q.Params.N, "temperature", q.Params.Temperature, "stream", g.stream, "user", g.user)
 		}
 		st, err := s.eng.Submit(ctx, p.pr)
 		if err != nil {

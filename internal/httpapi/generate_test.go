@@ -215,7 +215,10 @@ func TestClientDisconnectAbortsEngineRequest(t *testing.T) {
 			f := newFake()
 			f.holdAfter = 2
 			srv := newTestServer(t, f, nil)
-			body := `{"prompt":"x","messages":[{"role":"user","content":"x"}],"max_tokens":10,"stream":true}`
+			body := `{"prompt":"x","max_tokens":10,"stream":true}`
+			if strings.Contains(path, "chat") {
+				body = `{"messages":[{"role":"user","content":"x"}],"max_tokens":10,"stream":true}`
+			}
 			leaveMidStream(t, srv, f, path, body)
 			select {
 			case <-f.cancelled:

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -105,5 +106,46 @@ func TestRealEngine(t *testing.T) {
 			t.Fatalf("finished requests = %d, want 4 (the SDK scenarios)", f)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestRealEngineTokenConstraints: logit_bias, allowed_token_ids and
+// bad_words change what the real model generates (greedy, so the
+// unconstrained text is known).
+func TestRealEngineTokenConstraints(t *testing.T) {
+	eng := newRealEngine(t)
+	s, err := New(Config{ServedModelNames: []string{model}}, eng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	tok := eng.Tokenizer()
+	const base = `{"prompt":"Once upon a time","max_tokens":4,"temperature":0,"ignore_eos":true`
+	text := func(extra string) string {
+		t.Helper()
+		r := do(t, srv, "POST", "/v1/completions", base+extra+`}`)
+		return choices(t, r)[0].(map[string]any)["text"].(string)
+	}
+	plain := text("")
+	piece := tok.Decode([]int32{300}, false)
+	first := tok.Encode(plain, false)[0]
+	tests := []struct {
+		name, extra string
+		ok          func(got string) bool
+	}{
+		{"logit_bias +100 on one token", `,"logit_bias":{"300":100}`, func(got string) bool { return got == strings.Repeat(piece, 4) }},
+		{"allowed_token_ids of one token", `,"allowed_token_ids":[300]`, func(got string) bool { return got == strings.Repeat(piece, 4) }},
+		{"logit_bias -100 on the first token", `,"logit_bias":{"` + strconv.Itoa(int(first)) + `":-100}`, func(got string) bool { return got != plain }},
+		{"special tokens skipped", `,"allowed_token_ids":[256]`, func(got string) bool { return got == "" }},
+		{"special tokens kept", `,"allowed_token_ids":[256],"skip_special_tokens":false`, func(got string) bool { return got == " <s> <s> <s> <s>" }},
+		{"special tokens kept, not spaced", `,"allowed_token_ids":[256],"skip_special_tokens":false,"spaces_between_special_tokens":false`,
+			func(got string) bool { return got == "<s><s><s><s>" }},
+		{"bad_words of the first word", `,"bad_words":[` + strconv.Quote(tok.Decode([]int32{first}, false)) + `]`, func(got string) bool { return got != plain }},
+	}
+	for _, tc := range tests {
+		if got := text(tc.extra); !tc.ok(got) {
+			t.Errorf("%s: %q (unconstrained %q)", tc.name, got, plain)
+		}
 	}
 }

@@ -51,6 +51,9 @@ func runSDKChecks(t *testing.T, ctx context.Context, client sdk.Client, model, w
 		t.Fatalf("completion %+v", c)
 	}
 	text := c.Choices[0].Text
+	if c.SystemFingerprint == "" || c.Choices[0].JSON.ExtraFields["stop_reason"].Raw() != "null" {
+		t.Fatalf("completion without system_fingerprint or a null stop_reason: %s", c.RawJSON())
+	}
 
 	stream := client.Completions.NewStreaming(ctx, sdk.CompletionNewParams{Model: sdk.CompletionNewParamsModel(model), Prompt: prompt, MaxTokens: sdk.Int(3), Temperature: sdk.Float(0),
 		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}})
@@ -76,6 +79,9 @@ func runSDKChecks(t *testing.T, ctx context.Context, client sdk.Client, model, w
 	}
 	if len(cc.Choices) != 1 || cc.Choices[0].Message.Role != "assistant" || cc.Usage.CompletionTokens != 3 {
 		t.Fatalf("chat %+v", cc)
+	}
+	if cc.SystemFingerprint == "" || cc.Choices[0].JSON.ExtraFields["stop_reason"].Raw() != "null" {
+		t.Fatalf("chat without system_fingerprint or a null stop_reason: %s", cc.RawJSON())
 	}
 	cs := client.Chat.Completions.NewStreaming(ctx, sdk.ChatCompletionNewParams{Model: model, Messages: msgs, MaxCompletionTokens: sdk.Int(3), Temperature: sdk.Float(0),
 		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}})

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 
 	"govllm/internal/apierr"
@@ -61,6 +62,10 @@ type Config struct {
 	Version string
 	// Now is the clock of "created" timestamps; nil means time.Now.
 	Now func() time.Time
+	// AllowUnknownFields accepts top-level request fields that are neither
+	// OpenAI's nor vLLM's (logged once per field name) instead of
+	// answering 400 naming them.
+	AllowUnknownFields bool
 }
 
 // Server is the HTTP handler. It is safe for concurrent use.
@@ -73,6 +78,9 @@ type Server struct {
 	log      *slog.Logger
 	mux      *http.ServeMux
 	handler  http.Handler
+	unknown  sync.Map // field name → struct{}: unknown fields logged so far
+	// fingerprint is every response's system_fingerprint: the server build.
+	fingerprint string
 }
 
 // New builds the server. It fails when no model name is given or the chat
@@ -106,6 +114,7 @@ func New(cfg Config, eng Engine) (*Server, error) {
 		return nil, fmt.Errorf("httpapi: chat template: %w", err)
 	}
 	s.tmpl = tmpl
+	s.fingerprint = fingerprint(cfg.Version)
 	s.routes()
 	return s, nil
 }
@@ -172,4 +181,27 @@ func (s *Server) modelName(m string) (string, error) {
 		return m, nil
 	}
 	return "", &apierr.Error{Status: http.StatusNotFound, Param: "model", Msg: fmt.Sprintf("The model `%s` does not exist.", m)}
+}
+
+// onUnknown is what openai.DecodeRequest does with an unknown field: nil
+// (refuse it) by default; with AllowUnknownFields, accept it and log its
+// name the first time it is seen.
+func (s *Server) onUnknown() func(string) {
+	if !s.cfg.AllowUnknownFields {
+		return nil
+	}
+	return func(field string) {
+		if _, seen := s.unknown.LoadOrStore(field, struct{}{}); !seen {
+			s.log.Warn("accepting an unknown request field (--allow-unknown-fields); it has no effect", "field", field)
+		}
+	}
+}
+
+// fingerprint is the system_fingerprint of a server of the given version
+// ("fp_govllm" alone when the version is unknown).
+func fingerprint(version string) string {
+	if version == "" {
+		return "fp_govllm"
+	}
+	return "fp_govllm_" + version
 }

@@ -3,8 +3,11 @@ package llm
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
+	"unicode"
 
 	"govllm/internal/apierr"
 	"govllm/internal/core"
@@ -25,6 +28,9 @@ type Request struct {
 	// rendering; zero means now (taken on entry, before tokenizing).
 	ArrivalTime time.Time
 	OutputKind  output.Kind // output.Delta (streaming), output.Cumulative, output.FinalOnly
+	// TruncatePromptTokens, when set, keeps only the prompt's last k
+	// tokens (vLLM truncate_prompt_tokens; k in [1, max-model-len]).
+	TruncatePromptTokens *int
 }
 
 // Errors a caller branches on.
@@ -171,6 +177,9 @@ func (pp *Preparer) prepareOne(r *Request) (*Prepared, error) {
 	if r.ArrivalTime.IsZero() {
 		r.ArrivalTime = time.Now()
 	}
+	if err := checkRequestID(r.ID); err != nil {
+		return nil, err
+	}
 	if r.Priority != 0 && !pp.priority {
 		return nil, apierr.New("priority", "priority scheduling is not enabled (start the server with --scheduling-policy priority)")
 	}
@@ -180,6 +189,10 @@ func (pp *Preparer) prepareOne(r *Request) (*Prepared, error) {
 	}
 	if len(ids) == 0 {
 		return nil, apierr.New("prompt", "the prompt must not be empty")
+	}
+	ids, err := pp.truncate(ids, r.TruncatePromptTokens)
+	if err != nil {
+		return nil, err
 	}
 	if err := checkVocab("prompt", ids, tok.VocabSize()); err != nil {
 		return nil, err
@@ -201,6 +214,19 @@ func (pp *Preparer) prepareOne(r *Request) (*Prepared, error) {
 		}
 	}
 	return pr, nil
+}
+
+// truncate keeps the last *k tokens of ids (left truncation, as vLLM).
+func (pp *Preparer) truncate(ids []int32, k *int) ([]int32, error) {
+	switch {
+	case k == nil:
+		return ids, nil
+	case *k < 1 || *k > pp.cfg.MaxModelLen:
+		return nil, apierr.New("truncate_prompt_tokens", "must be in [1, %d] (the maximum context length), got %d", pp.cfg.MaxModelLen, *k)
+	case len(ids) > *k:
+		return ids[len(ids)-*k:], nil
+	}
+	return ids, nil
 }
 
 // finishParams fills an open max_tokens (0) with max-model-len − prompt,
@@ -230,6 +256,9 @@ func finishParams(cfg *Config, tok *tokenizer.Tokenizer, p sampling.Params, prom
 	if err := checkVocab("stop_token_ids", p.StopTokenIDs, tok.VocabSize()); err != nil {
 		return p, err
 	}
+	if err := constraints(tok, &p); err != nil {
+		return p, err
+	}
 	// Further end-of-sequence ids (Llama 3's <|eot_id|>) stop like stop
 	// tokens unless EOS is ignored (vLLM update_from_generation_config).
 	if !p.IgnoreEOS {
@@ -240,6 +269,51 @@ func finishParams(cfg *Config, tok *tokenizer.Tokenizer, p sampling.Params, prom
 		}
 	}
 	return p, nil
+}
+
+// MaxRequestIDLen bounds a request id, which clients may choose
+// (request_id, X-Request-Id) and which is logged and echoed in a header.
+const MaxRequestIDLen = 256
+
+// checkRequestID refuses an id that is too long or holds anything but
+// printable ASCII (no spaces or control characters).
+func checkRequestID(id string) error {
+	if len(id) > MaxRequestIDLen {
+		return apierr.New("request_id", "must be at most %d characters, got %d", MaxRequestIDLen, len(id))
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] > '~' {
+			return apierr.New("request_id", "must be printable ASCII without spaces, got byte %#x at %d", id[i], i)
+		}
+	}
+	return nil
+}
+
+// constraints checks the token ids of logit_bias and allowed_token_ids
+// against the vocabulary and tokenizes bad_words as vLLM does: each word
+// (leading whitespace stripped) alone, and after a space when that makes
+// different tokens of the same count (the word inside a text).
+func constraints(tok *tokenizer.Tokenizer, p *sampling.Params) error {
+	biased := slices.Sorted(maps.Keys(p.LogitBias))
+	if err := checkVocab("logit_bias", biased, tok.VocabSize()); err != nil {
+		return err
+	}
+	if err := checkVocab("allowed_token_ids", p.AllowedTokenIDs, tok.VocabSize()); err != nil {
+		return err
+	}
+	p.BadWordsTokenIDs = nil
+	for _, w := range p.BadWords {
+		w = strings.TrimLeftFunc(w, unicode.IsSpace)
+		plain := tok.Encode(w, false)
+		if len(plain) == 0 {
+			continue
+		}
+		p.BadWordsTokenIDs = append(p.BadWordsTokenIDs, plain)
+		if spaced := tok.Encode(" "+w, false); len(spaced) == len(plain) && spaced[0] != plain[0] {
+			p.BadWordsTokenIDs = append(p.BadWordsTokenIDs, spaced)
+		}
+	}
+	return nil
 }
 
 // checkVocab refuses token ids outside [0, vocab) in field param.

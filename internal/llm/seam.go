@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"govllm/internal/output"
+	"govllm/internal/sampling"
 	"govllm/internal/sched"
 	"govllm/internal/stats"
 	"govllm/internal/tokenizer"
@@ -27,7 +28,9 @@ type pipeline struct {
 }
 
 func newPipeline(tok *tokenizer.Tokenizer, loggers []StatLogger) pipeline {
-	newDec := func(prompt []int32) output.Decoder { return tok.NewDecoder(prompt, true) }
+	newDec := func(prompt []int32, p *sampling.Params) output.Decoder {
+		return tok.NewDecoderSpaced(prompt, !p.KeepSpecialTokens, !p.NoSpacesAroundSpecial)
+	}
 	return pipeline{proc: output.NewProcessor(newDec), loggers: loggers}
 }
 

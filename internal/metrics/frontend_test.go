@@ -106,7 +106,7 @@ func runFrontEnd(t *testing.T, prom *Prometheus, reqs []output.Request, abortAft
 		t.Fatal(err)
 	}
 	exec := &core.FakeExecutor{Vocab: 26, NumBlocks: cfg.KV.NumBlocks, BlockSize: cfg.KV.BlockSize}
-	proc := output.NewProcessor(func([]int32) output.Decoder { return letterDecoder{} })
+	proc := output.NewProcessor(func([]int32, *sampling.Params) output.Decoder { return letterDecoder{} })
 	for _, r := range reqs {
 		ids, err := proc.AddRequest(r)
 		if err != nil {

@@ -35,6 +35,15 @@ type ResponseFormat struct {
 	Type string `json:"type"`
 }
 
+// check refuses every format but text (structured outputs are not
+// implemented); a nil format asks for nothing.
+func (f *ResponseFormat) check() error {
+	if f != nil && f.Type != "text" {
+		return apierr.New("response_format", "response_format %q is not supported (only \"text\"; structured outputs are not implemented)", f.Type)
+	}
+	return nil
+}
+
 // ChatMessage is one message. Content may be a string, null, or an array of
 // {"type": "text", "text": ...} parts (joined with "\n", as vLLM does).
 type ChatMessage struct {
@@ -118,6 +127,9 @@ func (r *ChatCompletionRequest) check() error {
 			return apierr.New("messages", "messages[%d].role %q is not one of system, developer, user, assistant, tool", i, m.Role)
 		}
 	}
+	if err := r.ResponseFormat.check(); err != nil {
+		return err
+	}
 	switch {
 	case r.Echo:
 		return apierr.New("echo", "echo is not supported")
@@ -125,8 +137,6 @@ func (r *ChatCompletionRequest) check() error {
 		return apierr.New("tools", "tool calling is not supported")
 	case len(r.ToolChoice) > 0 && !bytes.Equal(r.ToolChoice, []byte(`"none"`)) && !bytes.Equal(r.ToolChoice, []byte("null")):
 		return apierr.New("tool_choice", "tool calling is not supported")
-	case r.ResponseFormat != nil && r.ResponseFormat.Type != "text":
-		return apierr.New("response_format", "response_format %q is not supported (only \"text\")", r.ResponseFormat.Type)
 	case r.ChatTemplate != nil:
 		return apierr.New("chat_template", "a per-request chat template is not supported; start the server with --chat-template")
 	case r.StreamOptions != nil && !r.Stream:
@@ -156,6 +166,10 @@ type ChatCompletionResponse struct {
 	Model   string       `json:"model"`
 	Choices []ChatChoice `json:"choices"`
 	Usage   *Usage       `json:"usage,omitempty"`
+	// SystemFingerprint: see CompletionResponse.
+	SystemFingerprint string `json:"system_fingerprint"`
+	// PromptTokenIDs are the prompt's ids, with return_token_ids.
+	PromptTokenIDs []int32 `json:"prompt_token_ids,omitempty"`
 }
 
 // ChatChoice is one of the n answers.
@@ -164,7 +178,8 @@ type ChatChoice struct {
 	Message      ResponseMessage `json:"message"`
 	Logprobs     *ChatLogprobs   `json:"logprobs"`
 	FinishReason *string         `json:"finish_reason"`
-	StopReason   any             `json:"stop_reason,omitempty"`
+	StopReason   any             `json:"stop_reason"`         // null when none
+	TokenIDs     []int32         `json:"token_ids,omitempty"` // with return_token_ids
 }
 
 // ResponseMessage is the assistant's message in a response.
@@ -181,6 +196,11 @@ type ChatCompletionChunk struct {
 	Model   string            `json:"model"`
 	Choices []ChatChunkChoice `json:"choices"`
 	Usage   *Usage            `json:"usage,omitempty"`
+	// SystemFingerprint: see CompletionResponse.
+	SystemFingerprint string `json:"system_fingerprint"`
+	// PromptTokenIDs are the prompt's ids, with return_token_ids, in the
+	// first chunk.
+	PromptTokenIDs []int32 `json:"prompt_token_ids,omitempty"`
 }
 
 // ChatChunkChoice is one choice's delta.
@@ -189,7 +209,8 @@ type ChatChunkChoice struct {
 	Delta        ChatDelta     `json:"delta"`
 	Logprobs     *ChatLogprobs `json:"logprobs"`
 	FinishReason *string       `json:"finish_reason"`
-	StopReason   any           `json:"stop_reason,omitempty"`
+	StopReason   any           `json:"stop_reason"`         // null when none
+	TokenIDs     []int32       `json:"token_ids,omitempty"` // with return_token_ids
 }
 
 // ChatDelta is the new part of the message: the role on a choice's first

@@ -14,7 +14,17 @@ type CompletionRequest struct {
 	Logprobs      *int           `json:"logprobs,omitempty"`
 	Echo          bool           `json:"echo,omitempty"`
 	Suffix        *string        `json:"suffix,omitempty"`
+	// AddSpecialTokens adds the tokenizer's special tokens (BOS) to text
+	// prompts; default true (vLLM).
+	AddSpecialTokens *bool           `json:"add_special_tokens,omitempty"`
+	ResponseFormat   *ResponseFormat `json:"response_format,omitempty"`
 	SamplingFields
+}
+
+// SpecialTokens reports whether text prompts get the tokenizer's special
+// tokens (add_special_tokens, default true).
+func (r *CompletionRequest) SpecialTokens() bool {
+	return r.AddSpecialTokens == nil || *r.AddSpecialTokens
 }
 
 // DefaultCompletionMaxTokens is the max_tokens of a completion request that
@@ -39,6 +49,9 @@ func (r *CompletionRequest) check() error {
 	if err := r.Prompt.Validate(); err != nil {
 		return err
 	}
+	if err := r.ResponseFormat.check(); err != nil {
+		return err
+	}
 	switch {
 	case r.Echo && r.Logprobs != nil:
 		return apierr.New("echo", "echo together with logprobs is not supported (prompt logprobs are not computed)")
@@ -59,6 +72,9 @@ type CompletionResponse struct {
 	Model   string             `json:"model"`
 	Choices []CompletionChoice `json:"choices"`
 	Usage   *Usage             `json:"usage,omitempty"`
+	// SystemFingerprint names the server build that answered (OpenAI's
+	// backend configuration fingerprint).
+	SystemFingerprint string `json:"system_fingerprint"`
 }
 
 // CompletionChoice is one of the n completions. FinishReason is null until
@@ -68,13 +84,17 @@ type CompletionChoice struct {
 	Text         string              `json:"text"`
 	Logprobs     *CompletionLogprobs `json:"logprobs"`
 	FinishReason *string             `json:"finish_reason"`
-	StopReason   any                 `json:"stop_reason,omitempty"`
+	StopReason   any                 `json:"stop_reason"` // null when none
+	// With return_token_ids: the prompt's ids (on a stream, in the
+	// choice's first chunk) and the choice's generated ids.
+	PromptTokenIDs []int32 `json:"prompt_token_ids,omitempty"`
+	TokenIDs       []int32 `json:"token_ids,omitempty"`
 }
 
 // CompletionLogprobs is the legacy logprobs format: parallel arrays.
 type CompletionLogprobs struct {
-	Tokens        []string             `json:"tokens"`
-	TokenLogprobs []float64            `json:"token_logprobs"`
-	TopLogprobs   []map[string]float64 `json:"top_logprobs"`
-	TextOffset    []int                `json:"text_offset"`
+	Tokens        []string      `json:"tokens"`
+	TokenLogprobs []float64     `json:"token_logprobs"`
+	TopLogprobs   []TopLogprobs `json:"top_logprobs"`
+	TextOffset    []int         `json:"text_offset"`
 }

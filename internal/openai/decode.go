@@ -18,17 +18,31 @@ import (
 // body-size limit) gives a *BodyError wrapping the read error, so the
 // caller can still branch on it (*http.MaxBytesError) with errors.As.
 func Decode(r io.Reader, v any) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	return decodeBody(body, v)
+}
+
+// readBody reads the body and checks it holds a JSON object.
+func readBody(r io.Reader) ([]byte, error) {
 	body, err := io.ReadAll(r)
 	if err != nil {
-		return bodyError(err)
+		return nil, bodyError(err)
 	}
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
-		return &apierr.Error{Msg: "request body is empty; expected a JSON object"}
+		return nil, &apierr.Error{Msg: "request body is empty; expected a JSON object"}
 	}
 	if body[0] != '{' {
-		return &apierr.Error{Msg: "request body must be a JSON object"}
+		return nil, &apierr.Error{Msg: "request body must be a JSON object"}
 	}
+	return body, nil
+}
+
+// decodeBody decodes the one JSON object body into v.
+func decodeBody(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil {
 		return decodeError(err)

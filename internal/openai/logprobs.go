@@ -1,7 +1,11 @@
 package openai
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"math"
+	"slices"
 
 	"govllm/internal/sampling"
 	"govllm/internal/stats"
@@ -27,28 +31,85 @@ func CompletionLogprobsFrom(lps []sampling.Logprobs, piece func(int32) string, o
 	out := &CompletionLogprobs{
 		Tokens:        make([]string, 0, len(lps)),
 		TokenLogprobs: make([]float64, 0, len(lps)),
-		TopLogprobs:   make([]map[string]float64, 0, len(lps)),
+		TopLogprobs:   make([]TopLogprobs, 0, len(lps)),
 		TextOffset:    make([]int, 0, len(lps)),
 	}
 	for _, lp := range lps {
 		tok := piece(lp.Sampled.Token)
 		out.Tokens = append(out.Tokens, tok)
 		out.TokenLogprobs = append(out.TokenLogprobs, clampLogprob(lp.Sampled.Logprob))
-		top := make(map[string]float64, len(lp.Top)+1)
+		top := make(TopLogprobs, 0, len(lp.Top)+1)
 		for _, t := range lp.Top {
-			s := piece(t.Token)
-			if _, dup := top[s]; !dup {
-				top[s] = clampLogprob(t.Logprob)
-			}
+			top = top.add(piece(t.Token), t.Logprob)
 		}
-		if _, ok := top[tok]; !ok {
-			top[tok] = clampLogprob(lp.Sampled.Logprob)
-		}
+		top = top.add(tok, lp.Sampled.Logprob)
 		out.TopLogprobs = append(out.TopLogprobs, top)
 		out.TextOffset = append(out.TextOffset, offset)
 		offset += len(tok)
 	}
 	return out, offset
+}
+
+// TopLogprobs are one position's alternatives in rank order (the most
+// likely first; the sampled token last when it is not among them): a JSON
+// object whose keys keep that order, as vLLM's do (encoding/json would
+// sort a map's keys). A token text seen twice keeps its first logprob.
+type TopLogprobs []TopLogprob
+
+// TopLogprob is one entry of TopLogprobs.
+type TopLogprob struct {
+	Token   string
+	Logprob float64
+}
+
+// add appends tok unless its text is there already.
+func (t TopLogprobs) add(tok string, logprob float32) TopLogprobs {
+	if slices.ContainsFunc(t, func(e TopLogprob) bool { return e.Token == tok }) {
+		return t
+	}
+	return append(t, TopLogprob{tok, clampLogprob(logprob)})
+}
+
+// MarshalJSON writes the object with its keys in order.
+func (t TopLogprobs) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for i, e := range t {
+		k, err := json.Marshal(e.Token)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(e.Logprob)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, k...), ':'), v...)
+	}
+	return append(b, '}'), nil
+}
+
+// UnmarshalJSON reads the object keeping its key order.
+func (t *TopLogprobs) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return fmt.Errorf("top_logprobs: expected an object")
+	}
+	*t = (*t)[:0]
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		var v float64
+		if err := dec.Decode(&v); err != nil {
+			return err
+		}
+		*t = append(*t, TopLogprob{Token: k.(string), Logprob: v})
+	}
+	_, err := dec.Token()
+	return err
 }
 
 // ChatLogprobsFrom converts sampled positions to the chat format.

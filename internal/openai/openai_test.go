@@ -185,7 +185,8 @@ func TestChatSamplingParams(t *testing.T) {
 		{"tools", `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function"}]}`, "tools", 0, nil},
 		{"json mode", `{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_object"}}`, "response_format", 0, nil},
 		{"max_tokens zero", `{"messages":[{"role":"user","content":"hi"}],"max_tokens":0}`, "max_tokens", 0, nil},
-		{"logit_bias", `{"messages":[{"role":"user","content":"hi"}],"logit_bias":{"5":1}}`, "logit_bias", 0, nil},
+		{"logit_bias", `{"messages":[{"role":"user","content":"hi"}],"logit_bias":{"5":1}}`, "", 0, nil},
+		{"logit_bias key not an id", `{"messages":[{"role":"user","content":"hi"}],"logit_bias":{"x5":1}}`, "logit_bias", 0, nil},
 		{"nan-free", `{"messages":[{"role":"user","content":"hi"}],"temperature":1e300}`, "temperature", 0, nil},
 	}
 	for _, tt := range tests {
@@ -242,14 +243,23 @@ func TestLogprobsConversion(t *testing.T) {
 	want := &CompletionLogprobs{
 		Tokens:        []string{"a", "é", " bc"},
 		TokenLogprobs: []float64{-0.5, MinLogprob, -2},
-		TopLogprobs:   []map[string]float64{{"a": -0.5, " bc": -1}, {" bc": -0.10000000149011612, "é": MinLogprob}, {" bc": -2}},
+		TopLogprobs:   []TopLogprobs{{{"a", -0.5}, {" bc", -1}}, {{" bc", -0.10000000149011612}, {"é", MinLogprob}}, {{" bc", -2}}},
 		TextOffset:    []int{5, 6, 8},
 	}
 	if !reflect.DeepEqual(c, want) || off != 11 {
 		t.Fatalf("got %+v off %d", c, off)
 	}
-	if _, err := json.Marshal(c); err != nil {
+	b, err := json.Marshal(c)
+	if err != nil {
 		t.Fatal(err)
+	}
+	// The keys keep rank order (encoding/json would sort " bc" before "a").
+	if !strings.Contains(string(b), `"top_logprobs":[{"a":-0.5," bc":-1},{" bc":-0.10000000149011612,"é":-9999},{" bc":-2}]`) {
+		t.Fatalf("JSON %s", b)
+	}
+	var back CompletionLogprobs
+	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(&back, want) {
+		t.Fatalf("round trip %+v: %v", back, err)
 	}
 	ch := ChatLogprobsFrom(lps, piece)
 	if len(ch.Content) != 3 || ch.Content[1].Token != "é" || !reflect.DeepEqual(ch.Content[1].Bytes, []int{0xc3, 0xa9}) ||

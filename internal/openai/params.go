@@ -1,7 +1,10 @@
 package openai
 
 import (
+	"maps"
 	"math"
+	"slices"
+	"strconv"
 
 	"govllm/internal/apierr"
 	"govllm/internal/sampling"
@@ -27,8 +30,21 @@ type SamplingFields struct {
 	IncludeStopStrInOutput bool               `json:"include_stop_str_in_output,omitempty"`
 	Priority               int                `json:"priority,omitempty"`
 	BestOf                 *int               `json:"best_of,omitempty"`
-	LogitBias              map[string]float64 `json:"logit_bias,omitempty"`
+	LogitBias              map[string]float64 `json:"logit_bias,omitempty"` // token id (a string) → bias
+	AllowedTokenIDs        []int32            `json:"allowed_token_ids,omitempty"`
+	BadWords               []string           `json:"bad_words,omitempty"`
 	User                   string             `json:"user,omitempty"`
+	// RequestID names the request (vLLM's extension); an X-Request-Id
+	// header wins over it.
+	RequestID string `json:"request_id,omitempty"`
+	// TruncatePromptTokens keeps only the prompt's last k tokens (vLLM).
+	TruncatePromptTokens *int `json:"truncate_prompt_tokens,omitempty"`
+	// ReturnTokenIDs adds the prompt's and each choice's token ids to the
+	// response (vLLM's prompt_token_ids and token_ids).
+	ReturnTokenIDs bool `json:"return_token_ids,omitempty"`
+	// Detokenization (vLLM; both default true).
+	SkipSpecialTokens          *bool `json:"skip_special_tokens,omitempty"`
+	SpacesBetweenSpecialTokens *bool `json:"spaces_between_special_tokens,omitempty"`
 }
 
 // toParams overlays the request's fields on base (the server defaults,
@@ -46,8 +62,8 @@ func (f *SamplingFields) toParams(base sampling.Params, maxTokens *int, logprobs
 	if f.BestOf != nil && *f.BestOf != p.N {
 		return p, apierr.New("best_of", "best_of is not supported (it must equal n)")
 	}
-	if len(f.LogitBias) > 0 {
-		return p, apierr.New("logit_bias", "logit_bias is not supported")
+	if err := f.constraints(&p); err != nil {
+		return p, err
 	}
 	p.MaxTokens = 0
 	if maxTokens != nil {
@@ -101,4 +117,30 @@ func (f *SamplingFields) toParams(base sampling.Params, maxTokens *int, logprobs
 		p.Logprobs = &n
 	}
 	return p, nil
+}
+
+// constraints sets logit_bias (its keys parsed as token ids, in order, so
+// the first bad key is the one named), allowed_token_ids, bad_words and
+// the detokenization options on p; the values are checked by
+// sampling.Params.Validate and the ids against the vocabulary by
+// llm.Preparer.
+func (f *SamplingFields) constraints(p *sampling.Params) error {
+	p.LogitBias = nil
+	if len(f.LogitBias) > 0 {
+		p.LogitBias = make(map[int32]float32, len(f.LogitBias))
+		for _, k := range slices.Sorted(maps.Keys(f.LogitBias)) {
+			b := f.LogitBias[k]
+			id, err := strconv.ParseInt(k, 10, 32)
+			if err != nil {
+				return apierr.New("logit_bias", "keys must be token ids (integers, as strings), got %q", k)
+			}
+			p.LogitBias[int32(id)] = float32(b)
+		}
+	}
+	p.KeepSpecialTokens = f.SkipSpecialTokens != nil && !*f.SkipSpecialTokens
+	p.NoSpacesAroundSpecial = f.SpacesBetweenSpecialTokens != nil && !*f.SpacesBetweenSpecialTokens
+	p.AllowedTokenIDs = f.AllowedTokenIDs
+	p.BadWords = f.BadWords
+	p.BadWordsTokenIDs = nil
+	return nil
 }

@@ -19,8 +19,9 @@ type Decoder interface {
 	Flush() string
 }
 
-// NewDecoderFunc builds the Decoder of one sequence with the given prompt.
-type NewDecoderFunc func(promptTokenIDs []int32) Decoder
+// NewDecoderFunc builds the Decoder of one sequence with the given prompt
+// and the request's parameters (their detokenization options).
+type NewDecoderFunc func(promptTokenIDs []int32, p *sampling.Params) Decoder
 
 // ErrDuplicateID is returned by AddRequest for an id already in flight.
 var ErrDuplicateID = errors.New("output: request id already in flight")
@@ -105,7 +106,7 @@ func (p *Processor) AddRequest(r Request) ([]sched.RequestID, error) {
 	}
 	g := &group{req: r, seqs: make([]*seqState, n)}
 	for i, id := range ids {
-		s := &seqState{g: g, id: id, index: i, isPrefilling: true, dec: p.newDecoder(r.PromptTokenIDs)}
+		s := &seqState{g: g, id: id, index: i, isPrefilling: true, dec: p.newDecoder(r.PromptTokenIDs, &r.Params)}
 		s.stats.ArrivalTime = r.ArrivalTime
 		g.seqs[i] = s
 		p.seqs[id] = s

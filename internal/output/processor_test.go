@@ -40,7 +40,7 @@ func (fakeDecoder) Add(id int32) string {
 }
 
 func newTestProcessor() *Processor {
-	return NewProcessor(func([]int32) Decoder { return fakeDecoder{} })
+	return NewProcessor(func([]int32, *sampling.Params) Decoder { return fakeDecoder{} })
 }
 
 // ids spells s with the test vocabulary.

@@ -14,7 +14,7 @@ import (
 // are flushed into the final text.
 func TestProcessorWithTokenizerDecoder(t *testing.T) {
 	tok := tokenizer.NewDummy(300)
-	newDec := func(prompt []int32) Decoder { return tok.NewDecoder(prompt, true) }
+	newDec := func(prompt []int32, _ *sampling.Params) Decoder { return tok.NewDecoder(prompt, true) }
 	cases := []struct {
 		name   string
 		tokens []int32 // byte tokens of the dummy vocabulary

@@ -22,6 +22,20 @@ type Params struct {
 	IncludeStopStrInOutput bool
 	IgnoreEOS              bool
 	Logprobs               *int // top-N logprobs of each sampled position; nil = none
+
+	// Detokenization (vLLM skip_special_tokens and
+	// spaces_between_special_tokens, both true by default, so false here).
+	KeepSpecialTokens     bool // special tokens produce their text
+	NoSpacesAroundSpecial bool // with KeepSpecialTokens: no space between a special token's text and its neighbours'
+
+	// Token constraints, applied to the logits before the penalties, in
+	// vLLM's order. The front end checks the ids against the vocabulary.
+	LogitBias       map[int32]float32 // added to a token's logit; each in [-100, 100] (OpenAI)
+	AllowedTokenIDs []int32           // non-nil: only these tokens may be sampled (non-empty)
+	BadWords        []string          // words never generated; the front end tokenizes them into BadWordsTokenIDs
+	// BadWordsTokenIDs are the token sequences of BadWords: a sequence's
+	// last token is masked when the output ends with the others.
+	BadWordsTokenIDs [][]int32
 }
 
 // Default returns greedy-free defaults matching vLLM's SamplingParams().
@@ -65,6 +79,9 @@ func (p *Params) Validate() error {
 	case p.Logprobs != nil && (*p.Logprobs < 0 || *p.Logprobs > MaxLogprobs):
 		return bad("logprobs", "must be in [0, %d], got %d", MaxLogprobs, *p.Logprobs)
 	}
+	if err := p.validateConstraints(); err != nil {
+		return err
+	}
 	for _, s := range p.Stop {
 		if s == "" {
 			return bad("stop", "stop strings must not be empty")
@@ -89,4 +106,24 @@ type Logprobs struct {
 	Sampled TokenLogprob
 	Rank    int // rank of the sampled token among all (1 = most likely)
 	Top     []TokenLogprob
+}
+
+// MaxLogitBias bounds a logit_bias value (OpenAI: -100 to 100).
+const MaxLogitBias = 100
+
+func (p *Params) validateConstraints() error {
+	for t, b := range p.LogitBias {
+		if !(b >= -MaxLogitBias && b <= MaxLogitBias) {
+			return apierr.New("logit_bias", "the bias of token %d must be in [-100, 100], got %g", t, b)
+		}
+	}
+	if p.AllowedTokenIDs != nil && len(p.AllowedTokenIDs) == 0 {
+		return apierr.New("allowed_token_ids", "must not be empty")
+	}
+	for _, w := range p.BadWords {
+		if w == "" {
+			return apierr.New("bad_words", "bad words must not be empty")
+		}
+	}
+	return nil
 }

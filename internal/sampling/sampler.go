@@ -22,7 +22,8 @@ type Sampler struct {
 	count []int32  // output token counts; all zero between calls
 	seen  []uint32 // repetition-penalty stamps; seen[t] == gen marks t done
 	gen   uint32
-	touch []int32 // ids with count[t] != 0 during a call
+	touch []int32   // ids with count[t] != 0 during a call
+	keep  []float32 // the logits of AllowedTokenIDs while the rest is masked
 }
 
 // cand is one candidate token: its id, its temperature-scaled logit shifted
@@ -70,6 +71,7 @@ func (s *Sampler) Sample(logits []float32, p *Params, prompt, output []int32, eo
 		raw = s.raw[:len(logits)]
 		copy(raw, logits)
 	}
+	s.constrain(logits, p, output)
 	s.applyPenalties(logits, p, prompt, output)
 	if len(output) < p.MinTokens {
 		maskStops(logits, p, eos)
@@ -151,6 +153,47 @@ func (s *Sampler) applyPenalties(logits []float32, p *Params, prompt, output []i
 		s.count[t] = 0
 	}
 	s.touch = s.touch[:0]
+}
+
+// constrain applies, in vLLM v1's order, allowed_token_ids (every other
+// token masked), bad_words (a word's last token masked when the output
+// ends with its other tokens) and logit_bias (added). Ids outside the
+// vocabulary are skipped (the front end refuses them).
+func (s *Sampler) constrain(logits []float32, p *Params, output []int32) {
+	ninf := float32(math.Inf(-1))
+	v := int32(len(logits))
+	if len(p.AllowedTokenIDs) > 0 {
+		s.keep = grow(s.keep, len(p.AllowedTokenIDs))
+		keep := s.keep[:len(p.AllowedTokenIDs)]
+		for i, t := range p.AllowedTokenIDs {
+			keep[i] = ninf
+			if t >= 0 && t < v {
+				keep[i] = logits[t]
+			}
+		}
+		for i := range logits {
+			logits[i] = ninf
+		}
+		for i, t := range p.AllowedTokenIDs {
+			if t >= 0 && t < v {
+				logits[t] = keep[i]
+			}
+		}
+	}
+	for _, w := range p.BadWordsTokenIDs {
+		last := len(w) - 1
+		if last < 0 || last > len(output) || w[last] < 0 || w[last] >= v {
+			continue
+		}
+		if slices.Equal(w[:last], output[len(output)-last:]) {
+			logits[w[last]] = ninf
+		}
+	}
+	for t, b := range p.LogitBias {
+		if t >= 0 && t < v {
+			logits[t] += b
+		}
+	}
 }
 
 // maskStops sets the logits of the stop token ids, and of eos unless the

@@ -22,14 +22,26 @@ import (
 type Decoder struct {
 	t           *Tokenizer
 	skipSpecial bool
+	spaces      bool // a space between a special token and its neighbours
 	started     bool // a byte has been produced: the leading-space rule is spent
+	special     bool // the last token that produced text was a special token
 	pending     []byte
 }
 
 // NewDecoder returns a Decoder positioned after promptIDs. Special tokens
 // produce no text when skipSpecial.
 func (t *Tokenizer) NewDecoder(promptIDs []int32, skipSpecial bool) *Decoder {
-	d := &Decoder{t: t, skipSpecial: skipSpecial}
+	return t.NewDecoderSpaced(promptIDs, skipSpecial, false)
+}
+
+// NewDecoderSpaced is NewDecoder where, when special tokens are kept and
+// spaces is set, the text of a special token is separated from the text
+// around it by one space, as Hugging Face's slow tokenizers decode with
+// spaces_between_special_tokens (vLLM's default): the text after a special
+// token starts a new segment, so its leading space is stripped first where
+// the tokenizer strips a sequence's leading space.
+func (t *Tokenizer) NewDecoderSpaced(promptIDs []int32, skipSpecial, spaces bool) *Decoder {
+	d := &Decoder{t: t, skipSpecial: skipSpecial, spaces: spaces && !skipSpecial}
 	for _, id := range promptIDs {
 		d.Add(id)
 	}
@@ -41,6 +53,9 @@ func (d *Decoder) Add(id int32) string {
 	p := d.t.pieceFor(id, d.skipSpecial)
 	if p == "" {
 		return ""
+	}
+	if d.spaces {
+		p = d.spaced(p, d.t.attrs[id]&attrSpecial != 0)
 	}
 	if !d.started {
 		d.started = true
@@ -64,6 +79,23 @@ func (d *Decoder) Add(id int32) string {
 	s := validString(string(b[:cut]))
 	d.pending = append(b[:0], b[cut:]...)
 	return s
+}
+
+// spaced puts the space between a special token's text and its
+// neighbours' (see NewDecoderSpaced).
+func (d *Decoder) spaced(p string, special bool) string {
+	after := d.special
+	d.special = special
+	switch {
+	case special && d.started:
+		return " " + p
+	case !special && after:
+		if d.t.stripLeading {
+			p = strings.TrimPrefix(p, " ")
+		}
+		return " " + p
+	}
+	return p
 }
 
 // Flush returns the held-back bytes of an unfinished character (as U+FFFD,

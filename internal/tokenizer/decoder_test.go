@@ -157,3 +157,31 @@ func TestDecoderHoldsIncompleteUTF8(t *testing.T) {
 		t.Fatalf("Flush = %q", got)
 	}
 }
+
+// TestDecoderSpecialTokens: skip_special_tokens and
+// spaces_between_special_tokens (Hugging Face's slow decode: segments
+// joined with a space).
+func TestDecoderSpecialTokens(t *testing.T) {
+	tok := NewDummy(300)
+	ids := []int32{'a', DummyBOS, 'b', DummyEOS, DummyBOS}
+	tests := []struct {
+		name         string
+		skip, spaces bool
+		want         string
+	}{
+		{"skipped", true, true, "ab"},
+		{"skipped, no spaces", true, false, "ab"},
+		{"kept, spaced", false, true, "a <s> b </s> <s>"},
+		{"kept, not spaced", false, false, "a<s>b</s><s>"},
+	}
+	for _, tc := range tests {
+		d := tok.NewDecoderSpaced([]int32{'x'}, tc.skip, tc.spaces)
+		var got string
+		for _, id := range ids {
+			got += d.Add(id)
+		}
+		if got += d.Flush(); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
