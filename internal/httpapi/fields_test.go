@@ -7,12 +7,14 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"govllm/internal/openai"
+	"govllm/internal/sampling"
 )
 
 // vLLM's request fields, literally as vllm/entrypoints/openai/protocol.py
@@ -131,14 +133,8 @@ func refusedFields() map[string]fieldCase {
 		"use_beam_search":            {value: `true`},
 		"length_penalty":             {value: `2`},
 		"prompt_logprobs":            {value: `1`},
-		"response_format":            {value: `{"type":"json_object"}`},
-		"guided_json":                {value: `{"type":"object"}`},
-		"guided_regex":               {value: `"a+"`},
-		"guided_choice":              {value: `["a","b"]`},
-		"guided_grammar":             {value: `"root ::= \"a\""`},
 		"guided_decoding_backend":    {value: `"xgrammar"`},
 		"guided_whitespace_pattern":  {value: `" "`},
-		"structured_outputs":         {value: `{"regex":"a+"}`},
 		"logits_processors":          {value: `["my.Processor"]`},
 		"return_tokens_as_token_ids": {value: `true`},
 		"cache_salt":                 {value: `"salt"`},
@@ -216,7 +212,32 @@ func sharedFields() map[string]fieldCase {
 		}},
 	}
 	maps.Copy(m, refusedFields())
+	maps.Copy(m, structuredFields())
 	return m
+}
+
+// structuredFields are the structured-output fields: each reaches the
+// engine as its constraint (cmd/govllm's TestStructuredOutputs checks that
+// the output follows it).
+func structuredFields() map[string]fieldCase {
+	is := func(want sampling.Structured) func(*testing.T, *fakeEngine, reply) {
+		return func(t *testing.T, f *fakeEngine, r reply) {
+			t.Helper()
+			ok(t, r)
+			got := f.lastRequest().Params.Structured
+			if got == nil || !reflect.DeepEqual(*got, want) {
+				t.Errorf("engine constraint %+v, want %+v", got, want)
+			}
+		}
+	}
+	return map[string]fieldCase{
+		"response_format":    {value: `{"type":"json_object"}`, check: is(sampling.Structured{JSONObject: true, Param: "response_format"})},
+		"guided_json":        {value: `{"type":"object"}`, check: is(sampling.Structured{JSONSchema: `{"type":"object"}`, Param: "guided_json"})},
+		"guided_regex":       {value: `"a+"`, check: is(sampling.Structured{Regex: "a+", Param: "guided_regex"})},
+		"guided_choice":      {value: `["a","b"]`, check: is(sampling.Structured{Choice: []string{"a", "b"}, Param: "guided_choice"})},
+		"guided_grammar":     {value: `"root ::= \"a\""`, check: is(sampling.Structured{Grammar: `root ::= "a"`, Param: "guided_grammar"})},
+		"structured_outputs": {value: `{"regex":"a+"}`, check: is(sampling.Structured{Regex: "a+", Param: "structured_outputs"})},
+	}
 }
 
 // completionFields are the completions endpoint's outcomes.

@@ -85,9 +85,10 @@ func (c Config) resolve(e *core.Engine) (Config, error) {
 // engine requests (Prepare). Both front ends hold one; a test double of an
 // engine can hold one too, to validate exactly as the engine does.
 type Preparer struct {
-	cfg      Config // resolved: MaxModelLen set, Limits defaulted
-	tok      *tokenizer.Tokenizer
-	priority bool // the core schedules by priority: Request.Priority may be non-zero
+	cfg        Config // resolved: MaxModelLen set, Limits defaulted
+	tok        *tokenizer.Tokenizer
+	priority   bool // the core schedules by priority: Request.Priority may be non-zero
+	structured *structured
 }
 
 // NewPreparer validates for tok's vocabulary, a context of maxModelLen
@@ -102,7 +103,7 @@ func NewPreparer(tok *tokenizer.Tokenizer, maxModelLen int, limits Limits, prior
 		return nil, fmt.Errorf("llm: a preparer needs a tokenizer and a max model len of at least 2, got %d", maxModelLen)
 	}
 	cfg.Limits = cfg.Limits.withDefaults()
-	return &Preparer{cfg: cfg, tok: tok, priority: priority}, nil
+	return &Preparer{cfg: cfg, tok: tok, priority: priority, structured: &structured{tok: tok}}, nil
 }
 
 // newPreparer resolves cfg against the core c.
@@ -202,9 +203,16 @@ func (pp *Preparer) prepareOne(r *Request) (*Prepared, error) {
 		return nil, err
 	}
 	pr := &Prepared{out: output.Request{ID: r.ID, PromptTokenIDs: ids, Params: p, Kind: r.OutputKind, ArrivalTime: r.ArrivalTime}}
+	var constraints []sampling.Constraint
+	if p.Structured != nil {
+		if constraints, err = pp.structured.states(p.Structured, p.N); err != nil {
+			return nil, err
+		}
+	}
 	pr.engine = make([]sched.EngineRequest, p.N)
 	for i := range pr.engine {
 		pr.engine[i] = sched.EngineRequest{
+			Constraint:     constraintOf(constraints, i),
 			ID:             output.ChildID(r.ID, i, p.N),
 			PromptTokenIDs: ids,
 			Params:         output.ChildParams(p, i),
@@ -330,4 +338,12 @@ func checkVocab(param string, ids []int32, vocab int) error {
 // (for callers that take ids without generating, such as /detokenize).
 func CheckTokenIDs(tok *tokenizer.Tokenizer, param string, ids []int32) error {
 	return checkVocab(param, ids, tok.VocabSize())
+}
+
+// constraintOf is sequence i's constraint state (nil when unconstrained).
+func constraintOf(cs []sampling.Constraint, i int) sampling.Constraint {
+	if cs == nil {
+		return nil
+	}
+	return cs[i]
 }

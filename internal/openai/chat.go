@@ -26,22 +26,8 @@ type ChatCompletionRequest struct {
 	ChatTemplateKwargs   map[string]any    `json:"chat_template_kwargs,omitempty"`
 	Tools                []json.RawMessage `json:"tools,omitempty"`
 	ToolChoice           json.RawMessage   `json:"tool_choice,omitempty"`
-	ResponseFormat       *ResponseFormat   `json:"response_format,omitempty"`
+	StructuredFields
 	SamplingFields
-}
-
-// ResponseFormat is "response_format"; only {"type": "text"} is supported.
-type ResponseFormat struct {
-	Type string `json:"type"`
-}
-
-// check refuses every format but text (structured outputs are not
-// implemented); a nil format asks for nothing.
-func (f *ResponseFormat) check() error {
-	if f != nil && f.Type != "text" {
-		return apierr.New("response_format", "response_format %q is not supported (only \"text\"; structured outputs are not implemented)", f.Type)
-	}
-	return nil
 }
 
 // ChatMessage is one message. Content may be a string, null, or an array of
@@ -115,7 +101,12 @@ func (r *ChatCompletionRequest) SamplingParams(base sampling.Params) (sampling.P
 	case r.TopLogprobs != nil && *r.TopLogprobs != 0:
 		return base, apierr.New("top_logprobs", "top_logprobs requires logprobs to be true")
 	}
-	return r.toParams(base, mt, lp)
+	p, err := r.toParams(base, mt, lp)
+	if err != nil {
+		return p, err
+	}
+	p.Structured, err = r.structured()
+	return p, err
 }
 
 func (r *ChatCompletionRequest) check() error {
@@ -126,9 +117,6 @@ func (r *ChatCompletionRequest) check() error {
 		if !chatRoles[m.Role] {
 			return apierr.New("messages", "messages[%d].role %q is not one of system, developer, user, assistant, tool", i, m.Role)
 		}
-	}
-	if err := r.ResponseFormat.check(); err != nil {
-		return err
 	}
 	switch {
 	case r.Echo:

@@ -16,8 +16,8 @@ type CompletionRequest struct {
 	Suffix        *string        `json:"suffix,omitempty"`
 	// AddSpecialTokens adds the tokenizer's special tokens (BOS) to text
 	// prompts; default true (vLLM).
-	AddSpecialTokens *bool           `json:"add_special_tokens,omitempty"`
-	ResponseFormat   *ResponseFormat `json:"response_format,omitempty"`
+	AddSpecialTokens *bool `json:"add_special_tokens,omitempty"`
+	StructuredFields
 	SamplingFields
 }
 
@@ -42,14 +42,16 @@ func (r *CompletionRequest) SamplingParams(base sampling.Params) (sampling.Param
 		d := DefaultCompletionMaxTokens
 		mt = &d
 	}
-	return r.toParams(base, mt, r.Logprobs)
+	p, err := r.toParams(base, mt, r.Logprobs)
+	if err != nil {
+		return p, err
+	}
+	p.Structured, err = r.structured()
+	return p, err
 }
 
 func (r *CompletionRequest) check() error {
 	if err := r.Prompt.Validate(); err != nil {
-		return err
-	}
-	if err := r.ResponseFormat.check(); err != nil {
 		return err
 	}
 	switch {

@@ -183,7 +183,7 @@ func TestChatSamplingParams(t *testing.T) {
 		{"no messages", `{"messages":[]}`, "messages", 0, nil},
 		{"bad role", `{"messages":[{"role":"robot","content":"hi"}]}`, "messages", 0, nil},
 		{"tools", `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function"}]}`, "tools", 0, nil},
-		{"json mode", `{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_object"}}`, "response_format", 0, nil},
+		{"unknown response_format type", `{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"xml"}}`, "response_format", 0, nil},
 		{"max_tokens zero", `{"messages":[{"role":"user","content":"hi"}],"max_tokens":0}`, "max_tokens", 0, nil},
 		{"logit_bias", `{"messages":[{"role":"user","content":"hi"}],"logit_bias":{"5":1}}`, "", 0, nil},
 		{"logit_bias key not an id", `{"messages":[{"role":"user","content":"hi"}],"logit_bias":{"x5":1}}`, "logit_bias", 0, nil},

@@ -87,6 +87,7 @@ type Runner struct {
 	rows     []row     // the requests that sample, in logits-row order
 
 	samplers []sampling.Sampler // one per pool thread
+	masks    [][]uint64         // one structured-output mask buffer per pool thread
 	rng      sampling.RNG       // the runner-wide generator of unseeded requests
 
 	stats Stats
@@ -121,6 +122,7 @@ func New(m *model.Model, pool *tensor.Pool, cfg Config) (*Runner, error) {
 		vocab:    vocab,
 		logits:   make([]float32, cfg.MaxNumSeqs*vocab),
 		samplers: make([]sampling.Sampler, pool.Threads()),
+		masks:    make([][]uint64, pool.Threads()),
 		rng:      sampling.NewRNG(cfg.Seed),
 	}, nil
 }
@@ -249,6 +251,9 @@ func (r *Runner) sample(so *sched.SchedulerOutput, out *sched.RunnerOutput) {
 			for j := w; j < len(r.rows); j += threads {
 				rw := &r.rows[j]
 				req := &so.Requests[rw.req]
+				if req.Constraint != nil {
+					r.constrain(w, r.logits[j*r.vocab:(j+1)*r.vocab], req.Constraint)
+				}
 				tok, lp := s.Sample(r.logits[j*r.vocab:(j+1)*r.vocab], req.Params,
 					req.PromptTokenIDs, req.OutputTokenIDs, r.cfg.EOSTokenID, &rw.rng)
 				out.SampledTokenIDs[rw.req] = tok
@@ -264,6 +269,20 @@ func (r *Runner) sample(so *sched.SchedulerOutput, out *sched.RunnerOutput) {
 		return
 	}
 	r.pool.ParallelFor(threads, work)
+}
+
+// constrain masks logits with the sequence's structured-output state, in
+// worker w's buffer. When the state allows nothing, every logit is −Inf
+// and the sampler's pick is refused by the scheduler's Advance, which
+// finishes the request with reason error.
+func (r *Runner) constrain(w int, logits []float32, c sampling.Constraint) {
+	words := (r.vocab + 63) / 64
+	if len(r.masks[w]) < words {
+		r.masks[w] = make([]uint64, words)
+	}
+	m := r.masks[w][:words]
+	c.Mask(m)
+	sampling.ApplyMask(logits, m)
 }
 
 // parallelWorth reports whether sampling is heavy enough to hand to the

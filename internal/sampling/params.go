@@ -36,6 +36,23 @@ type Params struct {
 	// BadWordsTokenIDs are the token sequences of BadWords: a sequence's
 	// last token is masked when the output ends with the others.
 	BadWordsTokenIDs [][]int32
+
+	// Structured constrains the output to a JSON schema, any JSON object,
+	// a regex, a choice or a grammar (structured outputs); nil for none.
+	// The front end compiles it into each sequence's sched Constraint.
+	Structured *Structured
+}
+
+// Structured is a request's output constraint: exactly one of its forms.
+type Structured struct {
+	JSONSchema string   // a JSON Schema document
+	JSONObject bool     // any JSON object
+	Regex      string   // the whole output matches it
+	Choice     []string // the output is one of these
+	Grammar    string   // a GBNF or Lark-style EBNF grammar
+	// Param is the request field it came from ("response_format",
+	// "structured_outputs", "guided_json", …), named in errors.
+	Param string
 }
 
 // Default returns greedy-free defaults matching vLLM's SamplingParams().

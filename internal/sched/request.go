@@ -47,6 +47,7 @@ type Request struct {
 	EOSTokenID  int32
 	Priority    int
 	ArrivalTime time.Time
+	constraint  sampling.Constraint // nil: unconstrained
 
 	Status       Status
 	FinishReason stats.FinishReason

@@ -125,6 +125,7 @@ func (s *Scheduler) AddRequest(er EngineRequest) error {
 		EOSTokenID:      er.EOSTokenID,
 		Priority:        er.Priority,
 		ArrivalTime:     er.ArrivalTime,
+		constraint:      er.Constraint,
 		Status:          StatusWaiting,
 		StopReason:      -1,
 		NumPromptTokens: n,
@@ -292,6 +293,7 @@ func (s *Scheduler) addScheduled(r *Request, n int, table []kvcache.BlockID) {
 		BlockTable:     table,
 		Sample:         start+n == len(r.allTokens),
 		Params:         &r.Params,
+		Constraint:     r.constraint,
 		PromptTokenIDs: r.allTokens[:p:p],
 		OutputTokenIDs: r.allTokens[p:len(r.allTokens):len(r.allTokens)],
 	})

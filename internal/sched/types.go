@@ -20,6 +20,9 @@ type EngineRequest struct {
 	EOSTokenID     int32 // -1 when the model has none
 	Priority       int   // lower runs first under the priority policy
 	ArrivalTime    time.Time
+	// Constraint, when set, limits the tokens this sequence may sample
+	// (structured outputs); the scheduler advances it by each sampled token.
+	Constraint sampling.Constraint
 }
 
 // ScheduledRequest is one request's share of a step, in the flattened batch
@@ -38,6 +41,9 @@ type ScheduledRequest struct {
 	// prefill chunk).
 	Sample bool
 	Params *sampling.Params
+	// Constraint, when set, is the sequence's structured-output state after
+	// its output so far: the runner samples only tokens its Mask allows.
+	Constraint sampling.Constraint
 	// PromptTokenIDs and OutputTokenIDs feed penalties and seeded sampling.
 	PromptTokenIDs []int32
 	OutputTokenIDs []int32

@@ -111,6 +111,7 @@ func (s *Scheduler) UpdateFromOutput(so *SchedulerOutput, ro *RunnerOutput) Core
 		}
 		r.allTokens = append(r.allTokens, ro.SampledTokenIDs[i])
 		s.checkStop(r)
+		s.advanceConstraint(r)
 		n := len(r.allTokens)
 		o := CoreOutput{
 			ReqID:        r.ID,
@@ -136,6 +137,20 @@ func (s *Scheduler) UpdateFromOutput(so *SchedulerOutput, ro *RunnerOutput) Core
 	}
 	s.assertInvariants()
 	return CoreOutputs{Outputs: outs, SchedulerStats: s.MakeStats(), Timestamp: s.now(), StopCheck: stopCheck}
+}
+
+// advanceConstraint moves r's structured-output state past its new token.
+// The runner sampled under the state's mask, so a refusal means the mask
+// allowed nothing (the constraint cannot go on within the request's
+// limits) or a bug: the request finishes with reason error rather than
+// go on unconstrained.
+func (s *Scheduler) advanceConstraint(r *Request) {
+	if r.constraint == nil {
+		return
+	}
+	if err := r.constraint.Advance(r.allTokens[len(r.allTokens)-1]); err != nil && r.FinishReason == stats.FinishNone {
+		r.FinishReason = stats.FinishError
+	}
 }
 
 func (s *Scheduler) scheduledRequest(so *SchedulerOutput, i int) *Request {

@@ -1,0 +1,112 @@
+package llm
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"govllm/internal/apierr"
+	"govllm/internal/constraint"
+	"govllm/internal/sampling"
+	"govllm/internal/tokenizer"
+)
+
+// structured compiles the structured-output constraints of requests for
+// one vocabulary: the token matcher is built once, on first use, and
+// compiled constraints are kept by their source (they are immutable), so
+// a schema sent again costs a map lookup.
+type structured struct {
+	tok *tokenizer.Tokenizer
+
+	once       sync.Once
+	matcher    *constraint.Matcher
+	matcherErr error
+
+	mu    sync.Mutex
+	cache map[string]*constraint.Constraint
+}
+
+// jsonOptions are the JSON grammars' options for serving: object members
+// in the schema's properties order, each once (as LLGuidance and XGrammar
+// emit them: an output that may repeat a key need never end), whitespace
+// runs of at most constraint.DefaultMaxWhitespace.
+var jsonOptions = constraint.Options{OrderedProperties: true}
+
+// maxCachedConstraints bounds the compiled constraints kept; past it the
+// cache starts over.
+const maxCachedConstraints = 256
+
+// states returns n fresh constraint states for s (one per sequence of a
+// request), or an *apierr.Error naming s.Param when s cannot be compiled.
+func (c *structured) states(s *sampling.Structured, n int) ([]sampling.Constraint, error) {
+	c.once.Do(func() { c.matcher, c.matcherErr = constraint.NewMatcher(constraint.TokenizerVocab{T: c.tok}) })
+	if c.matcherErr != nil {
+		return nil, &apierr.Error{Status: 500, Param: s.Param, Msg: "structured outputs are unavailable for this tokenizer: " + c.matcherErr.Error()}
+	}
+	compiled, err := c.compile(s)
+	if err != nil {
+		return nil, structuredError(s.Param, err)
+	}
+	out := make([]sampling.Constraint, n)
+	for i := range out {
+		out[i] = compiled.NewState(c.matcher)
+	}
+	return out, nil
+}
+
+// compile returns the constraint of s, from the cache when it was seen.
+func (c *structured) compile(s *sampling.Structured) (*constraint.Constraint, error) {
+	key, build := structuredSource(s)
+	c.mu.Lock()
+	if k, ok := c.cache[key]; ok {
+		c.mu.Unlock()
+		return k, nil
+	}
+	c.mu.Unlock()
+	k, err := build()
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.cache == nil || len(c.cache) >= maxCachedConstraints {
+		c.cache = map[string]*constraint.Constraint{}
+	}
+	c.cache[key] = k
+	c.mu.Unlock()
+	return k, nil
+}
+
+// structuredSource returns the cache key of s and the function that
+// compiles it.
+func structuredSource(s *sampling.Structured) (string, func() (*constraint.Constraint, error)) {
+	switch {
+	case s.JSONSchema != "":
+		return "schema\x00" + s.JSONSchema, func() (*constraint.Constraint, error) {
+			return constraint.JSONSchema([]byte(s.JSONSchema), jsonOptions)
+		}
+	case s.JSONObject:
+		return "object", func() (*constraint.Constraint, error) { return constraint.JSONObject(jsonOptions) }
+	case s.Regex != "":
+		return "regex\x00" + s.Regex, func() (*constraint.Constraint, error) { return constraint.Regex(s.Regex) }
+	case s.Choice != nil:
+		return "choice\x00" + strings.Join(s.Choice, "\x00"), func() (*constraint.Constraint, error) { return constraint.Choice(s.Choice) }
+	case s.Grammar != "":
+		return "grammar\x00" + s.Grammar, func() (*constraint.Constraint, error) { return constraint.Grammar(s.Grammar) }
+	}
+	return "", func() (*constraint.Constraint, error) { return nil, errors.New("no constraint given") }
+}
+
+// structuredError is the 400 of a constraint that cannot be compiled: an
+// unsupported JSON Schema feature is named, an invalid schema or a bad
+// regex or grammar says why.
+func structuredError(param string, err error) error {
+	var ue *constraint.UnsupportedError
+	switch {
+	case errors.As(err, &ue):
+		return apierr.New(param, "%v: govllm cannot enforce it, so it refuses the request rather than constrain the output more loosely than asked", ue)
+	case errors.Is(err, constraint.ErrInvalidSchema):
+		return apierr.New(param, "%v", err)
+	}
+	return apierr.New(param, "%s", fmt.Sprint(err))
+}
