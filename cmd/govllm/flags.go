@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // stringList is a repeatable, comma-splitting flag.
@@ -100,4 +101,17 @@ func printDefaults(fs *flag.FlagSet) {
 		}
 		fmt.Fprintln(w, line)
 	})
+}
+
+// parseSeconds reads a whole number of seconds ("30", vLLM's spelling) or
+// a Go duration ("90s", "2m").
+func parseSeconds(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if n, ierr := strconv.Atoi(v); ierr == nil {
+		d, err = time.Duration(n)*time.Second, nil
+	}
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("invalid duration %q (seconds, or a duration such as 90s)", v)
+	}
+	return d, nil
 }

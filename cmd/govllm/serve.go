@@ -40,9 +40,10 @@ type serveConfig struct {
 	// $GOMAXPROCS is set or the default is already larger).
 	SpareProcs       int
 	LogStatsInterval time.Duration
-	// ShutdownGrace is how long in-flight requests may run after a signal
-	// before their connections are closed (and their engine requests aborted).
-	ShutdownGrace time.Duration
+	// ShutdownTimeout is how long in-flight generation requests may run
+	// after a signal (vLLM's --shutdown-timeout, default 0); those still
+	// running then end with an error (an SSE error event and [DONE]).
+	ShutdownTimeout time.Duration
 	// MaxConnections caps open HTTP connections (503 above).
 	MaxConnections int
 
@@ -66,7 +67,6 @@ func defaultServeConfig() serveConfig {
 		GenerationConfig: "auto",
 		SpareProcs:       1,
 		LogStatsInterval: metrics.DefaultLogInterval,
-		ShutdownGrace:    10 * time.Second,
 		MaxConnections:   httpapi.DefaultMaxConnections,
 	}
 }
@@ -89,6 +89,11 @@ func parseServeArgs(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.GenerationConfig, "generation-config", c.GenerationConfig, "default sampling parameters: 'auto' (MODEL's generation_config.json), 'vllm' (built-in defaults) or a path")
 	fs.IntVar(&c.SpareProcs, "spare-procs", c.SpareProcs, "Go processors kept for the HTTP server beyond --threads: GOMAXPROCS = threads + N\n(unless $GOMAXPROCS is set or larger already), so a request never waits for the forward pass\nto yield one")
 	fs.DurationVar(&c.LogStatsInterval, "log-stats-interval", c.LogStatsInterval, "interval of the statistics log line")
+	fs.Func("shutdown-timeout", "on SIGTERM/SIGINT, how long in-flight requests may finish (seconds, or a duration such as 90s)\nbefore the rest end with an error event; new ones get 503 meanwhile (default 0: end them at once)", func(v string) error {
+		d, err := parseSeconds(v)
+		c.ShutdownTimeout = d
+		return err
+	})
 	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "max open HTTP connections (idle keep-alives count); above it a new connection gets 503 with Retry-After")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: govllm serve [MODEL] [flags]\n\n"+
@@ -154,9 +159,10 @@ func serveProcs(threads, spare, current int, envSet bool) int {
 	return max(current, max(threads, 1)+spare)
 }
 
-// serve runs the server on ln until ctx is done, then stops accepting,
-// lets in-flight requests finish for cfg.ShutdownGrace, closes the
-// remaining connections (aborting their engine requests) and the engine.
+// serve runs the server on ln until ctx is done, then drains: new
+// generation requests get 503 and /health 503 while those in flight finish
+// for up to cfg.ShutdownTimeout; the rest end with an error event. Then
+// the connections close (after finishTimeout at most) and the engine stops.
 func serve(ctx context.Context, ln net.Listener, cfg serveConfig, logger *slog.Logger) error {
 	st, err := newServeStack(cfg, logger)
 	if err != nil {
@@ -181,13 +187,7 @@ func serve(ctx context.Context, ln net.Listener, cfg serveConfig, logger *slog.L
 		return err
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down", "grace", st.Config.ShutdownGrace)
-	sctx, cancel := context.WithTimeout(context.Background(), st.Config.ShutdownGrace)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		logger.Warn("grace period over; closing open connections", "err", err)
-		srv.Close()
-	}
+	shutdown(srv, st, logger)
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -200,6 +200,27 @@ func serve(ctx context.Context, ln net.Listener, cfg serveConfig, logger *slog.L
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// finishTimeout bounds how long, after the drain, the handlers of ended
+// requests have to write their error event before connections are closed.
+const finishTimeout = 5 * time.Second
+
+// shutdown drains st's server (the listener stays open meanwhile, so a
+// balancer sees /health turn 503), then closes srv.
+func shutdown(srv *http.Server, st *serveStack, logger *slog.Logger) {
+	logger.Info("draining: new generation requests get 503 and /health 503", "shutdown_timeout", st.Config.ShutdownTimeout)
+	dctx, cancel := context.WithTimeout(context.Background(), st.Config.ShutdownTimeout)
+	defer cancel()
+	if err := st.API.Drain(dctx); err != nil {
+		logger.Warn("shutdown timeout over: the requests still running end with an error event")
+	}
+	sctx, cancel2 := context.WithTimeout(context.Background(), finishTimeout)
+	defer cancel2()
+	if err := srv.Shutdown(sctx); err != nil {
+		logger.Warn("closing connections still open", "err", err)
+		srv.Close()
+	}
 }
 
 // serveURL is a URL a local client can use: an unspecified listen address

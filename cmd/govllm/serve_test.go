@@ -145,7 +145,7 @@ func testServeConfig() serveConfig {
 	c.KVCacheMemory = 32 << 20
 	c.Threads = 2
 	c.DisableLogRequests = true
-	c.ShutdownGrace = 5 * time.Second
+	c.ShutdownTimeout = 5 * time.Second
 	return c
 }
 
@@ -354,7 +354,7 @@ func noLeaks(t *testing.T) {
 func TestServeGracefulShutdown(t *testing.T) {
 	noLeaks(t)
 	cfg := testServeConfig()
-	cfg.ShutdownGrace = 60 * time.Second
+	cfg.ShutdownTimeout = 60 * time.Second
 	url, stop := startServe(t, cfg)
 	body := `{"prompt":"story","max_tokens":48,"ignore_eos":true,"stream":true}`
 	resp, err := http.Post(url+"/v1/completions", "application/json", strings.NewReader(body))

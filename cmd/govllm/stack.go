@@ -22,6 +22,7 @@ import (
 // listening: Handler is what http.Server serves.
 type serveStack struct {
 	Handler   http.Handler
+	API       *httpapi.Server // Handler's server (Drain)
 	Engine    *llm.AsyncEngine
 	Registry  *prometheus.Registry
 	Config    serveConfig // with defaults resolved (names, max-model-len)
@@ -78,7 +79,7 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 		return nil, err
 	}
 	go logEngineDeath(st.Engine, logger)
-	st.Handler, err = httpapi.New(httpapi.Config{
+	st.API, err = httpapi.New(httpapi.Config{
 		ServedModelNames:   cfg.ServedModelNames,
 		APIKey:             cfg.APIKey,
 		ChatTemplate:       chatTemplate,
@@ -92,6 +93,7 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 	if err != nil {
 		return nil, err
 	}
+	st.Handler = st.API
 	logStack(logger, &cfg, &rc)
 	return st, nil
 }

@@ -73,6 +73,7 @@ type Server struct {
 	log      *slog.Logger
 	mux      *http.ServeMux
 	handler  http.Handler
+	drain    drain
 }
 
 // New builds the server. It fails when no model name is given or the chat
@@ -90,7 +91,8 @@ func New(cfg Config, eng Engine) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Server{cfg: cfg, eng: eng, tok: eng.Tokenizer(), log: cfg.Logger, defaults: sampling.Default()}
+	s := &Server{cfg: cfg, tok: eng.Tokenizer(), log: cfg.Logger, defaults: sampling.Default()}
+	s.eng = drainEngine{Engine: eng, d: &s.drain}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -120,8 +122,8 @@ type route struct {
 
 func (s *Server) routes() {
 	rs := []route{
-		{"POST", "/v1/completions", s.completions},
-		{"POST", "/v1/chat/completions", s.chat},
+		{"POST", "/v1/completions", s.admit(s.completions)},
+		{"POST", "/v1/chat/completions", s.admit(s.chat)},
 		{"GET", "/v1/models", s.models},
 		{"POST", "/tokenize", s.tokenize},
 		{"POST", "/detokenize", s.detokenize},
