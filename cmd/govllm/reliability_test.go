@@ -200,7 +200,7 @@ func TestBrokenBodiesAre400(t *testing.T) {
 func TestAuthBeforeRouting(t *testing.T) {
 	noLeaks(t)
 	cfg := testServeConfig()
-	cfg.APIKey = "sekret"
+	cfg.APIKey = []string{"sekret"}
 	url, _ := startServe(t, cfg)
 	tests := []struct {
 		method, path string

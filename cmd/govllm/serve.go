@@ -30,7 +30,7 @@ type serveConfig struct {
 	Host               string   // listen host ("" = all interfaces)
 	Port               int      // listen port
 	ServedModelNames   []string // default: Model, or "govllm-dummy"
-	APIKey             string
+	APIKey             []string // vLLM's api_key: each is accepted
 	DisableLogStats    bool
 	DisableLogRequests bool
 	ChatTemplate       string // file
@@ -46,6 +46,10 @@ type serveConfig struct {
 	ShutdownTimeout time.Duration
 	// MaxConnections caps open HTTP connections (503 above).
 	MaxConnections int
+
+	// compat lists the vLLM-only flags given whose values are no-ops here
+	// ("--dtype auto"), for one start-up warning.
+	compat []string
 
 	// wrapExecutor, when set, wraps the runner the core executes (tests
 	// inject faults with it; no flag reaches it).
@@ -71,20 +75,72 @@ func defaultServeConfig() serveConfig {
 	}
 }
 
-// parseServeArgs parses `govllm serve [MODEL] [flags]`. The API key falls
-// back to the GOVLLM_API_KEY environment variable.
+// parseServeArgs parses `govllm serve [MODEL] [flags]` as vLLM's argparse
+// parses `vllm serve` (parseGNU). Without --api-key the keys come from
+// $GOVLLM_API_KEY and $VLLM_API_KEY.
 func parseServeArgs(args []string, stderr io.Writer) (serveConfig, error) {
 	c := defaultServeConfig()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var names stringList
+	var names, keys stringList
+	var model string
+	finish := c.addFlags(fs, &names, &keys, &model)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: govllm serve [MODEL] [flags]\n\n"+
+			"Serve MODEL (GGUF file, Hugging Face directory, or llama2.c checkpoint with --tokenizer)\n"+
+			"over an OpenAI-compatible API: /v1/completions, /v1/chat/completions, /v1/models,\n"+
+			"/tokenize, /detokenize, /health, /ping, /version, /metrics.\n"+
+			"Without MODEL (or with --load-format dummy) a built-in random-weight model is served.\n"+
+			"Flags are read as vLLM reads them: --x=y or --x y, --max_model_len, -tp 1, several\n"+
+			"values after --served-model-name and --api-key.\n\nFlags:\n")
+		printDefaults(fs)
+	}
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		c.Model, args = args[0], args[1:]
+	}
+	rest, err := parseGNU(fs, args, "served-model-name", "api-key")
+	if err != nil {
+		return c, err
+	}
+	if len(rest) == 1 && c.Model == "" {
+		c.Model, rest = rest[0], nil
+	}
+	switch {
+	case len(rest) > 0:
+		fmt.Fprintf(stderr, "govllm serve: unexpected arguments %q\n", rest)
+		return c, errUsage
+	case model != "" && c.Model != "" && model != c.Model:
+		return c, fmt.Errorf("the model is given twice: %q and --model %q", c.Model, model)
+	case model != "":
+		c.Model = model
+	}
+	if err := finish(); err != nil {
+		return c, err
+	}
+	c.ServedModelNames, c.APIKey = names, keys
+	if len(c.APIKey) == 0 {
+		for _, env := range []string{"GOVLLM_API_KEY", "VLLM_API_KEY"} {
+			if k := os.Getenv(env); k != "" {
+				c.APIKey = append(c.APIKey, k)
+			}
+		}
+	}
+	return c, nil
+}
+
+// addFlags registers serve's flags on fs: the engine's, the server's, and
+// vLLM's GPU-only ones (compatFlags). The model names, API keys and
+// --model go to names, keys and model; finish is the engine's.
+func (c *serveConfig) addFlags(fs *flag.FlagSet, names, keys *stringList, model *string) (finish func() error) {
+	fs.StringVar(model, "model", "", "the model, as the MODEL argument (vLLM's --model)")
 	fs.StringVar(&c.Host, "host", c.Host, "listen host (default: all interfaces)")
 	fs.IntVar(&c.Port, "port", c.Port, "listen port")
-	fs.Var(&names, "served-model-name", "model name(s) the API accepts and reports; repeatable or comma-separated (default: MODEL, or "+dummyModelName+")")
-	fs.StringVar(&c.APIKey, "api-key", "", "require 'Authorization: Bearer KEY' on /v1/* (default: $GOVLLM_API_KEY)")
-	finish := c.engineConfig.addFlags(fs)
+	fs.Var(names, "served-model-name", "model name(s) the API accepts and reports; several after the flag, repeated or comma-separated (default: MODEL, or "+dummyModelName+")")
+	fs.Var(keys, "api-key", "require 'Authorization: Bearer KEY' on /v1/*; several keys are each accepted (default: $GOVLLM_API_KEY, $VLLM_API_KEY)")
+	finish = c.engineConfig.addFlags(fs)
 	fs.BoolVar(&c.DisableLogStats, "disable-log-stats", false, "no engine statistics: no vllm:* metrics and no periodic log line")
 	fs.BoolVar(&c.DisableLogRequests, "disable-log-requests", false, "do not log each request")
+	fs.BoolFunc("enable-log-requests", "log each request (the default here; vLLM's spelling)", func(string) error { c.DisableLogRequests = false; return nil })
 	fs.StringVar(&c.ChatTemplate, "chat-template", "", "chat template file (Jinja), overriding the model's")
 	fs.StringVar(&c.GenerationConfig, "generation-config", c.GenerationConfig, "default sampling parameters: 'auto' (MODEL's generation_config.json), 'vllm' (built-in defaults) or a path")
 	fs.IntVar(&c.SpareProcs, "spare-procs", c.SpareProcs, "Go processors kept for the HTTP server beyond --threads: GOMAXPROCS = threads + N\n(unless $GOMAXPROCS is set or larger already), so a request never waits for the forward pass\nto yield one")
@@ -95,35 +151,8 @@ func parseServeArgs(args []string, stderr io.Writer) (serveConfig, error) {
 		return err
 	})
 	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "max open HTTP connections (idle keep-alives count); above it a new connection gets 503 with Retry-After")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: govllm serve [MODEL] [flags]\n\n"+
-			"Serve MODEL (GGUF file, Hugging Face directory, or llama2.c checkpoint with --tokenizer)\n"+
-			"over an OpenAI-compatible API: /v1/completions, /v1/chat/completions, /v1/models,\n"+
-			"/tokenize, /detokenize, /health, /ping, /version, /metrics.\n"+
-			"Without MODEL (or with --load-format dummy) a built-in random-weight model is served.\n\nFlags:\n")
-		printDefaults(fs)
-	}
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		c.Model, args = args[0], args[1:]
-	}
-	if err := parseFlags(fs, args); err != nil {
-		return c, err
-	}
-	switch rest := fs.Args(); {
-	case len(rest) == 1 && c.Model == "":
-		c.Model = rest[0]
-	case len(rest) > 0:
-		fmt.Fprintf(stderr, "govllm serve: unexpected arguments %q\n", rest)
-		return c, errUsage
-	}
-	if err := finish(); err != nil {
-		return c, err
-	}
-	c.ServedModelNames = names
-	if c.APIKey == "" {
-		c.APIKey = os.Getenv("GOVLLM_API_KEY")
-	}
-	return c, nil
+	addCompatFlags(fs, &c.compat)
+	return finish
 }
 
 // runServe is `govllm serve`.

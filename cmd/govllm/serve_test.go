@@ -58,14 +58,15 @@ func TestParseServeArgs(t *testing.T) {
 		{"quantization", []string{"--quantization", "q8_0"}, "", func(c *serveConfig) { c.Quantization = "q8_0" }, nil},
 		{"quantization q4_0", []string{"--quantization", "q4_0"}, "", func(c *serveConfig) { c.Quantization = "q4_0" }, nil},
 		{"scheduling of threads", []string{"--engine-nice", "0", "--spare-procs", "2"}, "", func(c *serveConfig) { c.EngineNice, c.SpareProcs = 0, 2 }, nil},
-		{"api key flag", []string{"--api-key", "k1"}, "k2", func(c *serveConfig) { c.APIKey = "k1" }, nil},
-		{"api key env", nil, "k2", func(c *serveConfig) { c.APIKey = "k2" }, nil},
+		{"api key flag", []string{"--api-key", "k1"}, "k2", func(c *serveConfig) { c.APIKey = []string{"k1"} }, nil},
+		{"api key env", nil, "k2", func(c *serveConfig) { c.APIKey = []string{"k2"} }, nil},
 		{"help", []string{"--help"}, "", nil, flag.ErrHelp},
 		{"two models", []string{"/a", "/b"}, "", nil, errUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("GOVLLM_API_KEY", tt.env)
+			t.Setenv("VLLM_API_KEY", "")
 			var stderr strings.Builder
 			got, err := parseServeArgs(tt.args, &stderr)
 			if tt.err != nil {
@@ -88,7 +89,8 @@ func TestParseServeArgs(t *testing.T) {
 	parseServeArgs([]string{"--help"}, &help)
 	for _, f := range []string{"--host", "--port", "--served-model-name", "--api-key", "--max-model-len", "--kv-cache-memory",
 		"--generation-config", "--no-enable-prefix-caching", "--dummy-shape", "--quantization", "--log-stats-interval",
-		"--engine-nice", "--spare-procs", "Usage: govllm serve [MODEL]"} {
+		"--engine-nice", "--spare-procs", "--model", "--shutdown-timeout", "--enable-log-requests", "--tensor-parallel-size",
+		"--gpu-memory-utilization", "--dtype", "--trust-remote-code", "--enforce-eager", "--swap-space", "Usage: govllm serve [MODEL]"} {
 		if !strings.Contains(help.String(), strings.TrimPrefix(f, "-")) {
 			t.Errorf("--help does not document %s", f)
 		}
@@ -208,7 +210,7 @@ func TestServeDummyStack(t *testing.T) {
 	noLeaks(t)
 	cfg := testServeConfig()
 	cfg.ServedModelNames = []string{"dummy"}
-	cfg.APIKey = "key"
+	cfg.APIKey = []string{"key"}
 	url, stop := startServe(t, cfg)
 	client := sdk.NewClient(option.WithBaseURL(url+"/v1/"), option.WithAPIKey("key"), option.WithMaxRetries(0))
 	ctx := context.Background()

@@ -41,6 +41,9 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 		logger = slog.New(slog.DiscardHandler)
 	}
 	logger.Info("non-default args", nonDefaultArgs(cfg, defaultServeConfig())...)
+	if len(cfg.compat) > 0 {
+		logger.Warn("vLLM flags accepted with no effect on this backend", "flags", strings.Join(cfg.compat, " "))
+	}
 	defaults, err := loadGenerationConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -81,7 +84,7 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 	go logEngineDeath(st.Engine, logger)
 	st.API, err = httpapi.New(httpapi.Config{
 		ServedModelNames:   cfg.ServedModelNames,
-		APIKey:             cfg.APIKey,
+		APIKeys:            cfg.APIKey,
 		ChatTemplate:       chatTemplate,
 		DefaultParams:      defaults,
 		Metrics:            metrics.Handler(st.Registry),

@@ -41,6 +41,9 @@ type Config struct {
 	ServedModelNames []string
 	// APIKey, when set, is required as "Authorization: Bearer <key>" on /v1/*.
 	APIKey string
+	// APIKeys are more keys, each accepted as APIKey is (vLLM's --api-key
+	// takes several).
+	APIKeys []string
 	// MaxBodyBytes limits request bodies (413 above); 0 = DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// ChatTemplate overrides the tokenizer's chat template (template text).
