@@ -97,6 +97,9 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 		return nil, err
 	}
 	st.Handler = st.API
+	for _, r := range st.API.Routes() {
+		httpMetrics.Precreate(r[0], r[1])
+	}
 	logStack(logger, &cfg, &rc)
 	return st, nil
 }

@@ -77,6 +77,8 @@ type Server struct {
 	mux      *http.ServeMux
 	handler  http.Handler
 	drain    drain
+	// routeKeys are the method and handler label of every route (Routes).
+	routeKeys [][2]string
 }
 
 // New builds the server. It fails when no model name is given or the chat
@@ -154,11 +156,20 @@ func (s *Server) routes() {
 		mux.Handle(p, s.instrument(p, methodNotAllowed(allowed[p])))
 	}
 	mux.Handle("/", s.instrument("none", http.HandlerFunc(notFound)))
+	for _, rt := range rs {
+		s.routeKeys = append(s.routeKeys, [2]string{rt.method, rt.path})
+	}
+	s.routeKeys = append(s.routeKeys, [2]string{"GET", "none"}, [2]string{"POST", "none"})
 	s.mux = mux
 	// The API key is checked before routing, for every /v1 path: an
 	// unauthenticated client cannot tell routes and methods apart.
 	s.handler = s.recoverPanics(s.limitBody(s.auth(mux, append(paths, "none"))))
 }
+
+// Routes lists the method and the handler label (the route's path) of
+// every route, then GET and POST of "none", the label of unmatched paths:
+// the label values Config.Instrument sees, for pre-creating series.
+func (s *Server) Routes() [][2]string { return slices.Clone(s.routeKeys) }
 
 func (s *Server) instrument(path string, h http.Handler) http.Handler {
 	if s.cfg.Instrument == nil {
