@@ -41,6 +41,9 @@ func TestDrainOnShutdown(t *testing.T) {
 	noLeaks(t)
 	cfg := testServeConfig()
 	cfg.ShutdownTimeout = 2 * time.Second
+	// 50 × 1000 tokens, 8 at a time: far more than 2 s of work, so some
+	// streams are still running when the timeout ends the drain.
+	cfg.MaxModelLen = 1024
 	url, stop := startServe(t, cfg)
 	const n = 50
 	ends := make([]streamEnd, n)
@@ -49,7 +52,7 @@ func TestDrainOnShutdown(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			resp, err := http.Post(url+"/v1/completions", "application/json",
-				strings.NewReader(`{"prompt":"story","max_tokens":240,"ignore_eos":true,"stream":true}`))
+				strings.NewReader(`{"prompt":"story","max_tokens":1000,"ignore_eos":true,"stream":true}`))
 			if err != nil {
 				ends[i], bodies[i] = streamBroken, err.Error()
 				return
