@@ -47,6 +47,9 @@ type serveConfig struct {
 	// MaxConnections caps open HTTP connections (503 above).
 	MaxConnections int
 
+	// LogLevel is the server log's level (--uvicorn-log-level).
+	LogLevel slog.Level
+
 	// compat lists the vLLM-only flags given whose values are no-ops here
 	// ("--dtype auto"), for one start-up warning.
 	compat []string
@@ -98,6 +101,14 @@ func parseServeArgs(args []string, stderr io.Writer) (serveConfig, error) {
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		c.Model, args = args[0], args[1:]
 	}
+	var given []string
+	if c.Model != "" {
+		given = append(given, "model")
+	}
+	args, err := expandConfig(fs, args, given...)
+	if err != nil {
+		return c, err
+	}
 	rest, err := parseGNU(fs, args, "served-model-name", "api-key")
 	if err != nil {
 		return c, err
@@ -132,6 +143,7 @@ func parseServeArgs(args []string, stderr io.Writer) (serveConfig, error) {
 // vLLM's GPU-only ones (compatFlags). The model names, API keys and
 // --model go to names, keys and model; finish is the engine's.
 func (c *serveConfig) addFlags(fs *flag.FlagSet, names, keys *stringList, model *string) (finish func() error) {
+	fs.String("config", "", "a YAML `file` of flags (vLLM's --config): name: value, lists for several values; the command line overrides it")
 	fs.StringVar(model, "model", "", "the model, as the MODEL argument (vLLM's --model)")
 	fs.StringVar(&c.Host, "host", c.Host, "listen host (default: all interfaces)")
 	fs.IntVar(&c.Port, "port", c.Port, "listen port")
@@ -150,9 +162,24 @@ func (c *serveConfig) addFlags(fs *flag.FlagSet, names, keys *stringList, model 
 		c.ShutdownTimeout = d
 		return err
 	})
+	fs.Func("uvicorn-log-level", "server log level: critical, error, warning, info, debug or trace (vLLM's flag; default info)", func(v string) error {
+		l, ok := logLevels[v]
+		c.LogLevel = l
+		if !ok {
+			return fmt.Errorf("unknown log level %q (critical, error, warning, info, debug or trace)", v)
+		}
+		return nil
+	})
 	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "max open HTTP connections (idle keep-alives count); above it a new connection gets 503 with Retry-After")
 	addCompatFlags(fs, &c.compat)
 	return finish
+}
+
+// logLevels are --uvicorn-log-level's values (uvicorn's names; critical
+// and trace have no slog level of their own).
+var logLevels = map[string]slog.Level{
+	"critical": slog.LevelError, "error": slog.LevelError, "warning": slog.LevelWarn,
+	"info": slog.LevelInfo, "debug": slog.LevelDebug, "trace": slog.LevelDebug,
 }
 
 // runServe is `govllm serve`.
@@ -161,7 +188,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	_, envSet := os.LookupEnv("GOMAXPROCS")
 	prev := runtime.GOMAXPROCS(0)
 	if n := serveProcs(cfg.Threads, cfg.SpareProcs, prev, envSet); n != prev {

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"log/slog"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -67,6 +70,8 @@ func TestVLLMServeCommandLines(t *testing.T) {
 			c.compat = []string{"--pipeline-parallel-size 1", "--data-parallel-size 1", "--disable-custom-all-reduce", "--cpu-offload-gb 0", "--kv-cache-dtype auto"}
 		}},
 		{line: "facebook/opt-125m --no-such-flag 1", err: "unknown flag: --no-such-flag"},
+		{line: "facebook/opt-125m --uvicorn-log-level warning", want: func(c *serveConfig) { c.Model, c.LogLevel = "facebook/opt-125m", slog.LevelWarn }},
+		{line: "facebook/opt-125m --uvicorn-log-level loud", err: `unknown log level "loud"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
@@ -107,5 +112,89 @@ func TestParseHumanInt(t *testing.T) {
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("parseHumanInt(%q) = %d, %v; want %d, ok %v", tt.in, got, err, tt.want, tt.ok)
 		}
+	}
+}
+
+// TestServeLogLevel: --uvicorn-log-level sets the level of serve's log. A
+// run whose context is already done starts, drains and stops at once.
+func TestServeLogLevel(t *testing.T) {
+	for _, tt := range []struct {
+		level       string
+		info, warns bool
+	}{{"info", true, true}, {"warning", false, true}, {"error", false, false}} {
+		t.Run(tt.level, func(t *testing.T) {
+			noLeaks(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			var stdout, stderr strings.Builder
+			err := runServe(ctx, []string{"--host", "127.0.0.1", "--port", "0", "--threads", "1", "--max-model-len", "256",
+				"--kv-cache-memory", "32MiB", "--dtype", "auto", "--uvicorn-log-level", tt.level}, &stdout, &stderr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			log := stderr.String()
+			if strings.Contains(log, "level=INFO") != tt.info || strings.Contains(log, "level=WARN") != tt.warns {
+				t.Errorf("at %s: INFO lines %v (want %v), WARN lines %v (want %v):\n%s", tt.level,
+					strings.Contains(log, "level=INFO"), tt.info, strings.Contains(log, "level=WARN"), tt.warns, log)
+			}
+		})
+	}
+}
+
+// TestServeConfigFile: vLLM's --config YAML file. Its keys are flags
+// (dashes or underscores), lists give several values, booleans the bare
+// flag or its --no- form; the command line (and a positional MODEL)
+// overrides it; a value serve refuses on the command line is refused from
+// the file too.
+func TestServeConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	full := write("full.yaml", "model: meta-llama/Llama-3.1-8B-Instruct\nport: 6379\nmax_model_len: 4k\n"+
+		"served-model-name: [a, b]\nenable-prefix-caching: false\ntrust-remote-code: true\nuvicorn-log-level: warning\n")
+	tests := []struct {
+		name string
+		args []string
+		want func(c *serveConfig)
+		err  string
+	}{
+		{"every kind of value", []string{"--config", full}, func(c *serveConfig) {
+			c.Model, c.Port, c.MaxModelLen, c.ServedModelNames = "meta-llama/Llama-3.1-8B-Instruct", 6379, 4000, []string{"a", "b"}
+			c.EnablePrefixCaching, c.compat, c.LogLevel = false, []string{"--trust-remote-code"}, slog.LevelWarn
+		}, ""},
+		{"the command line overrides", []string{"other/model", "--config=" + full, "--port", "8001", "--served-model-name", "c", "--enable-prefix-caching"}, func(c *serveConfig) {
+			c.Model, c.Port, c.MaxModelLen, c.ServedModelNames = "other/model", 8001, 4000, []string{"c"}
+			c.compat, c.LogLevel = []string{"--trust-remote-code"}, slog.LevelWarn
+		}, ""},
+		{"a refused value", []string{"--config", write("tp.yaml", "tensor_parallel_size: 2\n")}, nil, "tensor parallelism is not available on this backend"},
+		{"an unknown flag", []string{"--config", write("bad.yaml", "no_such_flag: 1\n")}, nil, "unknown flag: --no-such-flag"},
+		{"a nested value", []string{"--config", write("nested.yaml", "compilation-config: {level: 3}\n")}, nil, "unsupported value"},
+		{"a missing file", []string{"--config", dir + "/absent.yaml"}, nil, "no such file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("GOVLLM_API_KEY", "")
+			t.Setenv("VLLM_API_KEY", "")
+			got, err := parseServeArgs(tt.args, &strings.Builder{})
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want one saying %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := defaultServeConfig()
+			tt.want(&want)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("got  %+v\nwant %+v", got, want)
+			}
+		})
 	}
 }
