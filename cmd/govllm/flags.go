@@ -85,26 +85,62 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 // printDefaults is flag.PrintDefaults with vLLM's spelling of flags
 // ("--max-num-seqs"; the flag package accepts one or two dashes).
 func printDefaults(fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) { printFlag(fs.Output(), f) })
+}
+
+// flagGroup is a titled group of flags in --help.
+type flagGroup struct {
+	title string
+	flags []string
+}
+
+// printGroups prints fs's flags under the groups' titles, as vLLM's
+// --help does; flags of no group come last, under "Other".
+func printGroups(fs *flag.FlagSet, groups []flagGroup) {
 	w := fs.Output()
-	fs.VisitAll(func(f *flag.Flag) {
-		name, usage := flag.UnquoteUsage(f)
-		line := "  --" + f.Name
-		if name != "" {
-			line += " " + name
-		}
-		usage = strings.ReplaceAll(usage, "\n", "\n    \t")
-		line += "\n    \t" + usage
-		switch f.DefValue {
-		case "", "0", "0s", "false", "[]":
-		default:
-			if name == "string" {
-				line += fmt.Sprintf(" (default %q)", f.DefValue)
-			} else {
-				line += fmt.Sprintf(" (default %v)", f.DefValue)
+	seen := map[string]bool{}
+	for _, g := range groups {
+		fmt.Fprintf(w, "\n%s:\n", g.title)
+		for _, name := range g.flags {
+			if f := fs.Lookup(name); f != nil && !seen[name] {
+				seen[name] = true
+				printFlag(w, f)
 			}
 		}
-		fmt.Fprintln(w, line)
+	}
+	var other []*flag.Flag
+	fs.VisitAll(func(f *flag.Flag) {
+		if !seen[f.Name] {
+			other = append(other, f)
+		}
 	})
+	if len(other) > 0 {
+		fmt.Fprintf(w, "\nOther:\n")
+		for _, f := range other {
+			printFlag(w, f)
+		}
+	}
+}
+
+// printFlag prints one flag as printDefaults does.
+func printFlag(w io.Writer, f *flag.Flag) {
+	name, usage := flag.UnquoteUsage(f)
+	line := "  --" + f.Name
+	if name != "" {
+		line += " " + name
+	}
+	usage = strings.ReplaceAll(usage, "\n", "\n    \t")
+	line += "\n    \t" + usage
+	switch f.DefValue {
+	case "", "0", "0s", "false", "[]":
+	default:
+		if name == "string" {
+			line += fmt.Sprintf(" (default %q)", f.DefValue)
+		} else {
+			line += fmt.Sprintf(" (default %v)", f.DefValue)
+		}
+	}
+	fmt.Fprintln(w, line)
 }
 
 // parseSeconds reads a whole number of seconds ("30", vLLM's spelling) or
@@ -231,4 +267,17 @@ func parseHumanInt(s string) (int, error) {
 		return 0, fmt.Errorf("invalid number %q (decimals are not allowed with binary suffixes: did you mean %s%c?)", s, num, suffix|0x20)
 	}
 	return n << (10 * exp), nil
+}
+
+// setBool is the Set of a boolean flag that writes *dst, negated when
+// negate (--no-enable-prefix-caching): "--x" is true, "--x=false" false.
+func setBool(dst *bool, negate bool) func(string) error {
+	return func(v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return err
+		}
+		*dst = b != negate
+		return nil
+	}
 }

@@ -95,8 +95,8 @@ func parseServeArgs(args []string, stderr io.Writer) (serveConfig, error) {
 			"/tokenize, /detokenize, /health, /ping, /version, /metrics.\n"+
 			"Without MODEL (or with --load-format dummy) a built-in random-weight model is served.\n"+
 			"Flags are read as vLLM reads them: --x=y or --x y, --max_model_len, -tp 1, several\n"+
-			"values after --served-model-name and --api-key.\n\nFlags:\n")
-		printDefaults(fs)
+			"values after --served-model-name and --api-key.\n")
+		printGroups(fs, serveFlagGroups)
 	}
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		c.Model, args = args[0], args[1:]
@@ -139,6 +139,21 @@ func parseServeArgs(args []string, stderr io.Writer) (serveConfig, error) {
 	return c, nil
 }
 
+// serveFlagGroups are serve's --help groups, vLLM's (the config class
+// each flag belongs to there), then govllm's own flags. A name serve
+// does not define (yet) is skipped.
+var serveFlagGroups = []flagGroup{
+	{"Options", []string{"config", "model"}},
+	{"Frontend", []string{"host", "port", "uvicorn-log-level", "api-key", "chat-template", "enable-log-requests", "disable-log-requests", "max-connections", "shutdown-timeout", "allow-unknown-fields"}},
+	{"ModelConfig", []string{"tokenizer", "served-model-name", "max-model-len", "dtype", "seed", "quantization", "generation-config", "trust-remote-code", "enforce-eager"}},
+	{"LoadConfig", []string{"load-format"}},
+	{"ParallelConfig", []string{"tensor-parallel-size", "pipeline-parallel-size", "data-parallel-size", "disable-custom-all-reduce"}},
+	{"CacheConfig", []string{"block-size", "enable-prefix-caching", "no-enable-prefix-caching", "num-gpu-blocks-override", "gpu-memory-utilization", "kv-cache-dtype", "swap-space", "cpu-offload-gb"}},
+	{"SchedulerConfig", []string{"max-num-seqs", "max-num-batched-tokens", "scheduling-policy"}},
+	{"ObservabilityConfig", []string{"disable-log-stats", "log-stats-interval"}},
+	{"govllm (CPU backend)", []string{"kv-cache-memory", "dummy-shape", "threads", "engine-nice", "spare-procs", "max-request-n", "max-request-sequences", "max-request-tokens"}},
+}
+
 // addFlags registers serve's flags on fs: the engine's, the server's, and
 // vLLM's GPU-only ones (compatFlags). The model names, API keys and
 // --model go to names, keys and model; finish is the engine's.
@@ -152,7 +167,7 @@ func (c *serveConfig) addFlags(fs *flag.FlagSet, names, keys *stringList, model 
 	finish = c.engineConfig.addFlags(fs)
 	fs.BoolVar(&c.DisableLogStats, "disable-log-stats", false, "no engine statistics: no vllm:* metrics and no periodic log line")
 	fs.BoolVar(&c.DisableLogRequests, "disable-log-requests", false, "do not log each request")
-	fs.BoolFunc("enable-log-requests", "log each request (the default here; vLLM's spelling)", func(string) error { c.DisableLogRequests = false; return nil })
+	fs.BoolFunc("enable-log-requests", "log each request (the default here; vLLM's spelling)", setBool(&c.DisableLogRequests, true))
 	fs.StringVar(&c.ChatTemplate, "chat-template", "", "chat template file (Jinja), overriding the model's")
 	fs.StringVar(&c.GenerationConfig, "generation-config", c.GenerationConfig, "default sampling parameters: 'auto' (MODEL's generation_config.json), 'vllm' (built-in defaults) or a path")
 	fs.IntVar(&c.SpareProcs, "spare-procs", c.SpareProcs, "Go processors kept for the HTTP server beyond --threads: GOMAXPROCS = threads + N\n(unless $GOMAXPROCS is set or larger already), so a request never waits for the forward pass\nto yield one")

@@ -87,6 +87,14 @@ func TestParseServeArgs(t *testing.T) {
 	}
 	var help strings.Builder
 	parseServeArgs([]string{"--help"}, &help)
+	if i := strings.Index(help.String(), "\nOther:\n"); i >= 0 {
+		t.Errorf("serve --help lists flags in no group (add them to serveFlagGroups):%s", help.String()[i:])
+	}
+	for _, g := range serveFlagGroups {
+		if !strings.Contains(help.String(), "\n"+g.title+":\n") {
+			t.Errorf("--help lacks the group %q", g.title)
+		}
+	}
 	for _, f := range []string{"--host", "--port", "--served-model-name", "--api-key", "--max-model-len", "--kv-cache-memory",
 		"--generation-config", "--no-enable-prefix-caching", "--dummy-shape", "--quantization", "--log-stats-interval",
 		"--engine-nice", "--spare-procs", "--model", "--shutdown-timeout", "--enable-log-requests", "--tensor-parallel-size",
