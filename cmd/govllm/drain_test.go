@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -19,9 +20,17 @@ const (
 	streamBroken                     // anything else: cut, or no [DONE]
 )
 
-// classifyStream reads body to its end.
-func classifyStream(status int, body string, readErr error) streamEnd {
+// classifyReply classifies one response read to its end: a stream, or a
+// non-streamed reply (completed: 200 with a finish_reason; ended: 503
+// saying the server is shutting down).
+func classifyReply(stream bool, status int, body string, readErr error) streamEnd {
 	switch {
+	case !stream && status == http.StatusServiceUnavailable && strings.Contains(body, "the server is shutting down"):
+		return streamErrored
+	case !stream && status == http.StatusOK && strings.Contains(body, `"finish_reason":"length"`):
+		return streamCompleted
+	case !stream:
+		return streamBroken
 	case status != http.StatusOK || readErr != nil || !strings.HasSuffix(body, "data: [DONE]\n\n"):
 		return streamBroken
 	case strings.Contains(body, `"error":`) && strings.Contains(body, "the server is shutting down"):
@@ -33,9 +42,11 @@ func classifyStream(status int, body string, readErr error) streamEnd {
 }
 
 // TestDrainOnShutdown: the shutdown signal (serve's context cancelled)
-// during 50 long streams. While the drain lasts, /health is 503, /ping 200
-// and a new generation request 503 with Retry-After; every stream either
-// completes or ends with an error event and [DONE] (none is cut); serve
+// during 50 long streams and 4 long non-streamed requests. While the
+// drain lasts, /health is 503, /ping 200 and a new generation request 503
+// with Retry-After; every stream either
+// completes or ends with an error event and [DONE] (none is cut), every
+// non-streamed one completes or gets 503; serve
 // returns nil within the shutdown timeout (plus the handlers' finishing time).
 func TestDrainOnShutdown(t *testing.T) {
 	noLeaks(t)
@@ -45,27 +56,31 @@ func TestDrainOnShutdown(t *testing.T) {
 	// streams are still running when the timeout ends the drain.
 	cfg.MaxModelLen = 1024
 	url, stop := startServe(t, cfg)
-	const n = 50
+	const streams, n = 50, 54 // and 4 non-streamed requests
 	ends := make([]streamEnd, n)
 	bodies := make([]string, n)
 	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			resp, err := http.Post(url+"/v1/completions", "application/json",
-				strings.NewReader(`{"prompt":"story","max_tokens":1000,"ignore_eos":true,"stream":true}`))
-			if err != nil {
-				ends[i], bodies[i] = streamBroken, err.Error()
-				return
-			}
-			defer resp.Body.Close()
-			b, err := io.ReadAll(resp.Body)
-			ends[i], bodies[i] = classifyStream(resp.StatusCode, string(b), err), string(b)
+	sc := &scraper{url: url, hc: http.DefaultClient}
+	// The streams first, then (queued behind them, FCFS) the non-streamed
+	// requests, which so cannot have started when the drain ends.
+	for _, r := range [][2]int{{0, streams}, {streams, n}} {
+		for i := r[0]; i < r[1]; i++ {
+			wg.Go(func() {
+				body := fmt.Sprintf(`{"prompt":"story","max_tokens":1000,"ignore_eos":true,"stream":%v}`, i < streams)
+				resp, err := http.Post(url+"/v1/completions", "application/json", strings.NewReader(body))
+				if err != nil {
+					ends[i], bodies[i] = streamBroken, err.Error()
+					return
+				}
+				defer resp.Body.Close()
+				b, err := io.ReadAll(resp.Body)
+				ends[i], bodies[i] = classifyReply(i < streams, resp.StatusCode, string(b), err), string(b)
+			})
+		}
+		sc.await(t, "the requests admitted", 30*time.Second, func(s *scrape) []check {
+			return []check{eq("running + waiting", s.sum("vllm:num_requests_running")+s.sum("vllm:num_requests_waiting"), float64(r[1]))}
 		})
 	}
-	sc := &scraper{url: url, hc: http.DefaultClient}
-	sc.await(t, "all 50 requests admitted", 30*time.Second, func(s *scrape) []check {
-		return []check{eq("running + waiting", s.sum("vllm:num_requests_running")+s.sum("vllm:num_requests_waiting"), n)}
-	})
 	stopped := make(chan error, 1)
 	start := time.Now()
 	go func() { stopped <- stop() }()
@@ -85,7 +100,12 @@ func TestDrainOnShutdown(t *testing.T) {
 	for i, e := range ends {
 		counts[e]++
 		if e == streamBroken {
-			t.Errorf("stream %d neither completed nor ended with an error event and [DONE]: %q", i, bodies[i][max(0, len(bodies[i])-300):])
+			t.Errorf("request %d neither completed nor ended with an error (event and [DONE] when streamed): %q", i, bodies[i][max(0, len(bodies[i])-300):])
+		}
+	}
+	for i := streams; i < n; i++ {
+		if ends[i] != streamErrored {
+			t.Errorf("non-streamed request %d, queued behind 50 streams of 1000 tokens, was not ended by the drain with a 503: %q", i, bodies[i])
 		}
 	}
 	if counts[streamErrored] == 0 {
