@@ -65,13 +65,14 @@ Flags:
 	fs.Float64Var(&c.TopP, "top-p", c.TopP, "nucleus sampling probability mass, in (0, 1]")
 	fs.IntVar(&c.TopK, "top-k", 0, "sample from the k most likely tokens; 0 = all")
 	fs.BoolVar(&c.IgnoreEOS, "ignore-eos", false, "keep generating after the end-of-sequence token")
-	if err := parseFlags(fs, args); err != nil {
+	rest, err := parseGNU(fs, args)
+	if err != nil {
 		return c, err
 	}
-	err := finish()
+	err = finish()
 	switch {
-	case fs.NArg() > 0:
-		err = fmt.Errorf("unexpected arguments %q (the model is --model PATH)", fs.Args())
+	case len(rest) > 0:
+		err = fmt.Errorf("unexpected arguments %q (the model is --model PATH)", rest)
 	case err != nil:
 	case c.MaxTokens < 1:
 		err = fmt.Errorf("--max-tokens must be ≥ 1, got %d", c.MaxTokens)

@@ -35,7 +35,8 @@ func TestRunExitCodesAndHelp(t *testing.T) {
 		{args: []string{"bench"}, code: 2, stderr: "Usage: govllm bench serve"},
 		{args: []string{"bench", "serve", "--bogus"}, code: 2, onceStderr: "flag provided but not defined: -bogus"},
 		{args: []string{"bench", "serve", "extra"}, code: 2, stderr: `unexpected arguments ["extra"]`},
-		{args: []string{"generate", "--bogus"}, code: 2, onceStderr: "flag provided but not defined: -bogus"},
+		{args: []string{"generate", "--bogus"}, code: 2, onceStderr: "unknown flag: --bogus"},
+		{args: []string{"serve", "--bogus"}, code: 2, onceStderr: "unknown flag: --bogus"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

@@ -200,7 +200,7 @@ func TestBrokenBodiesAre400(t *testing.T) {
 func TestAuthBeforeRouting(t *testing.T) {
 	noLeaks(t)
 	cfg := testServeConfig()
-	cfg.APIKey = "sekret"
+	cfg.APIKey = []string{"sekret", "other"} // vLLM's --api-key takes several: each is accepted
 	url, _ := startServe(t, cfg)
 	tests := []struct {
 		method, path string
@@ -221,10 +221,12 @@ func TestAuthBeforeRouting(t *testing.T) {
 			if r := do(t, req); r.status != 401 {
 				t.Fatalf("without the key: %d, want 401: %s", r.status, r.body)
 			}
-			req, _ = http.NewRequest(tt.method, url+tt.path, nil)
-			req.Header.Set("Authorization", "Bearer sekret")
-			if r := do(t, req); r.status != tt.withKey {
-				t.Fatalf("with the key: %d, want %d: %s", r.status, tt.withKey, r.body)
+			for key, want := range map[string]int{"sekret": tt.withKey, "other": tt.withKey, "sekre": 401, "sekretother": 401} {
+				req, _ = http.NewRequest(tt.method, url+tt.path, nil)
+				req.Header.Set("Authorization", "Bearer "+key)
+				if r := do(t, req); r.status != want {
+					t.Fatalf("with key %q: %d, want %d: %s", key, r.status, want, r.body)
+				}
 			}
 		})
 	}

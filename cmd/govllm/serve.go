@@ -30,7 +30,7 @@ type serveConfig struct {
 	Host               string   // listen host ("" = all interfaces)
 	Port               int      // listen port
 	ServedModelNames   []string // default: Model, or "govllm-dummy"
-	APIKey             string
+	APIKey             []string // vLLM's api_key: each is accepted
 	DisableLogStats    bool
 	DisableLogRequests bool
 	ChatTemplate       string // file
@@ -40,13 +40,21 @@ type serveConfig struct {
 	// $GOMAXPROCS is set or the default is already larger).
 	SpareProcs       int
 	LogStatsInterval time.Duration
-	// ShutdownGrace is how long in-flight requests may run after a signal
-	// before their connections are closed (and their engine requests aborted).
-	ShutdownGrace time.Duration
+	// ShutdownTimeout is how long in-flight generation requests may run
+	// after a signal (vLLM's --shutdown-timeout, default 0); those still
+	// running then end with an error (an SSE error event and [DONE]).
+	ShutdownTimeout time.Duration
 	// MaxConnections caps open HTTP connections (503 above).
 	MaxConnections int
 	// AllowUnknownFields accepts unknown request fields (logged once each).
 	AllowUnknownFields bool
+
+	// LogLevel is the server log's level (--uvicorn-log-level).
+	LogLevel slog.Level
+
+	// compat lists the vLLM-only flags given whose values are no-ops here
+	// ("--dtype auto"), for one start-up warning.
+	compat []string
 
 	// wrapExecutor, when set, wraps the runner the core executes (tests
 	// inject faults with it; no flag reaches it).
@@ -68,60 +76,128 @@ func defaultServeConfig() serveConfig {
 		GenerationConfig: "auto",
 		SpareProcs:       1,
 		LogStatsInterval: metrics.DefaultLogInterval,
-		ShutdownGrace:    10 * time.Second,
 		MaxConnections:   httpapi.DefaultMaxConnections,
 	}
 }
 
-// parseServeArgs parses `govllm serve [MODEL] [flags]`. The API key falls
-// back to the GOVLLM_API_KEY environment variable.
+// parseServeArgs parses `govllm serve [MODEL] [flags]` as vLLM's argparse
+// parses `vllm serve` (parseGNU). Without --api-key the keys come from
+// $GOVLLM_API_KEY and $VLLM_API_KEY.
 func parseServeArgs(args []string, stderr io.Writer) (serveConfig, error) {
 	c := defaultServeConfig()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var names stringList
-	fs.StringVar(&c.Host, "host", c.Host, "listen host (default: all interfaces)")
-	fs.IntVar(&c.Port, "port", c.Port, "listen port")
-	fs.Var(&names, "served-model-name", "model name(s) the API accepts and reports; repeatable or comma-separated (default: MODEL, or "+dummyModelName+")")
-	fs.StringVar(&c.APIKey, "api-key", "", "require 'Authorization: Bearer KEY' on /v1/* (default: $GOVLLM_API_KEY)")
-	finish := c.engineConfig.addFlags(fs)
-	fs.BoolVar(&c.DisableLogStats, "disable-log-stats", false, "no engine statistics: no vllm:* metrics and no periodic log line")
-	fs.BoolVar(&c.DisableLogRequests, "disable-log-requests", false, "do not log each request")
-	fs.StringVar(&c.ChatTemplate, "chat-template", "", "chat template file (Jinja), overriding the model's")
-	fs.StringVar(&c.GenerationConfig, "generation-config", c.GenerationConfig, "default sampling parameters: 'auto' (MODEL's generation_config.json), 'vllm' (built-in defaults) or a path")
-	fs.IntVar(&c.SpareProcs, "spare-procs", c.SpareProcs, "Go processors kept for the HTTP server beyond --threads: GOMAXPROCS = threads + N\n(unless $GOMAXPROCS is set or larger already), so a request never waits for the forward pass\nto yield one")
-	fs.DurationVar(&c.LogStatsInterval, "log-stats-interval", c.LogStatsInterval, "interval of the statistics log line")
-	fs.BoolVar(&c.AllowUnknownFields, "allow-unknown-fields", false, "accept request fields that are neither OpenAI's nor vLLM's (each name logged once) instead of answering 400")
-	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "max open HTTP connections (idle keep-alives count); above it a new connection gets 503 with Retry-After")
+	var names, keys stringList
+	var model string
+	finish := c.addFlags(fs, &names, &keys, &model)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: govllm serve [MODEL] [flags]\n\n"+
 			"Serve MODEL (GGUF file, Hugging Face directory, or llama2.c checkpoint with --tokenizer)\n"+
 			"over an OpenAI-compatible API: /v1/completions, /v1/chat/completions, /v1/models,\n"+
 			"/tokenize, /detokenize, /health, /ping, /version, /metrics.\n"+
-			"Without MODEL (or with --load-format dummy) a built-in random-weight model is served.\n\nFlags:\n")
-		printDefaults(fs)
+			"Without MODEL (or with --load-format dummy) a built-in random-weight model is served.\n"+
+			"Flags are read as vLLM reads them: --x=y or --x y, --max_model_len, -tp 1, several\n"+
+			"values after --served-model-name and --api-key.\n")
+		printGroups(fs, serveFlagGroups)
 	}
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		c.Model, args = args[0], args[1:]
 	}
-	if err := parseFlags(fs, args); err != nil {
+	var given []string
+	if c.Model != "" {
+		given = append(given, "model")
+	}
+	args, err := expandConfig(fs, args, given...)
+	if err != nil {
 		return c, err
 	}
-	switch rest := fs.Args(); {
-	case len(rest) == 1 && c.Model == "":
-		c.Model = rest[0]
+	rest, err := parseGNU(fs, args, "served-model-name", "api-key")
+	if err != nil {
+		return c, err
+	}
+	if len(rest) == 1 && c.Model == "" {
+		c.Model, rest = rest[0], nil
+	}
+	switch {
 	case len(rest) > 0:
 		fmt.Fprintf(stderr, "govllm serve: unexpected arguments %q\n", rest)
 		return c, errUsage
+	case model != "" && c.Model != "" && model != c.Model:
+		return c, fmt.Errorf("the model is given twice: %q and --model %q", c.Model, model)
+	case model != "":
+		c.Model = model
 	}
 	if err := finish(); err != nil {
 		return c, err
 	}
-	c.ServedModelNames = names
-	if c.APIKey == "" {
-		c.APIKey = os.Getenv("GOVLLM_API_KEY")
+	c.ServedModelNames, c.APIKey = names, keys
+	if len(c.APIKey) == 0 {
+		for _, env := range []string{"GOVLLM_API_KEY", "VLLM_API_KEY"} {
+			if k := os.Getenv(env); k != "" {
+				c.APIKey = append(c.APIKey, k)
+			}
+		}
 	}
 	return c, nil
+}
+
+// serveFlagGroups are serve's --help groups, vLLM's (the config class
+// each flag belongs to there), then govllm's own flags. A name serve
+// does not define (yet) is skipped.
+var serveFlagGroups = []flagGroup{
+	{"Options", []string{"config", "model"}},
+	{"Frontend", []string{"host", "port", "uvicorn-log-level", "api-key", "chat-template", "enable-log-requests", "disable-log-requests", "max-connections", "shutdown-timeout", "allow-unknown-fields"}},
+	{"ModelConfig", []string{"tokenizer", "served-model-name", "max-model-len", "dtype", "seed", "quantization", "generation-config", "trust-remote-code", "enforce-eager"}},
+	{"LoadConfig", []string{"load-format"}},
+	{"ParallelConfig", []string{"tensor-parallel-size", "pipeline-parallel-size", "data-parallel-size", "disable-custom-all-reduce"}},
+	{"CacheConfig", []string{"block-size", "enable-prefix-caching", "no-enable-prefix-caching", "num-gpu-blocks-override", "gpu-memory-utilization", "kv-cache-dtype", "swap-space", "cpu-offload-gb"}},
+	{"SchedulerConfig", []string{"max-num-seqs", "max-num-batched-tokens", "scheduling-policy"}},
+	{"ObservabilityConfig", []string{"disable-log-stats", "log-stats-interval"}},
+	{"govllm (CPU backend)", []string{"kv-cache-memory", "dummy-shape", "threads", "engine-nice", "spare-procs", "max-request-n", "max-request-sequences", "max-request-tokens"}},
+}
+
+// addFlags registers serve's flags on fs: the engine's, the server's, and
+// vLLM's GPU-only ones (compatFlags). The model names, API keys and
+// --model go to names, keys and model; finish is the engine's.
+func (c *serveConfig) addFlags(fs *flag.FlagSet, names, keys *stringList, model *string) (finish func() error) {
+	fs.String("config", "", "a YAML `file` of flags (vLLM's --config): name: value, lists for several values; the command line overrides it")
+	fs.StringVar(model, "model", "", "the model, as the MODEL argument (vLLM's --model)")
+	fs.StringVar(&c.Host, "host", c.Host, "listen host (default: all interfaces)")
+	fs.IntVar(&c.Port, "port", c.Port, "listen port")
+	fs.Var(names, "served-model-name", "model name(s) the API accepts and reports; several after the flag, repeated or comma-separated (default: MODEL, or "+dummyModelName+")")
+	fs.Var(keys, "api-key", "require 'Authorization: Bearer KEY' on /v1/*; several keys are each accepted (default: $GOVLLM_API_KEY, $VLLM_API_KEY)")
+	finish = c.engineConfig.addFlags(fs)
+	fs.BoolVar(&c.DisableLogStats, "disable-log-stats", false, "no engine statistics: no vllm:* metrics and no periodic log line")
+	fs.BoolVar(&c.DisableLogRequests, "disable-log-requests", false, "do not log each request")
+	fs.BoolFunc("enable-log-requests", "log each request (the default here; vLLM's spelling)", setBool(&c.DisableLogRequests, true))
+	fs.StringVar(&c.ChatTemplate, "chat-template", "", "chat template file (Jinja), overriding the model's")
+	fs.StringVar(&c.GenerationConfig, "generation-config", c.GenerationConfig, "default sampling parameters: 'auto' (MODEL's generation_config.json), 'vllm' (built-in defaults) or a path")
+	fs.IntVar(&c.SpareProcs, "spare-procs", c.SpareProcs, "Go processors kept for the HTTP server beyond --threads: GOMAXPROCS = threads + N\n(unless $GOMAXPROCS is set or larger already), so a request never waits for the forward pass\nto yield one")
+	fs.DurationVar(&c.LogStatsInterval, "log-stats-interval", c.LogStatsInterval, "interval of the statistics log line")
+	fs.Func("shutdown-timeout", "on SIGTERM/SIGINT, how long in-flight requests may finish (seconds, or a duration such as 90s)\nbefore the rest end with an error event; new ones get 503 meanwhile (default 0: end them at once)", func(v string) error {
+		d, err := parseSeconds(v)
+		c.ShutdownTimeout = d
+		return err
+	})
+	fs.Func("uvicorn-log-level", "server log level: critical, error, warning, info, debug or trace (vLLM's flag; default info)", func(v string) error {
+		l, ok := logLevels[v]
+		c.LogLevel = l
+		if !ok {
+			return fmt.Errorf("unknown log level %q (critical, error, warning, info, debug or trace)", v)
+		}
+		return nil
+	})
+	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "max open HTTP connections (idle keep-alives count); above it a new connection gets 503 with Retry-After")
+	fs.BoolVar(&c.AllowUnknownFields, "allow-unknown-fields", false, "accept request fields that are neither OpenAI's nor vLLM's (each name logged once) instead of answering 400")
+	addCompatFlags(fs, &c.compat)
+	return finish
+}
+
+// logLevels are --uvicorn-log-level's values (uvicorn's names; critical
+// and trace have no slog level of their own).
+var logLevels = map[string]slog.Level{
+	"critical": slog.LevelError, "error": slog.LevelError, "warning": slog.LevelWarn,
+	"info": slog.LevelInfo, "debug": slog.LevelDebug, "trace": slog.LevelDebug,
 }
 
 // runServe is `govllm serve`.
@@ -130,7 +206,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	_, envSet := os.LookupEnv("GOMAXPROCS")
 	prev := runtime.GOMAXPROCS(0)
 	if n := serveProcs(cfg.Threads, cfg.SpareProcs, prev, envSet); n != prev {
@@ -157,9 +233,10 @@ func serveProcs(threads, spare, current int, envSet bool) int {
 	return max(current, max(threads, 1)+spare)
 }
 
-// serve runs the server on ln until ctx is done, then stops accepting,
-// lets in-flight requests finish for cfg.ShutdownGrace, closes the
-// remaining connections (aborting their engine requests) and the engine.
+// serve runs the server on ln until ctx is done, then drains: new
+// generation requests get 503 and /health 503 while those in flight finish
+// for up to cfg.ShutdownTimeout; the rest end with an error event. Then
+// the connections close (after finishTimeout at most) and the engine stops.
 func serve(ctx context.Context, ln net.Listener, cfg serveConfig, logger *slog.Logger) error {
 	st, err := newServeStack(cfg, logger)
 	if err != nil {
@@ -184,13 +261,7 @@ func serve(ctx context.Context, ln net.Listener, cfg serveConfig, logger *slog.L
 		return err
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down", "grace", st.Config.ShutdownGrace)
-	sctx, cancel := context.WithTimeout(context.Background(), st.Config.ShutdownGrace)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		logger.Warn("grace period over; closing open connections", "err", err)
-		srv.Close()
-	}
+	shutdown(srv, st, logger)
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -203,6 +274,27 @@ func serve(ctx context.Context, ln net.Listener, cfg serveConfig, logger *slog.L
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// finishTimeout bounds how long, after the drain, the handlers of ended
+// requests have to write their error event before connections are closed.
+const finishTimeout = 5 * time.Second
+
+// shutdown drains st's server (the listener stays open meanwhile, so a
+// balancer sees /health turn 503), then closes srv.
+func shutdown(srv *http.Server, st *serveStack, logger *slog.Logger) {
+	logger.Info("draining: new generation requests get 503 and /health 503", "shutdown_timeout", st.Config.ShutdownTimeout)
+	dctx, cancel := context.WithTimeout(context.Background(), st.Config.ShutdownTimeout)
+	defer cancel()
+	if err := st.API.Drain(dctx); err != nil {
+		logger.Warn("shutdown timeout over: the requests still running end with an error event")
+	}
+	sctx, cancel2 := context.WithTimeout(context.Background(), finishTimeout)
+	defer cancel2()
+	if err := srv.Shutdown(sctx); err != nil {
+		logger.Warn("closing connections still open", "err", err)
+		srv.Close()
+	}
 }
 
 // serveURL is a URL a local client can use: an unspecified listen address

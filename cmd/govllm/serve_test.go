@@ -59,14 +59,15 @@ func TestParseServeArgs(t *testing.T) {
 		{"quantization q4_0", []string{"--quantization", "q4_0"}, "", func(c *serveConfig) { c.Quantization = "q4_0" }, nil},
 		{"unknown fields allowed", []string{"--allow-unknown-fields"}, "", func(c *serveConfig) { c.AllowUnknownFields = true }, nil},
 		{"scheduling of threads", []string{"--engine-nice", "0", "--spare-procs", "2"}, "", func(c *serveConfig) { c.EngineNice, c.SpareProcs = 0, 2 }, nil},
-		{"api key flag", []string{"--api-key", "k1"}, "k2", func(c *serveConfig) { c.APIKey = "k1" }, nil},
-		{"api key env", nil, "k2", func(c *serveConfig) { c.APIKey = "k2" }, nil},
+		{"api key flag", []string{"--api-key", "k1"}, "k2", func(c *serveConfig) { c.APIKey = []string{"k1"} }, nil},
+		{"api key env", nil, "k2", func(c *serveConfig) { c.APIKey = []string{"k2"} }, nil},
 		{"help", []string{"--help"}, "", nil, flag.ErrHelp},
 		{"two models", []string{"/a", "/b"}, "", nil, errUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("GOVLLM_API_KEY", tt.env)
+			t.Setenv("VLLM_API_KEY", "")
 			var stderr strings.Builder
 			got, err := parseServeArgs(tt.args, &stderr)
 			if tt.err != nil {
@@ -87,9 +88,18 @@ func TestParseServeArgs(t *testing.T) {
 	}
 	var help strings.Builder
 	parseServeArgs([]string{"--help"}, &help)
+	if i := strings.Index(help.String(), "\nOther:\n"); i >= 0 {
+		t.Errorf("serve --help lists flags in no group (add them to serveFlagGroups):%s", help.String()[i:])
+	}
+	for _, g := range serveFlagGroups {
+		if !strings.Contains(help.String(), "\n"+g.title+":\n") {
+			t.Errorf("--help lacks the group %q", g.title)
+		}
+	}
 	for _, f := range []string{"--host", "--port", "--served-model-name", "--api-key", "--max-model-len", "--kv-cache-memory",
 		"--generation-config", "--no-enable-prefix-caching", "--dummy-shape", "--quantization", "--log-stats-interval",
-		"--engine-nice", "--spare-procs", "Usage: govllm serve [MODEL]"} {
+		"--engine-nice", "--spare-procs", "--model", "--shutdown-timeout", "--enable-log-requests", "--tensor-parallel-size",
+		"--gpu-memory-utilization", "--dtype", "--trust-remote-code", "--enforce-eager", "--swap-space", "Usage: govllm serve [MODEL]"} {
 		if !strings.Contains(help.String(), strings.TrimPrefix(f, "-")) {
 			t.Errorf("--help does not document %s", f)
 		}
@@ -146,7 +156,7 @@ func testServeConfig() serveConfig {
 	c.KVCacheMemory = 32 << 20
 	c.Threads = 2
 	c.DisableLogRequests = true
-	c.ShutdownGrace = 5 * time.Second
+	c.ShutdownTimeout = 5 * time.Second
 	return c
 }
 
@@ -209,7 +219,7 @@ func TestServeDummyStack(t *testing.T) {
 	noLeaks(t)
 	cfg := testServeConfig()
 	cfg.ServedModelNames = []string{"dummy"}
-	cfg.APIKey = "key"
+	cfg.APIKey = []string{"key"}
 	url, stop := startServe(t, cfg)
 	client := sdk.NewClient(option.WithBaseURL(url+"/v1/"), option.WithAPIKey("key"), option.WithMaxRetries(0))
 	ctx := context.Background()
@@ -355,7 +365,7 @@ func noLeaks(t *testing.T) {
 func TestServeGracefulShutdown(t *testing.T) {
 	noLeaks(t)
 	cfg := testServeConfig()
-	cfg.ShutdownGrace = 60 * time.Second
+	cfg.ShutdownTimeout = 60 * time.Second
 	url, stop := startServe(t, cfg)
 	body := `{"prompt":"story","max_tokens":48,"ignore_eos":true,"stream":true}`
 	resp, err := http.Post(url+"/v1/completions", "application/json", strings.NewReader(body))

@@ -22,6 +22,7 @@ import (
 // listening: Handler is what http.Server serves.
 type serveStack struct {
 	Handler   http.Handler
+	API       *httpapi.Server // Handler's server (Drain)
 	Engine    *llm.AsyncEngine
 	Registry  *prometheus.Registry
 	Config    serveConfig // with defaults resolved (names, max-model-len)
@@ -40,6 +41,9 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 		logger = slog.New(slog.DiscardHandler)
 	}
 	logger.Info("non-default args", nonDefaultArgs(cfg, defaultServeConfig())...)
+	if len(cfg.compat) > 0 {
+		logger.Warn("vLLM flags accepted with no effect on this backend", "flags", strings.Join(cfg.compat, " "))
+	}
 	defaults, err := loadGenerationConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -78,9 +82,9 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 		return nil, err
 	}
 	go logEngineDeath(st.Engine, logger)
-	st.Handler, err = httpapi.New(httpapi.Config{
+	st.API, err = httpapi.New(httpapi.Config{
 		ServedModelNames:   cfg.ServedModelNames,
-		APIKey:             cfg.APIKey,
+		APIKeys:            cfg.APIKey,
 		ChatTemplate:       chatTemplate,
 		DefaultParams:      defaults,
 		Metrics:            metrics.Handler(st.Registry),
@@ -92,6 +96,10 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 	}, st.Engine)
 	if err != nil {
 		return nil, err
+	}
+	st.Handler = st.API
+	for _, r := range st.API.Routes() {
+		httpMetrics.Precreate(r[0], r[1])
 	}
 	logStack(logger, &cfg, &rc)
 	return st, nil

@@ -7,7 +7,8 @@ import (
 	"strings"
 )
 
-// auth requires "Authorization: Bearer <APIKey>" (scheme case-insensitive)
+// auth requires "Authorization: Bearer <key>" with APIKey or one of
+// APIKeys (scheme case-insensitive)
 // on every path that starts with /v1, as vLLM does, before mux routes it:
 // an unknown /v1 path or a wrong method answers 401 like a real route, so
 // routes cannot be mapped without the key. A refusal is counted in the HTTP
@@ -15,10 +16,15 @@ import (
 // "none"). The comparison is constant-time over SHA-256 digests, so neither
 // the key's content nor its length leaks through timing.
 func (s *Server) auth(mux *http.ServeMux, labels []string) http.Handler {
-	if s.cfg.APIKey == "" {
+	var wants [][sha256.Size]byte
+	for _, k := range append([]string{s.cfg.APIKey}, s.cfg.APIKeys...) {
+		if k != "" {
+			wants = append(wants, sha256.Sum256([]byte(k)))
+		}
+	}
+	if len(wants) == 0 {
 		return mux
 	}
-	want := sha256.Sum256([]byte(s.cfg.APIKey))
 	deny := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="govllm"`)
 		writeError(w, http.StatusUnauthorized, "", "invalid or missing API key (send Authorization: Bearer <key>)")
@@ -39,7 +45,11 @@ func (s *Server) auth(mux *http.ServeMux, labels []string) http.Handler {
 			token = strings.TrimSpace(h[len("Bearer "):])
 		}
 		got := sha256.Sum256([]byte(token))
-		if ok && subtle.ConstantTimeCompare(got[:], want[:]) == 1 {
+		match := 0
+		for _, want := range wants { // every key is compared: the time does not tell which matched
+			match |= subtle.ConstantTimeCompare(got[:], want[:])
+		}
+		if ok && match == 1 {
 			mux.ServeHTTP(w, r)
 			return
 		}

@@ -8,22 +8,42 @@ import (
 	"govllm/internal/openai"
 )
 
-// health answers 200 with an empty body while the engine runs, 503 once it
-// has died or was closed (vLLM /health).
+// health is the readiness answer (vLLM /health): 200 with an empty body
+// while the engine runs and the server admits requests; 503 once the
+// engine has died or was closed, and while the server drains (Drain).
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	switch err := s.eng.Err(); {
-	case errors.Is(err, llm.ErrClosed):
-		writeError(w, http.StatusServiceUnavailable, "", "the engine is shut down")
+	if s.engineDown(w) {
 		return
-	case err != nil:
-		writeError(w, http.StatusServiceUnavailable, "", "engine is dead: "+err.Error())
+	}
+	if s.drain.isDraining() {
+		writeError(w, http.StatusServiceUnavailable, "", "the server is draining")
 		return
 	}
 	w.WriteHeader(http.StatusOK)
 }
 
-// ping is vLLM's /ping (SageMaker): the same as /health.
-func (s *Server) ping(w http.ResponseWriter, r *http.Request) { s.health(w, r) }
+// ping is the liveness answer (vLLM's /ping): as /health, except that it
+// stays 200 while the server drains, so a liveness probe does not restart
+// a process that is finishing its requests.
+func (s *Server) ping(w http.ResponseWriter, r *http.Request) {
+	if !s.engineDown(w) {
+		w.WriteHeader(http.StatusOK)
+	}
+}
+
+// engineDown answers 503 and reports true when the engine has died or was
+// closed.
+func (s *Server) engineDown(w http.ResponseWriter) bool {
+	switch err := s.eng.Err(); {
+	case errors.Is(err, llm.ErrClosed):
+		writeError(w, http.StatusServiceUnavailable, "", "the engine is shut down")
+	case err != nil:
+		writeError(w, http.StatusServiceUnavailable, "", "engine is dead: "+err.Error())
+	default:
+		return false
+	}
+	return true
+}
 
 func (s *Server) version(w http.ResponseWriter, r *http.Request) {
 	v := s.cfg.Version

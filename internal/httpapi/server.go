@@ -42,6 +42,9 @@ type Config struct {
 	ServedModelNames []string
 	// APIKey, when set, is required as "Authorization: Bearer <key>" on /v1/*.
 	APIKey string
+	// APIKeys are more keys, each accepted as APIKey is (vLLM's --api-key
+	// takes several).
+	APIKeys []string
 	// MaxBodyBytes limits request bodies (413 above); 0 = DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// ChatTemplate overrides the tokenizer's chat template (template text).
@@ -81,6 +84,9 @@ type Server struct {
 	unknown  sync.Map // field name → struct{}: unknown fields logged so far
 	// fingerprint is every response's system_fingerprint: the server build.
 	fingerprint string
+	drain       drain
+	// routeKeys are the method and handler label of every route (Routes).
+	routeKeys [][2]string
 }
 
 // New builds the server. It fails when no model name is given or the chat
@@ -98,7 +104,8 @@ func New(cfg Config, eng Engine) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Server{cfg: cfg, eng: eng, tok: eng.Tokenizer(), log: cfg.Logger, defaults: sampling.Default()}
+	s := &Server{cfg: cfg, tok: eng.Tokenizer(), log: cfg.Logger, defaults: sampling.Default()}
+	s.eng = drainEngine{Engine: eng, d: &s.drain}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -129,8 +136,8 @@ type route struct {
 
 func (s *Server) routes() {
 	rs := []route{
-		{"POST", "/v1/completions", s.completions},
-		{"POST", "/v1/chat/completions", s.chat},
+		{"POST", "/v1/completions", s.admit(s.completions)},
+		{"POST", "/v1/chat/completions", s.admit(s.chat)},
 		{"GET", "/v1/models", s.models},
 		{"POST", "/tokenize", s.tokenize},
 		{"POST", "/detokenize", s.detokenize},
@@ -158,11 +165,20 @@ func (s *Server) routes() {
 		mux.Handle(p, s.instrument(p, methodNotAllowed(allowed[p])))
 	}
 	mux.Handle("/", s.instrument("none", http.HandlerFunc(notFound)))
+	for _, rt := range rs {
+		s.routeKeys = append(s.routeKeys, [2]string{rt.method, rt.path})
+	}
+	s.routeKeys = append(s.routeKeys, [2]string{"GET", "none"}, [2]string{"POST", "none"})
 	s.mux = mux
 	// The API key is checked before routing, for every /v1 path: an
 	// unauthenticated client cannot tell routes and methods apart.
 	s.handler = s.recoverPanics(s.limitBody(s.auth(mux, append(paths, "none"))))
 }
+
+// Routes lists the method and the handler label (the route's path) of
+// every route, then GET and POST of "none", the label of unmatched paths:
+// the label values Config.Instrument sees, for pre-creating series.
+func (s *Server) Routes() [][2]string { return slices.Clone(s.routeKeys) }
 
 func (s *Server) instrument(path string, h http.Handler) http.Handler {
 	if s.cfg.Instrument == nil {

@@ -59,6 +59,25 @@ func NewHTTP(reg prometheus.Registerer) (*HTTP, error) {
 	return h, nil
 }
 
+// statusClasses are the status classes Precreate makes: what the server
+// answers (1xx and 3xx are never final statuses here).
+var statusClasses = []string{"2xx", "4xx", "5xx"}
+
+// Precreate makes the series of handler and method exist at 0 before the
+// first request: http_requests_total for each of the 2xx, 4xx and 5xx
+// classes, and http_request_duration_seconds, as the vllm:* children are,
+// so that rate() and increase() see the first request and the first
+// error burst. Excluded handlers (see Middleware) get none.
+func (h *HTTP) Precreate(method, handler string) {
+	if excludedHandlers[handler] {
+		return
+	}
+	for _, class := range statusClasses {
+		h.requests.WithLabelValues(method, class, handler)
+	}
+	h.duration.WithLabelValues(method, handler)
+}
+
 // Middleware measures every request served by next under the route pattern
 // handler (e.g. "/v1/completions"): one http_requests_total increment with
 // the final status class and one duration observation, taken when next
