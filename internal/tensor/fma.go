@@ -2,26 +2,34 @@ package tensor
 
 import (
 	"math"
-	"math/big"
 )
 
 // fma32 is float32 a·b + c rounded once (to nearest even), as VFMADD231PS
-// computes it. The float64 FMA is exact but for its one rounding, which can
-// only mislead the second (to float32) when it lands on a float32 midpoint:
-// those rare cases are summed exactly.
+// computes it. The product of two float32s is exact in float64, and
+// TwoSum gives the rounding error e of the float64 sum s, so s + e is the
+// exact result; rounding s to float32 can only go wrong when s lands on a
+// float32 midpoint, and then e's sign says which neighbour is nearer. No
+// allocation (this runs per block in the Go kernels). The product is exact
+// for all float32 inputs: at most 48 significant bits, and its magnitude,
+// when not 0, is at least 2^-298, far from float64's subnormals.
 func fma32(a, b, c float32) float32 {
-	r := math.FMA(float64(a), float64(b), float64(c))
-	f := float32(r)
-	if float64(f) == r || math.IsInf(float64(f), 0) || math.IsNaN(r) {
+	p := float64(a) * float64(b)
+	s := p + float64(c)
+	f := float32(s)
+	if float64(f) == s || math.IsInf(s, 0) || math.IsNaN(s) || math.IsInf(float64(f), 0) {
 		return f
 	}
-	g := math.Nextafter32(f, float32(math.Copysign(math.Inf(1), r-float64(f))))
-	if (float64(f)+float64(g))/2 != r {
+	bp := s - p
+	e := (p - (s - bp)) + (float64(c) - bp) // s + e == p + c exactly
+	if e == 0 {
 		return f
 	}
-	var p, s big.Float
-	p.SetPrec(1024).SetFloat64(float64(a)).Mul(&p, new(big.Float).SetFloat64(float64(b)))
-	s.SetPrec(1024).Add(&p, new(big.Float).SetFloat64(float64(c)))
-	v, _ := s.Float32()
-	return v
+	g := math.Nextafter32(f, float32(math.Copysign(math.Inf(1), s-float64(f))))
+	if (float64(f)+float64(g))/2 != s {
+		return f // s is not a midpoint: float32(s) is the nearest
+	}
+	if (e > 0) == (g > f) {
+		return g
+	}
+	return f
 }
