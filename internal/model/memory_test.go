@@ -20,7 +20,8 @@ func matBytes(w *tensor.Mat) int {
 
 // TestSyntheticMemory: a quantized synthetic file loads with its matrices
 // in their own formats: the model's weight bytes are within 10% of the
-// file's tensor bytes (the packed layouts add at most 2.8%).
+// file's tensor bytes (the packed layouts add at most 2.8%), except Q4_0
+// at a level without its packed kernels, which expands it to Q8_0.
 func TestSyntheticMemory(t *testing.T) {
 	for _, sm := range testmodels.SyntheticModels(t) {
 		if sm.Arch != "llama" {
@@ -48,7 +49,11 @@ func TestSyntheticMemory(t *testing.T) {
 				t.Fatal("llama synthetic files have an output matrix")
 			}
 			got += matBytes(&m.Output)
-			if r := float64(got) / float64(file); r < 0.98 || r > 1.1 {
+			hi := 1.1
+			if sm.Quant == "Q4_0" && !tensor.Q4Packed() {
+				hi = 1.75 // no packed Q4_0 kernels at this level: expanded exactly to Q8_0 (documented)
+			}
+			if r := float64(got) / float64(file); r < 0.98 || r > hi {
 				t.Fatalf("weights take %d bytes, the file's tensors %d (%.3f×)", got, file, r)
 			}
 			t.Logf("weights %d bytes, file tensors %d (%.3f×)", got, file, float64(got)/float64(file))

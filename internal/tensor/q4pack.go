@@ -195,3 +195,8 @@ func (j *mmJob) q4Rows(r0, r1 int) {
 		}
 	}
 }
+
+// Q4Packed reports whether this CPU's kernel level keeps Q4_0 matrices
+// packed (PackQ4); elsewhere they are expanded to Q8_0, about 1.7× the
+// bytes.
+func Q4Packed() bool { return impl.q4p }
