@@ -100,7 +100,7 @@ export LD_LIBRARY_PATH=$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 # govllm and the two machine probes
 (cd "$root" && go build -o "$WORK_DIR/govllm" ./cmd/govllm)
 govllm=$WORK_DIR/govllm
-govllm_commit=$(cd "$root" && git rev-parse --short HEAD 2>/dev/null || echo unknown)
+govllm_commit=$(cd "$root" && git describe --always --dirty 2>/dev/null || echo unknown)
 gcc -O2 -mavx512f -o "$WORK_DIR/stream-read" "$root/scripts/stream-read.c"
 gcc -O2 -o "$WORK_DIR/fma-peak" "$root/scripts/fma-peak.c"
 
