@@ -91,7 +91,7 @@ results=$WORK_DIR/results.tsv   # kind shape format threads round engine metric 
 log() { echo "sbs: $(date -u +%H:%M:%S) $*" >&2; }
 
 # 1. llama.cpp
-if [ ! -x "$bin/llama-bench" ] || [ ! -x "$bin/llama-quantize" ] || [ ! -x "$bin/llama-server" ]; then
+if [ ! -x "$bin/llama-bench" ] || [ ! -x "$bin/llama-quantize" ] || { [ "$SERVE" = 1 ] && [ ! -x "$bin/llama-server" ]; }; then
 	log "building llama.cpp in $LLAMA_DIR (about 15 minutes on 2 cores; log $WORK_DIR/logs/build-llama-cpp.log)"
 	LLAMA_CPP_DIR=$LLAMA_DIR nice -n 19 "$SHARED_DIR/tools/build-llama-cpp.sh" >"$WORK_DIR/logs/build-llama-cpp.log" 2>&1
 fi
