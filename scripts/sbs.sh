@@ -266,11 +266,19 @@ log "machine figures (after)"
 machine after
 end=$(date -u '+%H:%M')
 
+# llama-bench names its commit when built from git; a build from the tarball of
+# ../shared/tools says "unknown", and the tarball's name gives the commit.
 llama_commit=$(cat "$WORK_DIR"/logs/llama-bench-*.json 2>/dev/null | jq -r '.[0].build_commit // empty' 2>/dev/null | head -1 || true)
+if [ -z "$llama_commit" ] || [ "$llama_commit" = unknown ]; then
+	tarball=$(find "$SHARED_DIR/tools" -maxdepth 1 -name 'llama.cpp-*.tar.xz' 2>/dev/null | head -1)
+	tarball=${tarball##*/llama.cpp-}
+	llama_commit="${tarball%.tar.xz} (the tarball's build, by its name)"
+fi
+cpu=$(cat "$WORK_DIR"/logs/llama-bench-*.json 2>/dev/null | jq -r '.[0].cpu_info // empty' 2>/dev/null | head -1 || true)
 # The table: per cell, each engine's median (min–max) over the rounds, and the median (min–max)
 # of the per-round ratios govllm / llama.cpp (the two runs of a round are minutes apart at most).
 echo
-echo "govllm $govllm_commit vs llama.cpp ${llama_commit:-?}, $start–$end UTC, $(nproc) CPUs, load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "govllm $govllm_commit vs llama.cpp ${llama_commit:-?}, $start–$end UTC, $(nproc) CPUs ${cpu:-}, load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "rounds $ROUNDS; prompt $PROMPT_TOKENS tokens, $GEN_TOKENS generated; tok/s: median (min–max) over rounds; ratio: govllm / llama.cpp per round, median (min–max)"
 awk -F'\t' '
 function med(list,   n, v, i, j, t) {
