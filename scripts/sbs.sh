@@ -278,7 +278,7 @@ cpu=$(cat "$WORK_DIR"/logs/llama-bench-*.json 2>/dev/null | jq -r '.[0].cpu_info
 # The table: per cell, each engine's median (min–max) over the rounds, and the median (min–max)
 # of the per-round ratios govllm / llama.cpp (the two runs of a round are minutes apart at most).
 echo
-echo "govllm $govllm_commit vs llama.cpp ${llama_commit:-?}, $start–$end UTC, $(nproc) CPUs ${cpu:-}, load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "govllm $govllm_commit vs llama.cpp ${llama_commit:-?}, $start–$end UTC, $(nproc) CPUs${cpu:+ ($cpu)}, load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "rounds $ROUNDS; prompt $PROMPT_TOKENS tokens, $GEN_TOKENS generated; tok/s: median (min–max) over rounds; ratio: govllm / llama.cpp per round, median (min–max)"
 awk -F'\t' '
 function med(list,   n, v, i, j, t) {
