@@ -244,7 +244,8 @@ func TestAuthBeforeRouting(t *testing.T) {
 	stillServing(t, url, 200, "Authorization", "Bearer sekret")
 }
 
-// faultyExecutor fails (or panics) in the first step after armed is set.
+// faultyExecutor fails (or panics) in the first step after armed is set;
+// before, it paces the steps.
 type faultyExecutor struct {
 	core.Executor
 	armed atomic.Bool
@@ -260,6 +261,9 @@ func (f *faultyExecutor) Execute(ctx context.Context, so *sched.SchedulerOutput)
 		}
 		return nil, errInjected
 	}
+	// Paced until armed: the streams' 200 steps take ≥ 1 s, so none can
+	// finish before the fault however fast the machine runs the model.
+	time.Sleep(5 * time.Millisecond)
 	return f.Executor.Execute(ctx, so)
 }
 
