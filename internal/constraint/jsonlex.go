@@ -78,10 +78,8 @@ var (
 	exponent = seq(byteSet("eE"), opt(byteSet("+-")), plus(digit))
 )
 
-// anyJSONNumber is any JSON number; anyJSONInteger one without fraction or
-// exponent (a subset of the numbers JSON Schema calls integers).
-func anyJSONNumber() *expr  { return seq(opt(lit("-")), natural, opt(fraction), opt(exponent)) }
-func anyJSONInteger() *expr { return seq(opt(lit("-")), natural) }
+// anyJSONNumber is any JSON number.
+func anyJSONNumber() *expr { return seq(opt(lit("-")), natural, opt(fraction), opt(exponent)) }
 
 // whitespace is the expr between JSON tokens.
 func (o *Options) whitespace() *expr {

@@ -19,9 +19,6 @@ type Engine struct {
 	core      *core.Engine
 	tok       *tokenizer.Tokenizer
 	p         pipeline
-	// owed: the last request just left; one more step publishes the
-	// stats-only snapshot (as core.Run does), so gauges return to 0.
-	owed bool
 }
 
 // New returns a synchronous front end over c. Every logger receives every
