@@ -33,6 +33,9 @@ func (s *Server) chatResponse(g *genRequest, outs []*output.RequestOutput) any {
 		resp.Choices = append(resp.Choices, ch)
 	}
 	resp.PromptTokenIDs = g.ids(g.prompts[0].ids)
+	if o.PromptLogprobs != nil {
+		resp.PromptLogprobs = openai.PromptLogprobsFrom(o.PromptLogprobs, s.tok.Piece)
+	}
 	return resp
 }
 
@@ -96,7 +99,7 @@ func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, g *genReques
 		}
 		return sse.flush()
 	}
-	s.streamDeltas(w, r, g, src, roles, func(_ int, c *output.CompletionOutput, u *openai.Usage) any {
+	s.streamDeltas(w, r, g, src, roles, func(_ int, _ *output.RequestOutput, c *output.CompletionOutput, u *openai.Usage) any {
 		text := c.Text
 		ch := openai.ChatChunkChoice{Index: c.Index, Delta: openai.ChatDelta{Content: &text},
 			FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason, TokenIDs: g.ids(c.TokenIDs)}

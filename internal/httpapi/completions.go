@@ -33,18 +33,50 @@ func (s *Server) completionResponse(g *genRequest, outs []*output.RequestOutput)
 		completion += completionTokens(o)
 		cached += o.NumCachedTokens
 		for _, c := range o.Outputs {
-			ch := openai.CompletionChoice{Index: g.choiceIndex(i, c.Index), Text: p.echo + c.Text,
-				FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason}
-			g.addTokenIDs(&ch, i, c.TokenIDs, true)
-			if g.params.Logprobs != nil {
-				ch.Logprobs, _ = openai.CompletionLogprobsFrom(c.Logprobs, s.tok.Piece, 0)
-			}
+			ch, _ := s.completionChoice(g, i, o, &c, true, 0)
 			resp.Choices = append(resp.Choices, ch)
 		}
 	}
 	slices.SortFunc(resp.Choices, func(a, b openai.CompletionChoice) int { return a.Index - b.Index })
 	resp.Usage = openai.NewUsage(prompt, completion, cached)
 	return resp
+}
+
+// completionChoice renders choice c of prompt pi's output o: on its first
+// chunk (or the whole response) with the echoed prompt, its logprobs and
+// prompt_logprobs; offset is where the choice's text_offset continues. It
+// returns the choice and the offset after it. With echo and max_tokens 0
+// only the prompt is returned (not the one token generated; vLLM still
+// counts it in usage).
+func (s *Server) completionChoice(g *genRequest, pi int, o *output.RequestOutput, c *output.CompletionOutput, first bool, offset int) (openai.CompletionChoice, int) {
+	p := &g.prompts[pi]
+	text, ids, lps := c.Text, c.TokenIDs, c.Logprobs
+	if g.echoOnly {
+		text, ids, lps = "", nil, nil
+	}
+	ch := openai.CompletionChoice{Index: g.choiceIndex(pi, c.Index), Text: text, FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason}
+	g.addTokenIDs(&ch, pi, ids, first)
+	if p.promptLogprobs == nil && o.PromptLogprobs != nil {
+		p.promptLogprobs = o.PromptLogprobs // the other choices' first chunks need them too
+	}
+	var echo *openai.CompletionLogprobs
+	if first && g.echo {
+		ch.Text = p.echo + ch.Text
+		if g.params.Logprobs != nil {
+			echo, offset = openai.EchoLogprobs(o.PromptTokenIDs, p.promptLogprobs, s.tok.Piece, offset)
+		}
+	}
+	if first && !g.stream && g.params.PromptLogprobs != nil {
+		ch.PromptLogprobs = openai.PromptLogprobsFrom(p.promptLogprobs, s.tok.Piece)
+	}
+	if g.params.Logprobs != nil {
+		ch.Logprobs, offset = openai.CompletionLogprobsFrom(lps, s.tok.Piece, offset)
+		if echo != nil {
+			echo.Append(ch.Logprobs)
+			ch.Logprobs = echo
+		}
+	}
+	return ch, offset
 }
 
 func (s *Server) prepareCompletion(req *openai.CompletionRequest, r *http.Request, arrival time.Time) (*genRequest, error) {
@@ -57,7 +89,7 @@ func (s *Server) prepareCompletion(req *openai.CompletionRequest, r *http.Reques
 		return nil, err
 	}
 	base := baseID(r, req.RequestID)
-	g := &genRequest{id: "cmpl-" + base, base: base, model: model, arrival: arrival, params: params,
+	g := &genRequest{id: "cmpl-" + base, base: base, model: model, arrival: arrival, params: params, echo: req.Echo, echoOnly: req.EchoOnly(),
 		priority: req.Priority, truncate: req.TruncatePromptTokens, tokenIDs: req.ReturnTokenIDs, user: req.User, stream: req.Stream, usage: req.StreamOptions, prompts: make([]genPrompt, len(req.Prompt))}
 	for i, in := range req.Prompt {
 		p := &g.prompts[i]
@@ -91,17 +123,19 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, g *gen
 	chunk := func(choices []openai.CompletionChoice, usage *openai.Usage) any {
 		return openai.CompletionResponse{ID: g.id, Object: "text_completion", Created: created, Model: g.model, Choices: choices, Usage: usage, SystemFingerprint: s.fingerprint}
 	}
-	s.streamDeltas(w, r, g, src, nil, func(pi int, c *output.CompletionOutput, u *openai.Usage) any {
+	s.streamDeltas(w, r, g, src, nil, func(pi int, o *output.RequestOutput, c *output.CompletionOutput, u *openai.Usage) any {
 		idx := g.choiceIndex(pi, c.Index)
-		ch := openai.CompletionChoice{Index: idx, Text: c.Text, FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason}
 		first := idx < n && !echoed[idx]
 		if first {
 			echoed[idx] = true
-			ch.Text = g.prompts[pi].echo + ch.Text
 		}
-		g.addTokenIDs(&ch, pi, c.TokenIDs, first)
-		if g.params.Logprobs != nil && idx < n {
-			ch.Logprobs, offsets[idx] = openai.CompletionLogprobsFrom(c.Logprobs, s.tok.Piece, offsets[idx])
+		off := 0
+		if idx < n {
+			off = offsets[idx]
+		}
+		ch, end := s.completionChoice(g, pi, o, c, first, off)
+		if idx < n {
+			offsets[idx] = end
 		}
 		return chunk([]openai.CompletionChoice{ch}, u)
 	}, func(u *openai.Usage) any { return chunk([]openai.CompletionChoice{}, u) })

@@ -132,7 +132,6 @@ func refusedFields() map[string]fieldCase {
 		"best_of":                    {value: `4`},
 		"use_beam_search":            {value: `true`},
 		"length_penalty":             {value: `2`},
-		"prompt_logprobs":            {value: `1`},
 		"guided_decoding_backend":    {value: `"xgrammar"`},
 		"guided_whitespace_pattern":  {value: `" "`},
 		"logits_processors":          {value: `["my.Processor"]`},
@@ -153,6 +152,13 @@ func sharedFields() map[string]fieldCase {
 		"frequency_penalty": {value: `0.5`, check: paramIs(func(f *fakeEngine) float32 { return f.lastRequest().Params.FrequencyPenalty }, 0.5)},
 		"presence_penalty":  {value: `-0.5`, check: paramIs(func(f *fakeEngine) float32 { return f.lastRequest().Params.PresencePenalty }, -0.5)},
 		"logit_bias":        {value: `{"300": 5}`, check: paramIs(func(f *fakeEngine) float32 { return f.lastRequest().Params.LogitBias[300] }, 5)},
+		// Its values are checked against the model in cmd/govllm (TestLoglikelihood).
+		"prompt_logprobs": {value: `3`, check: paramIs(func(f *fakeEngine) int {
+			if p := f.lastRequest().Params.PromptLogprobs; p != nil {
+				return *p
+			}
+			return -1
+		}, 3)},
 		"max_tokens": {value: `3`, check: func(t *testing.T, _ *fakeEngine, r reply) {
 			if u := ok(t, r)["usage"].(map[string]any); u["completion_tokens"] != 3.0 {
 				t.Errorf("usage %v, want 3 completion tokens", u)

@@ -49,13 +49,19 @@ type genRequest struct {
 	user     string // the end user the client names (OpenAI "user"), logged with the request
 	stream   bool
 	usage    *openai.StreamOptions
+	// Completions: echo puts each prompt before its choices' text;
+	// echoOnly (echo with max_tokens 0) returns the prompt alone.
+	echo, echoOnly bool
 }
 
 // genPrompt is one prompt of a request, i.e. one engine request.
 type genPrompt struct {
 	ids  []int32
-	echo string        // completions "echo": the prompt text put before each choice's text
-	pr   *llm.Prepared // the engine request, validated (by check)
+	echo string // completions "echo": the prompt text put before each choice's text
+	// promptLogprobs are the prompt's logprobs once an output brought them
+	// (a stream delivers them once, and every choice's first chunk echoes them).
+	promptLogprobs []sampling.Logprobs
+	pr             *llm.Prepared // the engine request, validated (by check)
 }
 
 // engineID is the engine request id of prompt i: the response id itself
@@ -216,7 +222,7 @@ func empty(c *output.CompletionOutput) bool {
 // engine failed. A client that left gets nothing more.
 func (s *Server) streamDeltas(w http.ResponseWriter, r *http.Request, g *genRequest, src *fanIn,
 	open func(*sseWriter) error,
-	choice func(prompt int, c *output.CompletionOutput, usage *openai.Usage) any,
+	choice func(prompt int, o *output.RequestOutput, c *output.CompletionOutput, usage *openai.Usage) any,
 	final func(usage *openai.Usage) any) {
 	sse := startSSE(w)
 	if open != nil {
@@ -239,7 +245,7 @@ func (s *Server) streamDeltas(w http.ResponseWriter, r *http.Request, g *genRequ
 			if continuous {
 				u = openai.NewUsage(len(g.prompts[pi].ids), generated[pi], o.NumCachedTokens)
 			}
-			if err := sse.write(choice(pi, c, u)); err != nil {
+			if err := sse.write(choice(pi, o, c, u)); err != nil {
 				return err
 			}
 		}

@@ -86,6 +86,11 @@ type Seq struct {
 	Start      int     // position of its first token in the batch
 	BlockTable []int32 // physical block ids covering Start+NumTokens positions
 	NeedLogits bool    // compute logits for its last token
+	// KeepHidden keeps the final hidden state (after the last residual add
+	// and the final norm) of every token of this Seq: Workspace.Hidden,
+	// rows in Seq order then token order, for Model.Project (prompt
+	// logprobs) or pooling.
+	KeepHidden bool
 }
 
 // Batch is one flattened forward pass: every sequence's tokens back to back.

@@ -83,6 +83,9 @@ func (r *ChatCompletionRequest) SamplingParams(base sampling.Params) (sampling.P
 	if err := r.check(); err != nil {
 		return base, err
 	}
+	if err := r.checkPromptLogprobs(r.Stream); err != nil {
+		return base, err
+	}
 	mt := r.MaxTokens
 	if r.MaxCompletionTokens != nil {
 		mt = r.MaxCompletionTokens
@@ -158,6 +161,8 @@ type ChatCompletionResponse struct {
 	SystemFingerprint string `json:"system_fingerprint"`
 	// PromptTokenIDs are the prompt's ids, with return_token_ids.
 	PromptTokenIDs []int32 `json:"prompt_token_ids,omitempty"`
+	// PromptLogprobs, with prompt_logprobs: see CompletionChoice.
+	PromptLogprobs []PromptLogprob `json:"prompt_logprobs,omitempty"`
 }
 
 // ChatChoice is one of the n answers.

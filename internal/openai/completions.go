@@ -27,6 +27,13 @@ func (r *CompletionRequest) SpecialTokens() bool {
 	return r.AddSpecialTokens == nil || *r.AddSpecialTokens
 }
 
+// EchoOnly reports echo with max_tokens 0: the response holds the prompt
+// alone (with its logprobs when asked), lm-evaluation-harness's
+// loglikelihood request; the engine still generates one token, as vLLM's.
+func (r *CompletionRequest) EchoOnly() bool {
+	return r.Echo && r.MaxTokens != nil && *r.MaxTokens == 0
+}
+
 // DefaultCompletionMaxTokens is the max_tokens of a completion request that
 // omits it (OpenAI's and vLLM's default for the legacy endpoint).
 const DefaultCompletionMaxTokens = 16
@@ -42,9 +49,17 @@ func (r *CompletionRequest) SamplingParams(base sampling.Params) (sampling.Param
 		d := DefaultCompletionMaxTokens
 		mt = &d
 	}
+	if r.EchoOnly() {
+		one := 1 // vLLM generates one token and returns only the prompt
+		mt = &one
+	}
 	p, err := r.toParams(base, mt, r.Logprobs)
 	if err != nil {
 		return p, err
+	}
+	if p.PromptLogprobs == nil && r.Echo && r.Logprobs != nil {
+		n := *r.Logprobs // the echoed prompt's logprobs (vLLM)
+		p.PromptLogprobs = &n
 	}
 	p.Structured, err = r.structured()
 	return p, err
@@ -54,9 +69,10 @@ func (r *CompletionRequest) check() error {
 	if err := r.Prompt.Validate(); err != nil {
 		return err
 	}
+	if err := r.checkPromptLogprobs(r.Stream); err != nil {
+		return err
+	}
 	switch {
-	case r.Echo && r.Logprobs != nil:
-		return apierr.New("echo", "echo together with logprobs is not supported (prompt logprobs are not computed)")
 	case r.Suffix != nil && *r.Suffix != "":
 		return apierr.New("suffix", "suffix is not supported")
 	case r.StreamOptions != nil && !r.Stream:
@@ -91,12 +107,17 @@ type CompletionChoice struct {
 	// choice's first chunk) and the choice's generated ids.
 	PromptTokenIDs []int32 `json:"prompt_token_ids,omitempty"`
 	TokenIDs       []int32 `json:"token_ids,omitempty"`
+	// PromptLogprobs, with prompt_logprobs (or echo with logprobs): null
+	// for the first prompt token, then each token's entry (vLLM).
+	PromptLogprobs []PromptLogprob `json:"prompt_logprobs,omitempty"`
 }
 
-// CompletionLogprobs is the legacy logprobs format: parallel arrays.
+// CompletionLogprobs is the legacy logprobs format: parallel arrays. With
+// echo the prompt's first token has a null token_logprobs and
+// top_logprobs entry (nothing scores it).
 type CompletionLogprobs struct {
 	Tokens        []string      `json:"tokens"`
-	TokenLogprobs []float64     `json:"token_logprobs"`
+	TokenLogprobs []*float64    `json:"token_logprobs"`
 	TopLogprobs   []TopLogprobs `json:"top_logprobs"`
 	TextOffset    []int         `json:"text_offset"`
 }

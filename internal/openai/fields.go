@@ -23,7 +23,6 @@ var unsupported = map[string]struct {
 }{
 	"use_beam_search":            {"beam search is not supported", []string{"false"}},
 	"length_penalty":             {"length_penalty applies to beam search, which is not supported", []string{"1"}},
-	"prompt_logprobs":            {"prompt logprobs are not supported", nil},
 	"prompt_embeds":              {"prompt embeddings are not supported", nil},
 	"guided_decoding_backend":    {"choosing a structured-output backend is not supported (govllm has one)", []string{`""`, `"auto"`}},
 	"guided_whitespace_pattern":  {"guided_whitespace_pattern is not supported", nil},

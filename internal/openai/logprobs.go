@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	"govllm/internal/sampling"
 	"govllm/internal/stats"
@@ -30,14 +31,15 @@ func clampLogprob(x float32) float64 {
 func CompletionLogprobsFrom(lps []sampling.Logprobs, piece func(int32) string, offset int) (*CompletionLogprobs, int) {
 	out := &CompletionLogprobs{
 		Tokens:        make([]string, 0, len(lps)),
-		TokenLogprobs: make([]float64, 0, len(lps)),
+		TokenLogprobs: make([]*float64, 0, len(lps)),
 		TopLogprobs:   make([]TopLogprobs, 0, len(lps)),
 		TextOffset:    make([]int, 0, len(lps)),
 	}
 	for _, lp := range lps {
 		tok := piece(lp.Sampled.Token)
 		out.Tokens = append(out.Tokens, tok)
-		out.TokenLogprobs = append(out.TokenLogprobs, clampLogprob(lp.Sampled.Logprob))
+		v := clampLogprob(lp.Sampled.Logprob)
+		out.TokenLogprobs = append(out.TokenLogprobs, &v)
 		top := make(TopLogprobs, 0, len(lp.Top)+1)
 		for _, t := range lp.Top {
 			top = top.add(piece(t.Token), t.Logprob)
@@ -48,6 +50,90 @@ func CompletionLogprobsFrom(lps []sampling.Logprobs, piece func(int32) string, o
 		offset += len(tok)
 	}
 	return out, offset
+}
+
+// EchoLogprobs converts an echoed prompt (ids, and lps scoring ids[1:]) to
+// the completions format: its first token has null logprobs, as vLLM's.
+// It returns the logprobs and the offset after them.
+func EchoLogprobs(ids []int32, lps []sampling.Logprobs, piece func(int32) string, offset int) (*CompletionLogprobs, int) {
+	if len(ids) == 0 {
+		return CompletionLogprobsFrom(nil, piece, offset)
+	}
+	first := piece(ids[0])
+	rest, end := CompletionLogprobsFrom(lps, piece, offset+len(first))
+	return &CompletionLogprobs{
+		Tokens:        append([]string{first}, rest.Tokens...),
+		TokenLogprobs: append([]*float64{nil}, rest.TokenLogprobs...),
+		TopLogprobs:   append([]TopLogprobs{nil}, rest.TopLogprobs...),
+		TextOffset:    append([]int{offset}, rest.TextOffset...),
+	}, end
+}
+
+// Append adds o's positions after c's.
+func (c *CompletionLogprobs) Append(o *CompletionLogprobs) {
+	c.Tokens = append(c.Tokens, o.Tokens...)
+	c.TokenLogprobs = append(c.TokenLogprobs, o.TokenLogprobs...)
+	c.TopLogprobs = append(c.TopLogprobs, o.TopLogprobs...)
+	c.TextOffset = append(c.TextOffset, o.TextOffset...)
+}
+
+// PromptLogprob is one prompt position of vLLM's prompt_logprobs: null
+// (nil) for the first prompt token, else an object keyed by token id —
+// the prompt token's entry first, then the top-N in rank order (a token
+// among both keeps its first place and its top-N entry, as a Python dict
+// built in that order does).
+type PromptLogprob []PromptTokenLogprob
+
+// PromptTokenLogprob is one entry of a PromptLogprob (vLLM's Logprob).
+type PromptTokenLogprob struct {
+	TokenID      int32
+	Logprob      float64
+	Rank         int
+	DecodedToken string
+}
+
+// PromptLogprobsFrom converts a prompt's logprobs (entry j scores prompt
+// token j+1) to vLLM's prompt_logprobs list.
+func PromptLogprobsFrom(lps []sampling.Logprobs, piece func(int32) string) []PromptLogprob {
+	out := make([]PromptLogprob, 1, len(lps)+1) // the first token: null
+	for _, lp := range lps {
+		e := make(PromptLogprob, 0, len(lp.Top)+1)
+		e = append(e, PromptTokenLogprob{lp.Sampled.Token, clampLogprob(lp.Sampled.Logprob), lp.Rank, piece(lp.Sampled.Token)})
+		for i, t := range lp.Top {
+			pt := PromptTokenLogprob{t.Token, clampLogprob(t.Logprob), i + 1, piece(t.Token)}
+			if j := slices.IndexFunc(e, func(x PromptTokenLogprob) bool { return x.TokenID == t.Token }); j >= 0 {
+				e[j] = pt
+				continue
+			}
+			e = append(e, pt)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// MarshalJSON writes null for the first position, else the object with
+// its keys in order.
+func (p PromptLogprob) MarshalJSON() ([]byte, error) {
+	if p == nil {
+		return []byte("null"), nil
+	}
+	b := []byte{'{'}
+	for i, e := range p {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		v, err := json.Marshal(struct {
+			Logprob      float64 `json:"logprob"`
+			Rank         int     `json:"rank"`
+			DecodedToken string  `json:"decoded_token"`
+		}{e.Logprob, e.Rank, e.DecodedToken})
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(strconv.AppendQuote(b, strconv.Itoa(int(e.TokenID))), ':'), v...)
+	}
+	return append(b, '}'), nil
 }
 
 // TopLogprobs are one position's alternatives in rank order (the most
@@ -70,8 +156,12 @@ func (t TopLogprobs) add(tok string, logprob float32) TopLogprobs {
 	return append(t, TopLogprob{tok, clampLogprob(logprob)})
 }
 
-// MarshalJSON writes the object with its keys in order.
+// MarshalJSON writes the object with its keys in order (null for nil: an
+// echoed prompt's first token).
 func (t TopLogprobs) MarshalJSON() ([]byte, error) {
+	if t == nil {
+		return []byte("null"), nil
+	}
 	b := []byte{'{'}
 	for i, e := range t {
 		k, err := json.Marshal(e.Token)
@@ -92,6 +182,10 @@ func (t TopLogprobs) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads the object keeping its key order.
 func (t *TopLogprobs) UnmarshalJSON(b []byte) error {
+	if string(bytes.TrimSpace(b)) == "null" {
+		*t = nil
+		return nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return fmt.Errorf("top_logprobs: expected an object")

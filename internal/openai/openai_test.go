@@ -242,7 +242,7 @@ func TestLogprobsConversion(t *testing.T) {
 	c, off := CompletionLogprobsFrom(lps, piece, 5)
 	want := &CompletionLogprobs{
 		Tokens:        []string{"a", "é", " bc"},
-		TokenLogprobs: []float64{-0.5, MinLogprob, -2},
+		TokenLogprobs: []*float64{ptr(-0.5), ptr(MinLogprob), ptr(-2.0)},
 		TopLogprobs:   []TopLogprobs{{{"a", -0.5}, {" bc", -1}}, {{" bc", -0.10000000149011612}, {"é", MinLogprob}}, {{" bc", -2}}},
 		TextOffset:    []int{5, 6, 8},
 	}

@@ -45,6 +45,18 @@ type SamplingFields struct {
 	// Detokenization (vLLM; both default true).
 	SkipSpecialTokens          *bool `json:"skip_special_tokens,omitempty"`
 	SpacesBetweenSpecialTokens *bool `json:"spaces_between_special_tokens,omitempty"`
+	// PromptLogprobs scores every prompt token after the first, with the
+	// top-N of each position (vLLM's extension; not with stream).
+	PromptLogprobs *int `json:"prompt_logprobs,omitempty"`
+}
+
+// checkPromptLogprobs refuses prompt_logprobs on a stream, as vLLM does
+// (a completion's echo with logprobs streams them instead).
+func (f *SamplingFields) checkPromptLogprobs(stream bool) error {
+	if f.PromptLogprobs != nil && stream {
+		return apierr.New("prompt_logprobs", "prompt_logprobs are not available when stream is true")
+	}
+	return nil
 }
 
 // toParams overlays the request's fields on base (the server defaults,
@@ -99,6 +111,10 @@ func (f *SamplingFields) toParams(base sampling.Params, maxTokens *int, logprobs
 	if f.Seed != nil {
 		s := *f.Seed
 		p.Seed = &s
+	}
+	if f.PromptLogprobs != nil {
+		n := *f.PromptLogprobs
+		p.PromptLogprobs = &n
 	}
 	if f.Stop != nil {
 		p.Stop = append(p.Stop[:0], f.Stop...)

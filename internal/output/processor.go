@@ -43,6 +43,11 @@ type group struct {
 	numFinished int
 	maxGenToks  int // over finished sequences, for max_num_generation_tokens
 	cached      int // NumCachedTokens of the latest first output
+	// promptLogprobs are the first sequence's prompt logprobs (every
+	// sequence scores the same prompt); promptSent once a Delta output
+	// carried them.
+	promptLogprobs []sampling.Logprobs
+	promptSent     bool
 
 	touched uint64 // Process call that last gave news (for batching outputs)
 }
@@ -207,6 +212,12 @@ func (p *Processor) Process(co *sched.CoreOutputs, it *stats.IterationStats) (ou
 			}
 			s.isPrefilling = false
 		}
+		if o.PromptLogprobs != nil && g.promptLogprobs == nil {
+			g.promptLogprobs = make([]sampling.Logprobs, len(o.PromptLogprobs))
+			for j, lp := range o.PromptLogprobs {
+				g.promptLogprobs[j] = *lp
+			}
+		}
 		if p.update(s, o) {
 			stopAborts = append(stopAborts, s.id)
 		}
@@ -304,6 +315,10 @@ func (g *group) output() *RequestOutput {
 		return nil
 	}
 	o := &RequestOutput{RequestID: g.req.ID, PromptTokenIDs: g.req.PromptTokenIDs, Finished: finished, NumCachedTokens: g.cached}
+	if g.promptLogprobs != nil && (kind != Delta || !g.promptSent) {
+		o.PromptLogprobs = g.promptLogprobs[:len(g.promptLogprobs):len(g.promptLogprobs)]
+		g.promptSent = true
+	}
 	for _, s := range g.seqs {
 		if kind == Delta && !s.news {
 			continue

@@ -112,4 +112,7 @@ func mergeDelta(dst, o *RequestOutput) {
 	}
 	dst.Finished = o.Finished
 	dst.NumCachedTokens = o.NumCachedTokens
+	if dst.PromptLogprobs == nil {
+		dst.PromptLogprobs = o.PromptLogprobs
+	}
 }

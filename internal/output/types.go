@@ -43,6 +43,10 @@ type RequestOutput struct {
 	Outputs         []CompletionOutput
 	Finished        bool // every sequence finished
 	NumCachedTokens int  // prompt tokens found in the prefix cache
+	// PromptLogprobs, when the request asked for them, holds one entry per
+	// prompt token after the first (entry j scores token j+1); in Delta
+	// mode only the first output that has them carries them.
+	PromptLogprobs []sampling.Logprobs
 }
 
 // CompletionOutput is one sequence's part of a RequestOutput.

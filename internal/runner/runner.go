@@ -84,7 +84,9 @@ type Runner struct {
 	batch    model.Batch
 	blockIDs []int32   // backing store of every Seq.BlockTable of the step
 	logits   []float32 // rows × vocab
-	rows     []row     // the requests that sample, in logits-row order
+	// promptLogits holds up to promptLogChunk rows of prompt-position logits.
+	promptLogits []float32
+	rows         []row // the requests that sample, in logits-row order
 
 	samplers []sampling.Sampler // one per pool thread
 	masks    [][]uint64         // one structured-output mask buffer per pool thread
@@ -166,6 +168,7 @@ func (r *Runner) Execute(ctx context.Context, so *sched.SchedulerOutput) (*sched
 			return nil, fmt.Errorf("runner: forward: %w", err)
 		}
 	}
+	r.promptLogprobs(so, out)
 	ts := time.Now()
 	r.sample(so, out)
 	now := time.Now()
@@ -212,6 +215,7 @@ func (r *Runner) prepare(so *sched.SchedulerOutput) error {
 			Start:      req.Start,
 			BlockTable: ids[start:len(ids):len(ids)],
 			NeedLogits: req.Sample,
+			KeepHidden: req.PromptLogprobsEnd > req.PromptLogprobsStart,
 		})
 		if req.Sample {
 			rw := row{req: i}
@@ -269,6 +273,45 @@ func (r *Runner) sample(so *sched.SchedulerOutput, out *sched.RunnerOutput) {
 		return
 	}
 	r.pool.ParallelFor(threads, work)
+}
+
+// promptLogChunk is how many prompt positions promptLogprobs projects to
+// logits at a time: it bounds the buffer at promptLogChunk × vocabulary.
+const promptLogChunk = 32
+
+// promptLogprobs scores the prompt tokens of the requests with a
+// prompt-logprobs range from the hidden states the forward pass kept
+// (model.Seq.KeepHidden: every token of those requests, in batch order):
+// the logits of position p give the logprob of prompt token p+1 and the
+// top-N of that position, as Sample's logprobs do for a sampled token.
+func (r *Runner) promptLogprobs(so *sched.SchedulerOutput, out *sched.RunnerOutput) {
+	hid, dim := r.ws.Hidden(), r.m.Config.Dim
+	row := 0 // first hidden row of the current request
+	for i := range so.Requests {
+		req := &so.Requests[i]
+		lo, hi := req.PromptLogprobsStart, req.PromptLogprobsEnd
+		if hi <= lo {
+			continue
+		}
+		if out.PromptLogprobs == nil {
+			out.PromptLogprobs = make([][]*sampling.Logprobs, len(so.Requests))
+		}
+		lps := make([]*sampling.Logprobs, 0, hi-lo)
+		for p := lo; p < hi; p += promptLogChunk {
+			n := min(promptLogChunk, hi-p)
+			if need := n * r.vocab; len(r.promptLogits) < need {
+				r.promptLogits = make([]float32, need)
+			}
+			first := row + p - req.Start
+			r.m.Project(r.pool, r.promptLogits, hid[first*dim:(first+n)*dim], n)
+			for j := 0; j < n; j++ {
+				raw := r.promptLogits[j*r.vocab : (j+1)*r.vocab]
+				lps = append(lps, r.samplers[0].Logprobs(raw, req.PromptTokenIDs[p+j+1], *req.Params.PromptLogprobs))
+			}
+		}
+		out.PromptLogprobs[i] = lps
+		row += len(req.TokenIDs)
+	}
 }
 
 // constrain masks logits with the sequence's structured-output state, in

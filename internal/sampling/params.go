@@ -22,6 +22,11 @@ type Params struct {
 	IncludeStopStrInOutput bool
 	IgnoreEOS              bool
 	Logprobs               *int // top-N logprobs of each sampled position; nil = none
+	// PromptLogprobs asks for the logprob of every prompt token after the
+	// first (scored by the positions before it) and the top-N tokens of
+	// each such position; nil = none. A request with it is prefilled
+	// without prefix-cache hits, so every position is computed.
+	PromptLogprobs *int
 
 	// Detokenization (vLLM skip_special_tokens and
 	// spaces_between_special_tokens, both true by default, so false here).
@@ -95,6 +100,8 @@ func (p *Params) Validate() error {
 		return bad("min_tokens", "must be less than or equal to max_tokens=%d, got %d", p.MaxTokens, p.MinTokens)
 	case p.Logprobs != nil && (*p.Logprobs < 0 || *p.Logprobs > MaxLogprobs):
 		return bad("logprobs", "must be in [0, %d], got %d", MaxLogprobs, *p.Logprobs)
+	case p.PromptLogprobs != nil && (*p.PromptLogprobs < 0 || *p.PromptLogprobs > MaxLogprobs):
+		return bad("prompt_logprobs", "must be in [0, %d], got %d", MaxLogprobs, *p.PromptLogprobs)
 	}
 	if err := p.validateConstraints(); err != nil {
 		return err

@@ -526,6 +526,13 @@ func expf(x float32) float32 {
 	return y * math.Float32frombits(uint32(n+127)<<23)
 }
 
+// Logprobs returns the logprobs of token tok at a position with the given
+// raw logits (not changed), with the top n tokens: what Sample returns for
+// a sampled token, used for prompt tokens (prompt logprobs).
+func (s *Sampler) Logprobs(raw []float32, tok int32, n int) *Logprobs {
+	return s.computeLogprobs(raw, tok, n)
+}
+
 // computeLogprobs returns the logprobs of a position from its raw logits:
 // log_softmax over the whole vocabulary, the sampled token's value and rank,
 // and the top n tokens (ties to the lower id).

@@ -2,6 +2,7 @@ package sched_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"govllm/internal/sampling"
@@ -96,5 +97,62 @@ func TestStopCheck(t *testing.T) {
 			h.run()
 			h.checkDrained()
 		})
+	}
+}
+
+// promptLogprobExec is logprobExec that also scores every position of a
+// request's prompt-logprobs range with the prompt token after it.
+type promptLogprobExec struct{ logprobExec }
+
+func (e promptLogprobExec) Execute(ctx context.Context, so *sched.SchedulerOutput) (*sched.RunnerOutput, error) {
+	ro, _ := e.logprobExec.Execute(ctx, so)
+	for i, r := range so.Requests {
+		for p := r.PromptLogprobsStart; p < r.PromptLogprobsEnd; p++ {
+			if ro.PromptLogprobs == nil {
+				ro.PromptLogprobs = make([][]*sampling.Logprobs, len(so.Requests))
+			}
+			ro.PromptLogprobs[i] = append(ro.PromptLogprobs[i], &sampling.Logprobs{Sampled: sampling.TokenLogprob{Token: r.PromptTokenIDs[p+1]}})
+		}
+	}
+	return ro, nil
+}
+
+// TestPromptLogprobsAcrossChunks: a request asking for prompt logprobs is
+// prefilled in 4-token chunks without prefix-cache hits (its prompt is
+// cached by an earlier request), each chunk scores the prompt tokens after
+// its positions, and the first output carries all of them, once.
+func TestPromptLogprobsAcrossChunks(t *testing.T) {
+	o := defaultOpts()
+	o.exec = promptLogprobExec{}
+	o.sched.MaxNumBatchedTokens, o.sched.MaxNumSeqs = 4, 4
+	h := newHarness(t, o)
+	h.add("warm", prompt(0, 10), 1)
+	h.run()
+	one := 1
+	p := params(2)
+	p.PromptLogprobs = &one
+	h.addReq(sched.EngineRequest{ID: "pl", PromptTokenIDs: prompt(0, 10), Params: p, EOSTokenID: -1})
+	var got [][]*sampling.Logprobs
+	var plans []string
+	for h.s.HasRequests() {
+		plan, outs := h.step()
+		plans = append(plans, plan)
+		for _, o := range outs.Outputs {
+			got = append(got, o.PromptLogprobs)
+		}
+	}
+	if want := []string{"pl:0+4", "pl:4+4", "pl:8+2*", "pl:10+1*"}; !slices.Equal(plans, want) {
+		t.Fatalf("plans %q, want %q (no prefix-cache hit)", plans, want)
+	}
+	if len(got) != 2 || len(got[0]) != 9 || got[1] != nil {
+		t.Fatalf("prompt logprobs per output: %v, want 9 on the first and none after", got)
+	}
+	for j, lp := range got[0] {
+		if lp.Sampled.Token != prompt(0, 10)[j+1] {
+			t.Fatalf("entry %d scores token %d, want prompt token %d", j, lp.Sampled.Token, prompt(0, 10)[j+1])
+		}
+	}
+	if st := h.prefill["pl"]; st == nil || st.NumCachedTokens != 0 {
+		t.Fatalf("prefill stats %+v, want no cached tokens", st)
 	}
 }

@@ -65,6 +65,12 @@ type Request struct {
 	blockTable []kvcache.BlockID
 	seq        uint64 // arrival order, breaks ties
 
+	// promptLogprobs gathers the prompt logprobs of the chunks computed so
+	// far (prompt logprobs), until the first output carries them; their
+	// count is the next prompt position to score.
+	promptLogprobs     []*sampling.Logprobs
+	promptLogprobsSent bool
+
 	events       []stats.Event
 	prefillStats *stats.PrefillStats
 	prefillSet   bool
@@ -94,6 +100,36 @@ func (r *Request) takeEvents() []stats.Event {
 	ev := r.events
 	r.events = nil
 	return ev
+}
+
+// promptLogprobsRange returns the positions [start, end) of a step feeding
+// positions [from, from+n) whose logits score a prompt token not scored yet
+// (the position before each prompt token after the first); empty when the
+// request wants no prompt logprobs or has had them.
+func (r *Request) promptLogprobsRange(from, n int) (start, end int) {
+	if r.Params.PromptLogprobs == nil || r.promptLogprobsSent {
+		return 0, 0
+	}
+	start, end = max(from, len(r.promptLogprobs)), min(from+n, r.NumPromptTokens-1)
+	if start >= end {
+		return 0, 0
+	}
+	return start, end
+}
+
+// takePromptLogprobs returns the prompt logprobs for the request's first
+// output (nil for any later one or when none were asked for).
+func (r *Request) takePromptLogprobs() []*sampling.Logprobs {
+	if r.Params.PromptLogprobs == nil || r.promptLogprobsSent {
+		return nil
+	}
+	r.promptLogprobsSent = true
+	pl := r.promptLogprobs
+	r.promptLogprobs = nil
+	if pl == nil {
+		pl = []*sampling.Logprobs{} // a one-token prompt has none to score
+	}
+	return pl
 }
 
 func (r *Request) takePrefillStats() *stats.PrefillStats {

@@ -258,7 +258,10 @@ func (s *Scheduler) scheduleWaiting() {
 	for s.waiting.Len() > 0 && s.step.budget > 0 && len(s.running) < s.cfg.MaxNumSeqs {
 		r := s.waiting.Peek()
 		id := string(r.ID)
-		prefix := s.kv.ComputedBlocks(id, r.allTokens, r.NumPreemptions > 0)
+		var prefix kvcache.Prefix
+		if r.Params.PromptLogprobs == nil { // every prompt position must be computed (vLLM too)
+			prefix = s.kv.ComputedBlocks(id, r.allTokens, r.NumPreemptions > 0)
+		}
 		n := r.NumTokens() - prefix.NumTokens
 		if !s.cfg.EnableChunkedPrefill && n > s.step.budget {
 			return
@@ -286,16 +289,19 @@ func (s *Scheduler) scheduleWaiting() {
 func (s *Scheduler) addScheduled(r *Request, n int, table []kvcache.BlockID) {
 	start := r.NumComputedTokens
 	p := r.NumPromptTokens
+	plStart, plEnd := r.promptLogprobsRange(start, n)
 	s.out.Requests = append(s.out.Requests, ScheduledRequest{
-		ID:             r.ID,
-		TokenIDs:       r.allTokens[start : start+n : start+n],
-		Start:          start,
-		BlockTable:     table,
-		Sample:         start+n == len(r.allTokens),
-		Params:         &r.Params,
-		Constraint:     r.constraint,
-		PromptTokenIDs: r.allTokens[:p:p],
-		OutputTokenIDs: r.allTokens[p:len(r.allTokens):len(r.allTokens)],
+		PromptLogprobsStart: plStart,
+		PromptLogprobsEnd:   plEnd,
+		ID:                  r.ID,
+		TokenIDs:            r.allTokens[start : start+n : start+n],
+		Start:               start,
+		BlockTable:          table,
+		Sample:              start+n == len(r.allTokens),
+		Params:              &r.Params,
+		Constraint:          r.constraint,
+		PromptTokenIDs:      r.allTokens[:p:p],
+		OutputTokenIDs:      r.allTokens[p:len(r.allTokens):len(r.allTokens)],
 	})
 	s.scheduled = append(s.scheduled, r)
 	s.step.budget -= n

@@ -47,6 +47,10 @@ type ScheduledRequest struct {
 	// PromptTokenIDs and OutputTokenIDs feed penalties and seeded sampling.
 	PromptTokenIDs []int32
 	OutputTokenIDs []int32
+	// PromptLogprobsStart and PromptLogprobsEnd are the positions [start,
+	// end) of this step whose logits score the prompt token after them
+	// (prompt logprobs); equal when none.
+	PromptLogprobsStart, PromptLogprobsEnd int
 }
 
 // SchedulerOutput is one step's plan (vLLM SchedulerOutput).
@@ -62,16 +66,23 @@ type RunnerOutput struct {
 	SampledTokenIDs []int32
 	// Logprobs[i] is non-nil when Requests[i] asked for logprobs and sampled.
 	Logprobs []*sampling.Logprobs
+	// PromptLogprobs[i] holds, when Requests[i] has a prompt-logprobs range,
+	// the logprobs of the prompt token after each position of the range.
+	// Nil when no request of the step has one.
+	PromptLogprobs [][]*sampling.Logprobs
 }
 
 // CoreOutput is one request's news from one step (vLLM EngineCoreOutput).
 // An output exists only when there are new tokens or the request finished.
 type CoreOutput struct {
-	ReqID        RequestID
-	NewTokenIDs  []int32              // read-only: may alias scheduler storage
-	NewLogprobs  []*sampling.Logprobs // aligned with NewTokenIDs when requested
-	FinishReason stats.FinishReason
-	StopReason   int32 // the stop token id that finished it, or -1
+	ReqID       RequestID
+	NewTokenIDs []int32              // read-only: may alias scheduler storage
+	NewLogprobs []*sampling.Logprobs // aligned with NewTokenIDs when requested
+	// PromptLogprobs rides on the request's first output when it asked for
+	// prompt logprobs: entry j scores prompt token j+1.
+	PromptLogprobs []*sampling.Logprobs
+	FinishReason   stats.FinishReason
+	StopReason     int32 // the stop token id that finished it, or -1
 	// Events are the QUEUED / SCHEDULED / PREEMPTED events recorded since
 	// this request's previous output.
 	Events []stats.Event

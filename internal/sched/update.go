@@ -28,8 +28,13 @@ func CheckRunnerOutput(so *SchedulerOutput, ro *RunnerOutput) error {
 		return fmt.Errorf("%w: %d logprobs for %d requests", ErrBadRunnerOutput, len(ro.Logprobs), len(so.Requests))
 	}
 	for i := range so.Requests {
-		if tok := ro.SampledTokenIDs[i]; so.Requests[i].Sample && tok < 0 {
-			return fmt.Errorf("%w: request %q sampled token %d", ErrBadRunnerOutput, so.Requests[i].ID, tok)
+		sr := &so.Requests[i]
+		if tok := ro.SampledTokenIDs[i]; sr.Sample && tok < 0 {
+			return fmt.Errorf("%w: request %q sampled token %d", ErrBadRunnerOutput, sr.ID, tok)
+		}
+		if n := sr.PromptLogprobsEnd - sr.PromptLogprobsStart; n > 0 &&
+			(len(ro.PromptLogprobs) != len(so.Requests) || len(ro.PromptLogprobs[i]) != n) {
+			return fmt.Errorf("%w: request %q: prompt logprobs for positions [%d, %d) missing", ErrBadRunnerOutput, sr.ID, sr.PromptLogprobsStart, sr.PromptLogprobsEnd)
 		}
 	}
 	return nil
@@ -106,6 +111,9 @@ func (s *Scheduler) UpdateFromOutput(so *SchedulerOutput, ro *RunnerOutput) Core
 			continue // aborted after Schedule
 		}
 		r.NumComputedTokens += len(sr.TokenIDs)
+		if sr.PromptLogprobsEnd > sr.PromptLogprobsStart {
+			r.promptLogprobs = append(r.promptLogprobs, ro.PromptLogprobs[i]...)
+		}
 		if !sr.Sample {
 			continue // partial prefill: no output
 		}
@@ -120,6 +128,9 @@ func (s *Scheduler) UpdateFromOutput(so *SchedulerOutput, ro *RunnerOutput) Core
 			StopReason:   r.StopReason,
 			Events:       r.takeEvents(),
 			PrefillStats: r.takePrefillStats(),
+		}
+		if r.Params.PromptLogprobs != nil {
+			o.PromptLogprobs = r.takePromptLogprobs()
 		}
 		if ro.Logprobs != nil && ro.Logprobs[i] != nil {
 			o.NewLogprobs = []*sampling.Logprobs{ro.Logprobs[i]}
