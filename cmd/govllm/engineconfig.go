@@ -89,6 +89,7 @@ func (c *engineConfig) addFlags(fs *flag.FlagSet) (finish func() error) {
 	fs.IntVar(&c.Limits.MaxN, "max-request-n", c.Limits.MaxN, "max n (sequences per prompt) of one request; 400 above")
 	fs.IntVar(&c.Limits.MaxSequences, "max-request-sequences", c.Limits.MaxSequences, "max prompts × n of one request; 400 above")
 	fs.IntVar(&c.Limits.MaxTokens, "max-request-tokens", c.Limits.MaxTokens, "max total max_tokens over all sequences of one request; 400 above")
+	fs.IntVar(&c.Limits.MaxLogprobs, "max-logprobs", c.Limits.MaxLogprobs, "max logprobs / top_logprobs / prompt_logprobs of a request (vLLM's); -1 = no cap, and a request's -1 then means the whole vocabulary")
 	return func() error {
 		n, err := parseBytes(kvMem)
 		if err != nil {
@@ -108,6 +109,8 @@ func (c *engineConfig) check() error {
 		return fmt.Errorf("--load-format dummy uses the built-in random model of --dummy-shape; omit the model")
 	case c.Threads < 1:
 		return fmt.Errorf("--threads must be positive, got %d", c.Threads)
+	case c.Limits.MaxLogprobs < -1 || c.Limits.MaxLogprobs == 0:
+		return fmt.Errorf("--max-logprobs must be -1 (no cap) or positive, got %d", c.Limits.MaxLogprobs)
 	case c.EngineNice < 0 || c.EngineNice > 19:
 		return fmt.Errorf("--engine-nice must be in 0–19, got %d", c.EngineNice)
 	case c.MaxModelLen < 0:

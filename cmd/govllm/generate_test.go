@@ -35,6 +35,8 @@ func TestGenerateFlags(t *testing.T) {
 		{"bad load format", []string{"--load-format", "x"}, errUsage},
 		{"dummy with model", []string{"--load-format", "dummy", "--model", "m.gguf"}, errUsage},
 		{"zero threads", []string{"--threads", "0"}, errUsage},
+		{"zero max logprobs", []string{"--max-logprobs", "0"}, errUsage},
+		{"max logprobs below -1", []string{"--max-logprobs", "-2"}, errUsage},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

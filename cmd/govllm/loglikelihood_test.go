@@ -200,3 +200,64 @@ func TestLoglikelihood(t *testing.T) {
 		})
 	}
 }
+
+// TestMaxLogprobs: vLLM's --max-logprobs caps logprobs, top_logprobs and
+// prompt_logprobs (400 above, naming the field); with -1 a request's -1
+// returns the whole vocabulary at every position.
+func TestMaxLogprobs(t *testing.T) {
+	noLeaks(t)
+	path := filepath.Join(testmodels.Dir(t, "stories260K"), "stories260K.gguf")
+	for _, capN := range []int{20, -1} {
+		t.Run(strconv.Itoa(capN), func(t *testing.T) {
+			cfg := testServeConfig()
+			cfg.Model = path
+			cfg.Limits.MaxLogprobs = capN
+			url, stop := startServe(t, cfg)
+			defer func() {
+				if err := stop(); err != nil {
+					t.Error(err)
+				}
+			}()
+			cases := []struct {
+				path, body, param string
+			}{
+				{"/v1/completions", `{"prompt":"Once","max_tokens":2,"logprobs":21}`, "logprobs"},
+				{"/v1/completions", `{"prompt":"Once","max_tokens":2,"prompt_logprobs":-1}`, "prompt_logprobs"},
+				{"/v1/chat/completions", `{"messages":[{"role":"user","content":"Hi"}],"max_tokens":2,"logprobs":true,"top_logprobs":-1}`, "logprobs"},
+			}
+			for _, c := range cases {
+				r := post(t, url, c.path, c.body)
+				if capN == 20 {
+					if r.status != 400 || r.param != c.param {
+						t.Fatalf("%s: %d param %q, want 400 naming %s: %s", c.body, r.status, r.param, c.param, r.body)
+					}
+					continue
+				}
+				if r.status != 200 {
+					t.Fatalf("%s: %d %s", c.body, r.status, r.body)
+				}
+			}
+			if capN != -1 {
+				return
+			}
+			r := post(t, url, "/v1/chat/completions", cases[2].body)
+			var resp struct {
+				Choices []struct {
+					Logprobs struct {
+						Content []struct {
+							TopLogprobs []json.RawMessage `json:"top_logprobs"`
+						} `json:"content"`
+					} `json:"logprobs"`
+				} `json:"choices"`
+			}
+			if err := json.Unmarshal([]byte(r.body), &resp); err != nil || len(resp.Choices) != 1 {
+				t.Fatalf("%v %s", err, r.body)
+			}
+			for i, c := range resp.Choices[0].Logprobs.Content {
+				if len(c.TopLogprobs) != 512 {
+					t.Fatalf("position %d: %d top_logprobs, want the vocabulary's 512", i, len(c.TopLogprobs))
+				}
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package llm
 import (
 	"fmt"
 	"govllm/internal/apierr"
+	"govllm/internal/sampling"
 )
 
 // Limits bound the work one request may ask for, so that no single request
@@ -17,6 +18,10 @@ type Limits struct {
 	// MaxTokens caps the total max_tokens over every sequence of a request
 	// (after an absent max_tokens is filled to max-model-len − prompt).
 	MaxTokens int
+	// MaxLogprobs caps logprobs, top_logprobs and prompt_logprobs (vLLM's
+	// --max-logprobs); -1 lifts the cap (a request's -1 then means the
+	// whole vocabulary); 0 is the default, sampling.MaxLogprobs.
+	MaxLogprobs int
 }
 
 // Default limits.
@@ -28,11 +33,11 @@ const (
 
 // DefaultLimits returns the limits a zero Limits stands for.
 func DefaultLimits() Limits {
-	return Limits{MaxN: DefaultMaxN, MaxSequences: DefaultMaxSequences, MaxTokens: DefaultMaxTokens}
+	return Limits{MaxN: DefaultMaxN, MaxSequences: DefaultMaxSequences, MaxTokens: DefaultMaxTokens, MaxLogprobs: sampling.MaxLogprobs}
 }
 
 func (l Limits) validate() error {
-	if l.MaxN < 0 || l.MaxSequences < 0 || l.MaxTokens < 0 {
+	if l.MaxN < 0 || l.MaxSequences < 0 || l.MaxTokens < 0 || l.MaxLogprobs < -1 {
 		return fmt.Errorf("llm: request limits must not be negative: %+v", l)
 	}
 	return nil
@@ -50,7 +55,38 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxTokens == 0 {
 		l.MaxTokens = d.MaxTokens
 	}
+	if l.MaxLogprobs == 0 {
+		l.MaxLogprobs = sampling.MaxLogprobs
+	}
 	return l
+}
+
+// CheckLogprobs refuses logprobs or prompt_logprobs above the cap, as
+// vLLM does, and resolves a request's -1 to the whole vocabulary (vocab
+// tokens), which only an uncapped server allows. It sets new copies of
+// the fields, never writing through the caller's pointers.
+func (l Limits) CheckLogprobs(p *sampling.Params, vocab int) error {
+	l = l.withDefaults()
+	for _, f := range []struct {
+		param, what string
+		v           **int
+	}{{"logprobs", "sample", &p.Logprobs}, {"prompt_logprobs", "prompt", &p.PromptLogprobs}} {
+		if *f.v == nil {
+			continue
+		}
+		n, capN := **f.v, l.MaxLogprobs
+		if n == -1 {
+			n = vocab
+		}
+		if capN == -1 {
+			capN = vocab
+		}
+		if n > capN {
+			return apierr.New(f.param, "Requested %s logprobs of %d, which is greater than max allowed: %d (the server's --max-logprobs)", f.what, n, l.MaxLogprobs)
+		}
+		*f.v = &n
+	}
+	return nil
 }
 
 // Check refuses a request of prompts prompts with n sequences each when it

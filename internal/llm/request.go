@@ -255,6 +255,9 @@ func finishParams(cfg *Config, tok *tokenizer.Tokenizer, p sampling.Params, prom
 	if err := cfg.Limits.Check(1, p.N, p.MaxTokens); err != nil {
 		return p, err
 	}
+	if err := cfg.Limits.CheckLogprobs(&p, tok.VocabSize()); err != nil {
+		return p, err
+	}
 	// Compared without adding: MaxTokens may be near the int range's end.
 	if p.MaxTokens > maxLen-promptLen {
 		return p, &apierr.Error{Param: "max_tokens", Err: ErrPromptTooLong, Msg: fmt.Sprintf(

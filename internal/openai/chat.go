@@ -97,8 +97,8 @@ func (r *ChatCompletionRequest) SamplingParams(base sampling.Params) (sampling.P
 		if r.TopLogprobs != nil {
 			n = *r.TopLogprobs
 		}
-		if n < 0 || n > sampling.MaxLogprobs {
-			return base, apierr.New("top_logprobs", "must be in [0, %d], got %d", sampling.MaxLogprobs, n)
+		if n < -1 { // the cap is the server's (llm.Limits.MaxLogprobs)
+			return base, apierr.New("top_logprobs", "must be non-negative or -1 (the whole vocabulary), got %d", n)
 		}
 		lp = &n
 	case r.TopLogprobs != nil && *r.TopLogprobs != 0:

@@ -68,7 +68,9 @@ func Default() Params {
 // Greedy reports whether sampling is deterministic argmax.
 func (p *Params) Greedy() bool { return p.Temperature == 0 }
 
-// MaxLogprobs caps Params.Logprobs (vLLM's max_logprobs default).
+// MaxLogprobs is vLLM's default max_logprobs: the largest Logprobs or
+// PromptLogprobs a request may ask for unless the server sets another cap
+// (llm.Limits.MaxLogprobs).
 const MaxLogprobs = 20
 
 // Validate checks the ranges vLLM checks and returns an *apierr.Error
@@ -98,10 +100,10 @@ func (p *Params) Validate() error {
 		return bad("min_tokens", "must be greater than or equal to 0, got %d", p.MinTokens)
 	case p.MinTokens > p.MaxTokens:
 		return bad("min_tokens", "must be less than or equal to max_tokens=%d, got %d", p.MaxTokens, p.MinTokens)
-	case p.Logprobs != nil && (*p.Logprobs < 0 || *p.Logprobs > MaxLogprobs):
-		return bad("logprobs", "must be in [0, %d], got %d", MaxLogprobs, *p.Logprobs)
-	case p.PromptLogprobs != nil && (*p.PromptLogprobs < 0 || *p.PromptLogprobs > MaxLogprobs):
-		return bad("prompt_logprobs", "must be in [0, %d], got %d", MaxLogprobs, *p.PromptLogprobs)
+	case p.Logprobs != nil && *p.Logprobs < -1:
+		return bad("logprobs", "must be non-negative or -1 (the whole vocabulary), got %d", *p.Logprobs)
+	case p.PromptLogprobs != nil && *p.PromptLogprobs < -1:
+		return bad("prompt_logprobs", "must be non-negative or -1 (the whole vocabulary), got %d", *p.PromptLogprobs)
 	}
 	if err := p.validateConstraints(); err != nil {
 		return err

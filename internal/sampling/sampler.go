@@ -553,8 +553,26 @@ func (s *Sampler) computeLogprobs(raw []float32, tok int32, n int) *Logprobs {
 	if n == 0 {
 		return lp
 	}
-	// Insertion into a sorted array of the best n raw logits seen so far.
 	top := lp.Top[:0]
+	if n > insertionTopMax {
+		top = sortedTop(top, raw, min(n, len(raw)))
+	} else {
+		top = insertionTop(top, raw, n)
+	}
+	for i := range top {
+		top[i].Logprob = float32(float64(top[i].Logprob) - lse)
+	}
+	lp.Top = top
+	return lp
+}
+
+// insertionTopMax is the largest top-n kept by insertion (O(V·n)); a
+// larger n (up to the whole vocabulary: logprobs -1) sorts (O(V log V)).
+const insertionTopMax = 64
+
+// insertionTop appends to top the n largest raw logits in descending
+// order, ties to the lower id: insertion into the sorted best n so far.
+func insertionTop(top []TokenLogprob, raw []float32, n int) []TokenLogprob {
 	for i, l := range raw {
 		if len(top) == n && !(l > top[n-1].Logprob) {
 			continue // ties keep the lower id already held
@@ -571,11 +589,40 @@ func (s *Sampler) computeLogprobs(raw []float32, tok int32, n int) *Logprobs {
 		}
 		top[j] = TokenLogprob{Token: int32(i), Logprob: l}
 	}
-	for i := range top {
-		top[i].Logprob = float32(float64(top[i].Logprob) - lse)
+	return top
+}
+
+// sortedTop is insertionTop by sorting every token: the same order (NaN
+// last, as insertion never takes it ahead of a number).
+func sortedTop(top []TokenLogprob, raw []float32, n int) []TokenLogprob {
+	all := make([]TokenLogprob, len(raw))
+	for i, l := range raw {
+		all[i] = TokenLogprob{Token: int32(i), Logprob: l}
 	}
-	lp.Top = top
-	return lp
+	slices.SortStableFunc(all, func(a, b TokenLogprob) int {
+		an, bn := a.Logprob != a.Logprob, b.Logprob != b.Logprob
+		switch {
+		case an || bn:
+			return cmpBool(an, bn)
+		case a.Logprob > b.Logprob:
+			return -1
+		case a.Logprob < b.Logprob:
+			return 1
+		}
+		return 0
+	})
+	return append(top, all[:n]...)
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // maxOf returns the largest value of x (-Inf when empty or all -Inf; NaN
