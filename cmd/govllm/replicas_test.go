@@ -244,3 +244,31 @@ func checkAccounting(t *testing.T, bal *balancer, drained int, survivors []strin
 		t.Errorf("Σ vllm:request_success_total over the replicas = %d, the clients completed %d", sum, clientCompleted)
 	}
 }
+
+// TestBenchServeBehindABalancer: `govllm bench serve` through the
+// balancer cross-checks its counts against the sum of the replicas'
+// /metrics given with --metrics-url (and exits non-zero with
+// --verify-metrics when a replica is left out, which undercounts).
+func TestBenchServeBehindABalancer(t *testing.T) {
+	noLeaks(t)
+	var urls, metrics []string
+	for range 3 {
+		u, _ := startServe(t, testServeConfig())
+		urls, metrics = append(urls, u), append(metrics, u+"/metrics")
+	}
+	bal := newBalancer(urls, time.Hour)
+	front := httptest.NewServer(bal)
+	t.Cleanup(func() { front.Close(); bal.close() })
+	for _, tc := range []struct {
+		metrics []string
+		ok      bool
+	}{{metrics, true}, {metrics[:2], false}} {
+		args := append([]string{"bench", "serve", "--base-url", front.URL, "--num-prompts", "8", "--random-input-len", "16",
+			"--random-output-len", "4", "--max-concurrency", "4", "--disable-tqdm", "--verify-metrics", "--metrics-url"}, tc.metrics...)
+		var stdout, stderr strings.Builder
+		code := run(context.Background(), args, &stdout, &stderr)
+		if ok := code == 0; ok != tc.ok || tc.ok == strings.Contains(stdout.String(), "MISMATCH") {
+			t.Errorf("with %d of 3 replicas' /metrics: exit %d\n%s\n%s", len(tc.metrics), code, &stdout, &stderr)
+		}
+	}
+}
