@@ -30,7 +30,8 @@ func TestBenchServe(t *testing.T) {
 			err := runBench(context.Background(), []string{"serve", "--base-url", g.url, "--endpoint", endpoint,
 				"--num-prompts", "8", "--random-input-len", "16", "--random-output-len", "8", "--max-concurrency", "4",
 				"--ignore-eos", "--verify-metrics", "--save-result", "--result-dir", dir, "--result-filename", "result.json",
-				"--plot", svg, "--metrics-scrape-interval", "1ms"}, &stdout, &stderr)
+				"--plot", svg, "--metrics-scrape-interval", "1ms", "--backend", "vllm", "--num-warmups", "1", "--save-detailed",
+				"--metric-percentiles", "50,90,99", "--percentile-metrics", "ttft,tpot,itl,e2el"}, &stdout, &stderr)
 			if err != nil {
 				t.Fatalf("bench serve: %v\nstdout:\n%s\nstderr:\n%s", err, &stdout, &stderr)
 			}
@@ -94,7 +95,7 @@ func TestBenchServe(t *testing.T) {
 					t.Errorf("result JSON lacks %q", k)
 				}
 			}
-			if res["model_id"] != gateModel || res["endpoint"] != endpoint {
+			if res["model_id"] != gateModel || res["endpoint"] != endpoint || res["backend"] != "vllm" {
 				t.Errorf("result model_id %v, endpoint %v", res["model_id"], res["endpoint"])
 			}
 			if l, _ := res["ttfts"].([]any); len(l) != prompts {

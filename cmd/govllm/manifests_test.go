@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -10,52 +11,146 @@ import (
 	"testing"
 	"time"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
 )
 
-const manifestDir = "../../deploy/kubernetes"
+const (
+	deployDir   = "../../deploy"
+	manifestDir = deployDir + "/kubernetes"
+)
 
-// readManifests decodes every document of deploy/kubernetes/*.yaml
-// strictly (an unknown or misspelt field is an error) into its k8s.io/api
-// type; a kind without a case here is an error too.
-func readManifests(t *testing.T) ([]*appsv1.Deployment, []*corev1.Service) {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(manifestDir, "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no manifests in %s: %v", manifestDir, err)
+// scaledObject is the part of KEDA's keda.sh/v1alpha1 ScaledObject the
+// manifests use, with KEDA's field names (its Go module is not imported:
+// its API package pulls in KEDA's controllers).
+type scaledObject struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		ScaleTargetRef struct {
+			APIVersion string `json:"apiVersion,omitempty"`
+			Kind       string `json:"kind,omitempty"`
+			Name       string `json:"name"`
+		} `json:"scaleTargetRef"`
+		MinReplicaCount *int32 `json:"minReplicaCount,omitempty"`
+		MaxReplicaCount *int32 `json:"maxReplicaCount,omitempty"`
+		PollingInterval *int32 `json:"pollingInterval,omitempty"`
+		CooldownPeriod  *int32 `json:"cooldownPeriod,omitempty"`
+		Triggers        []struct {
+			Type     string            `json:"type"`
+			Metadata map[string]string `json:"metadata"`
+		} `json:"triggers"`
+	} `json:"spec"`
+}
+
+// inferencePool is the Gateway API Inference Extension's
+// inference.networking.k8s.io/v1 InferencePool spec, with its field names
+// (api/v1/inferencepool_types.go; the module is not on the module proxy).
+type inferencePool struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		Selector struct {
+			MatchLabels map[string]string `json:"matchLabels"`
+		} `json:"selector"`
+		TargetPorts []struct {
+			Number int32 `json:"number"`
+		} `json:"targetPorts"`
+		EndpointPickerRef struct {
+			Group *string `json:"group,omitempty"`
+			Kind  string  `json:"kind,omitempty"`
+			Name  string  `json:"name"`
+			Port  *struct {
+				Number int32 `json:"number"`
+			} `json:"port,omitempty"`
+			FailureMode string `json:"failureMode,omitempty"`
+		} `json:"endpointPickerRef"`
+	} `json:"spec"`
+}
+
+// manifests are the objects of deploy/kubernetes, by kind.
+type manifests struct {
+	deployments     []*appsv1.Deployment
+	services        []*corev1.Service
+	podMonitors     []*monitoringv1.PodMonitor
+	serviceMonitors []*monitoringv1.ServiceMonitor
+	hpas            []*autoscalingv2.HorizontalPodAutoscaler
+	scaledObjects   []*scaledObject
+	pools           []*inferencePool
+	routes          []*gatewayv1.HTTPRoute
+}
+
+// object returns a new object of kind "apiVersion Kind" appended to its
+// list, or nil for a kind without a case here.
+func (m *manifests) object(kind string) any {
+	switch kind {
+	case "apps/v1 Deployment":
+		return appendNew(&m.deployments)
+	case "v1 Service":
+		return appendNew(&m.services)
+	case "monitoring.coreos.com/v1 PodMonitor":
+		return appendNew(&m.podMonitors)
+	case "monitoring.coreos.com/v1 ServiceMonitor":
+		return appendNew(&m.serviceMonitors)
+	case "autoscaling/v2 HorizontalPodAutoscaler":
+		return appendNew(&m.hpas)
+	case "keda.sh/v1alpha1 ScaledObject":
+		return appendNew(&m.scaledObjects)
+	case "inference.networking.k8s.io/v1 InferencePool":
+		return appendNew(&m.pools)
+	case "gateway.networking.k8s.io/v1 HTTPRoute":
+		return appendNew(&m.routes)
 	}
-	var deps []*appsv1.Deployment
-	var svcs []*corev1.Service
-	for _, f := range files {
-		b, err := os.ReadFile(f)
+	return nil
+}
+
+func appendNew[T any](list *[]*T) *T {
+	v := new(T)
+	*list = append(*list, v)
+	return v
+}
+
+// readManifests decodes every document of deploy/kubernetes/**/*.yaml
+// strictly (an unknown or misspelt field is an error) into its API type;
+// a kind without a case here is an error too.
+func readManifests(t *testing.T) *manifests {
+	t.Helper()
+	m := &manifests{}
+	err := filepath.WalkDir(manifestDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
+			return err
+		}
+		b, err := os.ReadFile(path)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		for i, doc := range bytes.Split(b, []byte("\n---\n")) {
 			var tm metav1.TypeMeta
 			if err := yaml.Unmarshal(doc, &tm); err != nil {
-				t.Fatalf("%s document %d: %v", f, i, err)
+				t.Fatalf("%s document %d: %v", path, i, err)
 			}
-			var obj any
-			switch tm.APIVersion + " " + tm.Kind {
-			case "apps/v1 Deployment":
-				d := &appsv1.Deployment{}
-				deps, obj = append(deps, d), d
-			case "v1 Service":
-				s := &corev1.Service{}
-				svcs, obj = append(svcs, s), s
-			default:
-				t.Fatalf("%s document %d: unexpected %q %q", f, i, tm.APIVersion, tm.Kind)
+			obj := m.object(tm.APIVersion + " " + tm.Kind)
+			if obj == nil {
+				t.Fatalf("%s document %d: unexpected %q %q", path, i, tm.APIVersion, tm.Kind)
 			}
 			if err := yaml.UnmarshalStrict(doc, obj); err != nil {
-				t.Fatalf("%s document %d (%s): %v", f, i, tm.Kind, err)
+				t.Fatalf("%s document %d (%s): %v", path, i, tm.Kind, err)
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return deps, svcs
+	if len(m.deployments) != 1 || len(m.services) != 1 {
+		t.Fatalf("%d Deployments and %d Services, want one of each", len(m.deployments), len(m.services))
+	}
+	return m
 }
 
 // TestKubernetesManifests validates deploy/kubernetes: strict decoding
@@ -66,11 +161,8 @@ func readManifests(t *testing.T) ([]*appsv1.Deployment, []*corev1.Service) {
 // the Service selects the pods and targets a declared port.
 func TestKubernetesManifests(t *testing.T) {
 	noLeaks(t)
-	deps, svcs := readManifests(t)
-	if len(deps) != 1 || len(svcs) != 1 {
-		t.Fatalf("%d Deployments and %d Services, want one of each", len(deps), len(svcs))
-	}
-	d, svc := deps[0], svcs[0]
+	m := readManifests(t)
+	d, svc := m.deployments[0], m.services[0]
 	paths := checkDeployment(t, d)
 	for k, v := range svc.Spec.Selector {
 		if d.Spec.Template.Labels[k] != v {
@@ -138,4 +230,14 @@ func hasPort(c corev1.Container, port string) bool {
 		}
 	}
 	return false
+}
+
+// selects reports whether every label of sel is on labels.
+func selects(sel, labels map[string]string) bool {
+	for k, v := range sel {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return len(sel) > 0
 }

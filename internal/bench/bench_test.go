@@ -173,11 +173,23 @@ func TestRunAgainstAFakeServer(t *testing.T) {
 			}
 			var m map[string]any
 			json.Unmarshal(b, &m)
+			// vLLM's defaults: statistics of ttft, tpot and itl at P99, no
+			// per-request lists without --save-detailed, request_goodput null
+			// without --goodput.
 			for _, k := range []string{"completed", "total_input_tokens", "total_output_tokens", "request_throughput",
-				"output_throughput", "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "p90_itl_ms", "mean_e2el_ms", "ttfts", "itls"} {
+				"output_throughput", "mean_ttft_ms", "median_ttft_ms", "std_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "p99_itl_ms",
+				"latencies", "queue_times", "request_goodput", "endpoint_type", "label", "tokenizer_id", "rtfx"} {
 				if _, ok := m[k]; !ok {
 					t.Errorf("JSON result lacks vLLM field %q", k)
 				}
+			}
+			for _, k := range []string{"mean_e2el_ms", "p90_itl_ms", "ttfts", "itls", "errors", "generated_texts"} {
+				if _, ok := m[k]; ok {
+					t.Errorf("JSON result has %q, which vLLM saves only when asked", k)
+				}
+			}
+			if m["request_goodput"] != nil || m["backend"] != "openai" {
+				t.Errorf("request_goodput %v, backend %v", m["request_goodput"], m["backend"])
 			}
 			var table, svg strings.Builder
 			res.WriteTable(&table)

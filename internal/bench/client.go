@@ -17,6 +17,7 @@ type client struct {
 	http    *http.Client
 	baseURL string
 	apiKey  string
+	headers map[string]string // sent with every request (vLLM's --header)
 }
 
 // requestResult is what one benchmark request measured.
@@ -24,6 +25,7 @@ type requestResult struct {
 	Success      bool
 	Err          string
 	Start        time.Time     // when the request was sent
+	Queue        time.Duration // from its arrival to Start: waiting for --max-concurrency
 	TTFT         time.Duration // to the first chunk with content
 	ITL          []time.Duration
 	Latency      time.Duration
@@ -50,6 +52,9 @@ func (c *client) newRequest(ctx context.Context, method, path string, body any) 
 	}
 	if c.apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	for k, v := range c.headers {
+		req.Header.Set(k, v)
 	}
 	return req, nil
 }
@@ -120,6 +125,9 @@ func (c *client) send(ctx context.Context, cfg *Config, p *Prompt) requestResult
 		res.Err = err.Error()
 		return res
 	}
+	if p.RequestID != "" {
+		req.Header.Set("X-Request-Id", p.RequestID)
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		res.Err = err.Error()
@@ -134,13 +142,14 @@ func (c *client) send(ctx context.Context, cfg *Config, p *Prompt) requestResult
 	return res
 }
 
-// requestBody is the streaming request of one prompt.
+// requestBody is the streaming request of one prompt, as vLLM's
+// benchmark sends it: no sampling parameter unless given (they come in
+// cfg.ExtraBody, which is merged last).
 func requestBody(cfg *Config, p *Prompt) map[string]any {
 	body := map[string]any{
 		"model":          cfg.Model,
 		"stream":         true,
 		"stream_options": map[string]any{"include_usage": true},
-		"temperature":    0.0,
 	}
 	if cfg.IgnoreEOS {
 		body["ignore_eos"] = true
@@ -155,6 +164,9 @@ func requestBody(cfg *Config, p *Prompt) map[string]any {
 	default:
 		body["prompt"] = p.Text
 		body["max_tokens"] = p.OutputLen
+	}
+	for k, v := range cfg.ExtraBody {
+		body[k] = v
 	}
 	return body
 }

@@ -34,14 +34,39 @@ func (a serverFigures) sub(b serverFigures) serverFigures {
 	}
 }
 
-// scrape reads the server's /metrics (vLLM's catalog) for the model: the
-// series labelled model_name=modelName, or every series when no series
-// carries that name (modelName is an alias of the served model).
-func (c *client) scrape(ctx context.Context, modelName string) (serverFigures, error) {
+func (a serverFigures) add(b serverFigures) serverFigures {
+	return a.sub(serverFigures{}.sub(b))
+}
+
+// scrapeAll sums the figures of cfg.MetricsURLs (by default the server's
+// own /metrics): behind a balancer, every replica's.
+func (c *client) scrapeAll(ctx context.Context, cfg *Config) (serverFigures, error) {
+	urls := cfg.MetricsURLs
+	if len(urls) == 0 {
+		urls = []string{c.baseURL + "/metrics"}
+	}
+	var sum serverFigures
+	for _, u := range urls {
+		f, err := c.scrape(ctx, u, cfg.Model)
+		if err != nil {
+			return sum, fmt.Errorf("%s: %w", u, err)
+		}
+		sum = sum.add(f)
+	}
+	return sum, nil
+}
+
+// scrape reads one server's /metrics (vLLM's catalog) at url for the
+// model: the series labelled model_name=modelName, or every series when no
+// series carries that name (modelName is an alias of the served model).
+func (c *client) scrape(ctx context.Context, url, modelName string) (serverFigures, error) {
 	var f serverFigures
-	req, err := c.newRequest(ctx, http.MethodGet, "/metrics", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return f, err
+	}
+	if c.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.apiKey)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

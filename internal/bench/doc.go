@@ -1,10 +1,14 @@
 // Package bench is govllm's serving benchmark (`govllm bench serve`, vLLM
-// `vllm bench serve`): a seeded synthetic dataset, an arrival process
-// (Poisson or gamma with burstiness, or all at once), a concurrency cap,
-// streaming OpenAI requests, and the report: TTFT, TPOT, ITL and E2EL
-// statistics, request and token throughput, a result table, a JSON result
-// with vLLM's field names, a latency plot, a cross-check of the server's
-// own /metrics against what the client measured, and, on request, the
+// `vllm bench serve`): vLLM's datasets random (seeded synthetic, with a
+// shared prefix), sharegpt (a ShareGPT JSON) and custom (a JSONL of
+// prompts), counted with the server's own /tokenize; vLLM's arrival
+// process (Poisson or gamma with burstiness, all at once, or a linear or
+// exponential ramp-up), a concurrency cap, streaming OpenAI requests, and
+// the report: TTFT, TPOT, ITL, E2EL and client-queue statistics at the
+// chosen percentiles, request goodput under SLOs, request and token
+// throughput, vLLM's result table and JSON result (its field names), a
+// latency plot, a cross-check of the servers' own /metrics (summed over
+// replicas) against what the client measured, and, on request, the
 // latency of /metrics scrapes taken while the server is under the load.
 //
 // Clocks: every client figure is a difference of time.Time values read

@@ -11,77 +11,41 @@ import (
 	"time"
 )
 
-// WriteTable prints the result like vLLM's "Serving Benchmark Result".
+// WriteTable prints the result as vLLM's "Serving Benchmark Result"
+// table (the same rows, labels and formats), then govllm's /metrics
+// sections.
 func (r *Result) WriteTable(w io.Writer) {
-	line := func(label string, v any) {
-		switch v := v.(type) {
-		case float64:
-			fmt.Fprintf(w, "%-40s %-10.2f\n", label, v)
-		default:
-			fmt.Fprintf(w, "%-40s %-10v\n", label, v)
-		}
-	}
-	section := func(title string) {
-		pad := 50 - len(title)
-		fmt.Fprintf(w, "%s%s%s\n", strings.Repeat("-", pad/2), title, strings.Repeat("-", pad-pad/2))
-	}
 	fmt.Fprintf(w, "%s\n", center(" Serving Benchmark Result ", "=", 50))
-	line("Successful requests:", r.Completed)
-	line("Failed requests:", r.Failed)
+	line(w, "Successful requests:", r.Completed)
+	line(w, "Failed requests:", r.Failed)
 	if r.MaxConcurrency != nil {
-		line("Maximum request concurrency:", *r.MaxConcurrency)
+		line(w, "Maximum request concurrency:", *r.MaxConcurrency)
 	}
 	if rate, ok := r.RequestRate.(float64); ok {
-		line("Request rate configured (RPS):", rate)
+		line(w, "Request rate configured (RPS):", rate)
 	}
-	line("Benchmark duration (s):", r.Duration)
-	line("Total input tokens:", r.TotalInputTokens)
-	line("Total generated tokens:", r.TotalOutputTokens)
-	line("Request throughput (req/s):", r.RequestThroughput)
-	line("Output token throughput (tok/s):", r.OutputThroughput)
-	line("Peak output token throughput (tok/s):", r.MaxOutputTokensPerS)
-	line("Peak concurrent requests:", r.MaxConcurrentRequests)
-	line("Total token throughput (tok/s):", r.TotalTokenThroughput)
-	for _, m := range []struct {
-		title, short string
-		s            Summary
-	}{
-		{"Time to First Token", "TTFT", r.TTFT},
-		{"Time per Output Token (excl. 1st token)", "TPOT", r.TPOT},
-		{"Inter-token Latency", "ITL", r.ITL},
-		{"End-to-end Latency", "E2EL", r.E2EL},
-	} {
-		section(m.title)
-		line(fmt.Sprintf("Mean %s (ms):", m.short), m.s.Mean)
-		line(fmt.Sprintf("Median %s (ms):", m.short), m.s.Median)
+	line(w, "Benchmark duration (s):", r.Duration)
+	line(w, "Total input tokens:", r.TotalInputTokens)
+	line(w, "Total generated tokens:", r.TotalOutputTokens)
+	line(w, "Request throughput (req/s):", r.RequestThroughput)
+	if r.RequestGoodput != nil {
+		line(w, "Request goodput (req/s):", *r.RequestGoodput)
+	}
+	line(w, "Output token throughput (tok/s):", r.OutputThroughput)
+	line(w, "Peak output token throughput (tok/s):", r.MaxOutputTokensPerS)
+	line(w, "Peak concurrent requests:", float64(r.MaxConcurrentRequests))
+	line(w, "Total token throughput (tok/s):", r.TotalTokenThroughput)
+	for _, m := range r.selectedMetrics() {
+		section(w, m.title)
+		line(w, fmt.Sprintf("Mean %s (ms):", m.short), m.s.Mean)
+		line(w, fmt.Sprintf("Median %s (ms):", m.short), m.s.Median)
 		for _, p := range m.s.Percentiles {
-			if p.P == 50 {
-				continue // the median, printed above
-			}
-			line(fmt.Sprintf("P%s %s (ms):", pLabel(p.P), m.short), p.Value)
+			line(w, fmt.Sprintf("P%s %s (ms):", pLabel(p.P), m.short), p.Value)
 		}
 	}
-	if len(r.ScrapeErrors) > 0 && r.Scrape == nil {
-		section("Server /metrics scrape latency")
-		line("Scrapes during the run:", 0)
-		line("Failed scrapes:", len(r.ScrapeErrors))
-		line("First error:", r.ScrapeErrors[0])
-	}
-	if r.Scrape != nil {
-		section("Server /metrics scrape latency")
-		line("Scrapes during the run:", len(r.ScrapeLatencies))
-		line("Failed scrapes:", len(r.ScrapeErrors))
-		line("Mean scrape latency (ms):", r.Scrape.Mean)
-		line("Median scrape latency (ms):", r.Scrape.Median)
-		for _, p := range r.Scrape.Percentiles {
-			if p.P != 50 {
-				line(fmt.Sprintf("P%s scrape latency (ms):", pLabel(p.P)), p.Value)
-			}
-		}
-		line("Max scrape latency (ms):", slices.Max(r.ScrapeLatencies))
-	}
+	r.writeScrapes(w)
 	if len(r.Checks) > 0 {
-		section("Server /metrics cross-check")
+		section(w, "Server /metrics cross-check")
 		fmt.Fprintf(w, "%-24s %12s %12s  %s\n", "figure", "client", "server", "")
 		for _, c := range r.Checks {
 			verdict := "ok"
@@ -92,6 +56,74 @@ func (r *Result) WriteTable(w io.Writer) {
 		}
 	}
 	fmt.Fprintln(w, strings.Repeat("=", 50))
+}
+
+// line prints one row as vLLM's "{:<40} {:<10}" (floats "{:<10.2f}").
+func line(w io.Writer, label string, v any) {
+	switch v := v.(type) {
+	case float64:
+		fmt.Fprintf(w, "%-40s %-10.2f\n", label, v)
+	default:
+		fmt.Fprintf(w, "%-40s %-10v\n", label, v)
+	}
+}
+
+// section prints a title centred in dashes, as vLLM's.
+func section(w io.Writer, title string) {
+	fmt.Fprintln(w, center(title, "-", 50))
+}
+
+// metricStats is one statistic of --percentile-metrics.
+type metricStats struct {
+	key, title, short string
+	s                 Summary
+}
+
+// selectedMetrics are the statistics of r.PercentileMetrics in vLLM's
+// order; the client-queue ones only when they were measured.
+func (r *Result) selectedMetrics() []metricStats {
+	all := []metricStats{
+		{"ttft", "Time to First Token", "TTFT", r.TTFT},
+		{"tpot", "Time per Output Token (excl. 1st token)", "TPOT", r.TPOT},
+		{"itl", "Inter-token Latency", "ITL", r.ITL},
+		{"e2el", "End-to-end Latency", "E2EL", r.E2EL},
+	}
+	if r.QueueTime != nil {
+		all = append(all, metricStats{"client_queue_time", "Client-side Queueing", "Client Queue Time", *r.QueueTime})
+	}
+	if r.E2ELQueue != nil {
+		all = append(all, metricStats{"e2el_including_client_queue", "Queue-inclusive End-to-end Latency", "E2EL incl. Client Queue", *r.E2ELQueue})
+	}
+	var out []metricStats
+	for _, m := range all {
+		if slices.Contains(r.PercentileMetrics, m.key) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// writeScrapes prints the latency of the /metrics scrapes taken during the
+// run, when there were any.
+func (r *Result) writeScrapes(w io.Writer) {
+	if len(r.ScrapeErrors) > 0 && r.Scrape == nil {
+		section(w, "Server /metrics scrape latency")
+		line(w, "Scrapes during the run:", 0)
+		line(w, "Failed scrapes:", len(r.ScrapeErrors))
+		line(w, "First error:", r.ScrapeErrors[0])
+	}
+	if r.Scrape == nil {
+		return
+	}
+	section(w, "Server /metrics scrape latency")
+	line(w, "Scrapes during the run:", len(r.ScrapeLatencies))
+	line(w, "Failed scrapes:", len(r.ScrapeErrors))
+	line(w, "Mean scrape latency (ms):", r.Scrape.Mean)
+	line(w, "Median scrape latency (ms):", r.Scrape.Median)
+	for _, p := range r.Scrape.Percentiles {
+		line(w, fmt.Sprintf("P%s scrape latency (ms):", pLabel(p.P)), p.Value)
+	}
+	line(w, "Max scrape latency (ms):", slices.Max(r.ScrapeLatencies))
 }
 
 func center(s, fill string, width int) string {
@@ -109,9 +141,14 @@ func (r *Result) MetricsOK() bool {
 	return true
 }
 
-// MarshalJSON adds vLLM's flattened statistic fields (mean_ttft_ms,
-// median_ttft_ms, std_ttft_ms, p99_ttft_ms, … for ttft, tpot, itl, e2el),
-// and the same for metrics_scrape when scrapes were timed.
+// detailKeys are the per-request lists vLLM saves only with
+// --save-detailed.
+var detailKeys = []string{"input_lens", "output_lens", "start_times", "ttfts", "itls", "generated_texts", "errors"}
+
+// MarshalJSON adds vLLM's flattened statistic fields of the selected
+// metrics (mean_ttft_ms, median_ttft_ms, std_ttft_ms, p99_ttft_ms, …),
+// and the same for metrics_scrape when scrapes were timed, adds the
+// --metadata pairs, and drops the per-request lists unless Detailed.
 func (r *Result) MarshalJSON() ([]byte, error) {
 	type plain Result
 	b, err := json.Marshal((*plain)(r))
@@ -122,7 +159,10 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, err
 	}
-	sums := map[string]Summary{"ttft": r.TTFT, "tpot": r.TPOT, "itl": r.ITL, "e2el": r.E2EL}
+	sums := map[string]Summary{}
+	for _, s := range r.selectedMetrics() {
+		sums[s.key] = s.s
+	}
 	if r.Scrape != nil {
 		sums["metrics_scrape"] = *r.Scrape
 	}
@@ -134,16 +174,40 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 			m["p"+pLabel(p.P)+"_"+name+"_ms"] = p.Value
 		}
 	}
+	for k, v := range r.Metadata {
+		m[k] = v
+	}
+	if !r.Detailed {
+		for _, k := range detailKeys {
+			delete(m, k)
+		}
+	}
 	return json.Marshal(m)
 }
 
-// SaveJSON writes the result to path.
-func (r *Result) SaveJSON(path string) error {
-	b, err := json.MarshalIndent(r, "", "  ")
+// SaveJSON writes the result to path, or appends it on a new line when
+// appendTo (vLLM's --append-result).
+func (r *Result) SaveJSON(path string, appendTo bool) error {
+	b, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	if appendTo {
+		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
+	if err != nil {
+		return err
+	}
+	if st, err := f.Stat(); err == nil && appendTo && st.Size() > 0 {
+		b = append([]byte("\n"), b...)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // progress shows a bar on a terminal and plain lines otherwise.

@@ -1,44 +1,66 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 )
 
 // Config is one benchmark run. Field names follow vLLM's flags.
 type Config struct {
+	Backend          string // vllm, openai or openai-chat: the result's backend ("" = openai)
+	Label            string // the result's label (vLLM's --label)
 	BaseURL          string // e.g. http://127.0.0.1:8000
 	Endpoint         string // /v1/completions or /v1/chat/completions
 	Model            string // model name sent in requests; "" → first of GET /v1/models
+	ModelID          string // the result's model_id when it differs from Model (vLLM's --model with --served-model-name)
 	APIKey           string
+	Headers          map[string]string // extra request headers (vLLM's --header)
+	DatasetName      string            // random (""), sharegpt or custom
+	DatasetPath      string            // the ShareGPT JSON or the custom JSONL
+	OutputLen        int               // sharegpt/custom: max_tokens of every request (0 = ShareGPT's completion length)
+	DisableShuffle   bool              // sharegpt: keep the file's order
+	NoOversample     bool              // sharegpt/custom: fewer requests when the file has fewer prompts
+	SkipChatTemplate bool              // custom on /v1/completions: send the prompts raw
 	NumPrompts       int
 	RandomInputLen   int
 	RandomOutputLen  int
+	RandomPrefixLen  int     // a prefix shared by every random prompt, in tokens
 	RandomRangeRatio float64 // lengths uniform in len·[1−r, 1+r]
 	RequestRate      float64 // requests/s; +Inf sends all at once
 	Burstiness       float64 // gamma shape; 1 = Poisson
-	MaxConcurrency   int     // 0 = unlimited
+	RampUpStrategy   string  // "", linear or exponential
+	RampUpStartRPS   float64
+	RampUpEndRPS     float64
+	MaxConcurrency   int // 0 = unlimited
 	IgnoreEOS        bool
 	Seed             int64
-	Warmup           int           // warm-up requests before the measured run
-	Percentiles      []float64     // e.g. 50, 90, 99
-	Tolerance        float64       // relative tolerance of the latency cross-check
-	Tokenize         bool          // build exact-length prompts with the server's /tokenize
-	CheckMetrics     bool          // scrape /metrics before and after
-	ScrapeInterval   time.Duration // > 0: also time a scrape of /metrics this often during the run
-	Progress         io.Writer     // progress bar or lines; nil = quiet
-	ProgressIsTTY    bool
-	HTTPClient       *http.Client
+	Warmup           int            // warm-up requests before the measured run
+	ReadyCheck       time.Duration  // > 0: retry the first request until it succeeds, up to this long
+	ExtraBody        map[string]any // merged into every request body (sampling parameters, --extra-body)
+	RequestIDPrefix  string         // X-Request-Id of request i is prefix+i ("" = none sent)
+	// PercentileMetrics selects the statistics reported: ttft, tpot, itl,
+	// e2el, client_queue_time, e2el_including_client_queue (default
+	// ttft, tpot, itl, as vLLM's).
+	PercentileMetrics []string
+	Percentiles       []float64          // e.g. 99 (the default), or 50, 90, 99
+	Goodput           map[string]float64 // SLOs in ms by ttft, tpot, e2el; a request meeting all is good
+	Tolerance         float64            // relative tolerance of the latency cross-check
+	Tokenize          bool               // build exact-length prompts with the server's /tokenize
+	CheckMetrics      bool               // scrape /metrics before and after
+	MetricsURLs       []string           // the /metrics to sum for the cross-check (default BaseURL/metrics): every replica behind a balancer
+	ScrapeInterval    time.Duration      // > 0: also time a scrape of /metrics this often during the run
+	Progress          io.Writer          // progress bar or lines; nil = quiet
+	ProgressIsTTY     bool
+	HTTPClient        *http.Client
 }
 
 // Validate reports a configuration error.
@@ -52,6 +74,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--num-prompts must be at least 1, got %d", c.NumPrompts)
 	case c.RandomInputLen < 1 || c.RandomOutputLen < 1:
 		return errors.New("--random-input-len and --random-output-len must be at least 1")
+	case c.RandomPrefixLen < 0:
+		return fmt.Errorf("--random-prefix-len must be non-negative, got %d", c.RandomPrefixLen)
 	case c.RandomRangeRatio < 0 || c.RandomRangeRatio >= 1:
 		return fmt.Errorf("--random-range-ratio must be in [0, 1), got %g", c.RandomRangeRatio)
 	case !(c.RequestRate > 0):
@@ -72,47 +96,65 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("percentiles must be in (0, 100), got %g", p)
 		}
 	}
+	for _, m := range c.PercentileMetrics {
+		if !slices.Contains(percentileMetrics, m) {
+			return fmt.Errorf("--percentile-metrics: unknown metric %q (allowed: %s)", m, strings.Join(percentileMetrics, ", "))
+		}
+	}
+	for k, v := range c.Goodput {
+		if !slices.Contains([]string{"ttft", "tpot", "e2el"}, k) || v < 0 {
+			return fmt.Errorf("--goodput %s:%g: the objective must be one of ttft, tpot, e2el with a value ≥ 0 (ms)", k, v)
+		}
+	}
+	if err := c.validateDataset(); err != nil {
+		return err
+	}
+	return c.validateRampUp()
+}
+
+// percentileMetrics are the names --percentile-metrics accepts (vLLM's).
+var percentileMetrics = []string{"ttft", "tpot", "itl", "e2el", "client_queue_time", "e2el_including_client_queue"}
+
+// validateDataset checks the dataset flags as vLLM does.
+func (c *Config) validateDataset() error {
+	switch c.DatasetName {
+	case "", "random":
+		if c.DatasetPath != "" {
+			return fmt.Errorf("cannot use the random dataset with --dataset-path %s: use --dataset-name sharegpt or custom", c.DatasetPath)
+		}
+	case "sharegpt", "custom":
+		if c.DatasetPath == "" {
+			return fmt.Errorf("--dataset-name %s needs --dataset-path", c.DatasetName)
+		}
+		if c.OutputLen < 0 || c.DatasetName == "custom" && c.OutputLen < 1 {
+			return fmt.Errorf("the output length of the %s dataset must be at least 1, got %d", c.DatasetName, c.OutputLen)
+		}
+	default:
+		return fmt.Errorf("--dataset-name %q is not available here (random, sharegpt or custom)", c.DatasetName)
+	}
 	return nil
 }
 
-// Result is the benchmark's outcome; JSON field names are vLLM's.
-type Result struct {
-	Date                  string      `json:"date"`
-	Backend               string      `json:"backend"`
-	ModelID               string      `json:"model_id"`
-	Endpoint              string      `json:"endpoint"`
-	NumPrompts            int         `json:"num_prompts"`
-	RequestRate           any         `json:"request_rate"` // number or "inf"
-	Burstiness            float64     `json:"burstiness"`
-	MaxConcurrency        *int        `json:"max_concurrency"`
-	Duration              float64     `json:"duration"`
-	Completed             int         `json:"completed"`
-	Failed                int         `json:"failed"`
-	TotalInputTokens      int         `json:"total_input_tokens"`
-	TotalOutputTokens     int         `json:"total_output_tokens"`
-	RequestThroughput     float64     `json:"request_throughput"`
-	OutputThroughput      float64     `json:"output_throughput"`
-	TotalTokenThroughput  float64     `json:"total_token_throughput"`
-	MaxOutputTokensPerS   float64     `json:"max_output_tokens_per_s"`
-	MaxConcurrentRequests int         `json:"max_concurrent_requests"`
-	InputLens             []int       `json:"input_lens"`
-	OutputLens            []int       `json:"output_lens"`
-	TTFTs                 []float64   `json:"ttfts"`       // seconds
-	ITLs                  [][]float64 `json:"itls"`        // seconds
-	StartTimes            []float64   `json:"start_times"` // seconds since the run began
-	GeneratedTexts        []string    `json:"generated_texts"`
-	Errors                []string    `json:"errors"`
-
-	TTFT, TPOT, ITL, E2EL Summary   `json:"-"`
-	Checks                []Check   `json:"metrics_check,omitempty"`
-	Percentiles           []float64 `json:"-"`
-
-	// With Config.ScrapeInterval: the latency of each /metrics scrape
-	// during the run (ms; govllm's own fields, not vLLM's), their summary
-	// (nil when no scrape succeeded), and the failed scrapes' errors.
-	ScrapeLatencies []float64 `json:"metrics_scrape_latencies_ms,omitempty"`
-	ScrapeErrors    []string  `json:"metrics_scrape_errors,omitempty"`
-	Scrape          *Summary  `json:"-"`
+// validateRampUp checks the ramp-up flags as vLLM does.
+func (c *Config) validateRampUp() error {
+	switch c.RampUpStrategy {
+	case "":
+		return nil
+	case "linear", "exponential":
+	default:
+		return fmt.Errorf("--ramp-up-strategy must be linear or exponential, got %q", c.RampUpStrategy)
+	}
+	switch {
+	case !math.IsInf(c.RequestRate, 1):
+		return errors.New("with --ramp-up-strategy, do not give --request-rate: the ramp-up sets the rate")
+	case c.RampUpStartRPS < 0 || c.RampUpEndRPS <= 0:
+		return errors.New("--ramp-up-start-rps must be ≥ 0 and --ramp-up-end-rps > 0")
+	case c.RampUpStartRPS > c.RampUpEndRPS:
+		return errors.New("--ramp-up-start-rps must not exceed --ramp-up-end-rps")
+	case c.RampUpStrategy == "exponential" && c.RampUpStartRPS == 0:
+		return errors.New("an exponential ramp-up cannot start at 0 RPS")
+	}
+	return nil
 }
 
 // Run executes the benchmark.
@@ -121,7 +163,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	if len(cfg.Percentiles) == 0 {
-		cfg.Percentiles = []float64{50, 90, 99}
+		cfg.Percentiles = []float64{99}
+	}
+	if len(cfg.PercentileMetrics) == 0 {
+		cfg.PercentileMetrics = []string{"ttft", "tpot", "itl"}
+	}
+	if cfg.Backend == "" {
+		cfg.Backend = "openai"
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
@@ -129,7 +177,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		defer tr.CloseIdleConnections() // no keep-alive goroutines outlive the run
 		hc = &http.Client{Transport: tr}
 	}
-	c := &client{http: hc, baseURL: strings.TrimRight(cfg.BaseURL, "/"), apiKey: cfg.APIKey}
+	c := &client{http: hc, baseURL: strings.TrimRight(cfg.BaseURL, "/"), apiKey: cfg.APIKey, headers: cfg.Headers}
+	prompts, err := prepare(ctx, c, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	return measure(ctx, c, &cfg, prompts)
+}
+
+// prepare finds the model, builds the prompts, waits for the server when
+// asked to and sends the warm-up requests; it returns the measured prompts.
+func prepare(ctx context.Context, c *client, cfg *Config) ([]Prompt, error) {
 	if cfg.Model == "" {
 		m, err := c.firstModel(ctx)
 		if err != nil {
@@ -138,22 +196,53 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		cfg.Model = m
 	}
 	var tok tokenizeFunc
-	if cfg.Tokenize && cfg.Endpoint == "/v1/completions" {
+	if cfg.Tokenize || cfg.DatasetName == "sharegpt" || cfg.DatasetName == "custom" {
 		tok = func(ctx context.Context, text string) ([]int32, error) { return c.tokenize(ctx, cfg.Model, text) }
 	}
-	prompts, err := makeDataset(ctx, &cfg, tok)
+	prompts, err := makeDataset(ctx, cfg, tok)
 	if err != nil {
-		return nil, fmt.Errorf("building prompts with the server's /tokenize (use --tokenize=false for servers without it): %w", err)
+		return nil, fmt.Errorf("building the %s dataset: %w", cmp.Or(cfg.DatasetName, "random"), err)
+	}
+	if cfg.ReadyCheck > 0 {
+		if err := c.waitReady(ctx, cfg, &prompts[0]); err != nil {
+			return nil, err
+		}
 	}
 	warm, prompts := prompts[:cfg.Warmup], prompts[cfg.Warmup:]
 	for i := range warm {
-		if r := c.send(ctx, &cfg, &warm[i]); !r.Success {
+		if r := c.send(ctx, cfg, &warm[i]); !r.Success {
 			return nil, fmt.Errorf("warm-up request failed: %s", r.Err)
 		}
 	}
+	return prompts, nil
+}
+
+// waitReady sends p until it succeeds or cfg.ReadyCheck has passed (vLLM's
+// --ready-check-timeout-sec).
+func (c *client) waitReady(ctx context.Context, cfg *Config, p *Prompt) error {
+	deadline := time.Now().Add(cfg.ReadyCheck)
+	for {
+		r := c.send(ctx, cfg, p)
+		if r.Success {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("the server was not ready within %v: %s", cfg.ReadyCheck, r.Err)
+		}
+		select {
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+		}
+	}
+}
+
+// measure runs the measured prompts, with the /metrics scrapes around and
+// during the run, and summarizes.
+func measure(ctx context.Context, c *client, cfg *Config, prompts []Prompt) (*Result, error) {
 	var before serverFigures
+	var err error
 	if cfg.CheckMetrics {
-		if before, err = c.scrape(ctx, cfg.Model); err != nil {
+		if before, err = c.scrapeAll(ctx, cfg); err != nil {
 			return nil, fmt.Errorf("scraping /metrics before the run: %w", err)
 		}
 	}
@@ -169,13 +258,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			scrapeLat, scrapeErrs = c.scrapeLatencies(ctx, stop, cfg.ScrapeInterval)
 		}
 	}()
-	results, dur := runAll(ctx, c, &cfg, prompts)
+	results, dur := runAll(ctx, c, cfg, prompts)
 	close(stop)
 	<-scraped
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	res := summarizeRun(&cfg, prompts, results, dur)
+	res := summarizeRun(cfg, prompts, results, dur)
 	res.ScrapeErrors = scrapeErrs
 	if len(scrapeLat) > 0 {
 		res.ScrapeLatencies = make([]float64, len(scrapeLat))
@@ -186,7 +275,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.Scrape = &s
 	}
 	if cfg.CheckMetrics {
-		after, err := c.scrape(ctx, cfg.Model)
+		after, err := c.scrapeAll(ctx, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("scraping /metrics after the run: %w", err)
 		}
@@ -220,195 +309,4 @@ func (c *client) firstModel(ctx context.Context) (string, error) {
 		return "", errors.New("GET /v1/models lists no model")
 	}
 	return out.Data[0].ID, nil
-}
-
-// runAll sends every prompt on the arrival schedule under the concurrency
-// cap and returns the results in prompt order and the run's duration.
-func runAll(ctx context.Context, c *client, cfg *Config, prompts []Prompt) ([]requestResult, time.Duration) {
-	results := make([]requestResult, len(prompts))
-	var sem chan struct{}
-	if cfg.MaxConcurrency > 0 {
-		sem = make(chan struct{}, cfg.MaxConcurrency)
-	}
-	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 42))
-	prog := newProgress(cfg.Progress, cfg.ProgressIsTTY, len(prompts))
-	var wg sync.WaitGroup
-	start := time.Now()
-	next := start
-	for i := range prompts {
-		if !math.IsInf(cfg.RequestRate, 1) {
-			next = next.Add(gammaInterval(rng, cfg.RequestRate, cfg.Burstiness))
-			select {
-			case <-time.After(time.Until(next)):
-			case <-ctx.Done():
-			}
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		if sem != nil {
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-			}
-			if ctx.Err() != nil {
-				break
-			}
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i] = c.send(ctx, cfg, &prompts[i])
-			if sem != nil {
-				<-sem
-			}
-			prog.done(results[i].Success)
-		}()
-	}
-	wg.Wait()
-	prog.finish()
-	return results, time.Since(start)
-}
-
-// gammaInterval draws the gap to the next arrival: gamma(shape=burstiness,
-// scale=1/(rate·burstiness)), so the mean rate is `rate` and burstiness 1
-// is a Poisson process (vLLM's arrival model).
-func gammaInterval(rng *rand.Rand, rate, burstiness float64) time.Duration {
-	theta := 1 / (rate * burstiness)
-	return time.Duration(gamma(rng, burstiness) * theta * float64(time.Second))
-}
-
-// gamma samples Gamma(shape, 1) by Marsaglia and Tsang.
-func gamma(rng *rand.Rand, shape float64) float64 {
-	if shape < 1 {
-		return gamma(rng, shape+1) * math.Pow(rng.Float64(), 1/shape)
-	}
-	d := shape - 1.0/3
-	c := 1 / math.Sqrt(9*d)
-	for {
-		x := rng.NormFloat64()
-		v := 1 + c*x
-		if v <= 0 {
-			continue
-		}
-		v = v * v * v
-		u := rng.Float64()
-		if math.Log(u) < 0.5*x*x+d-d*v+d*math.Log(v) {
-			return d * v
-		}
-	}
-}
-
-// summarizeRun computes throughput and latency statistics (vLLM's
-// calculate_metrics).
-func summarizeRun(cfg *Config, prompts []Prompt, results []requestResult, dur time.Duration) *Result {
-	r := &Result{
-		Date: time.Now().Format("20060102-150405"), Backend: "openai", ModelID: cfg.Model,
-		Endpoint: cfg.Endpoint, NumPrompts: len(prompts), Burstiness: cfg.Burstiness,
-		Duration: dur.Seconds(), Percentiles: cfg.Percentiles,
-	}
-	if math.IsInf(cfg.RequestRate, 1) {
-		r.RequestRate = "inf"
-	} else {
-		r.RequestRate = cfg.RequestRate
-	}
-	if cfg.MaxConcurrency > 0 {
-		mc := cfg.MaxConcurrency
-		r.MaxConcurrency = &mc
-	}
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	var ttfts, tpots, itls, e2els []float64
-	start := time.Time{}
-	for _, res := range results {
-		if !res.Start.IsZero() && (start.IsZero() || res.Start.Before(start)) {
-			start = res.Start
-		}
-	}
-	var edges []edge
-	for _, res := range results {
-		if !res.Success {
-			r.Failed++
-			r.Errors = append(r.Errors, res.Err)
-			continue
-		}
-		r.Completed++
-		r.TotalInputTokens += res.PromptTokens
-		r.TotalOutputTokens += res.OutputTokens
-		r.InputLens = append(r.InputLens, res.PromptTokens)
-		r.OutputLens = append(r.OutputLens, res.OutputTokens)
-		r.TTFTs = append(r.TTFTs, res.TTFT.Seconds())
-		r.StartTimes = append(r.StartTimes, res.Start.Sub(start).Seconds())
-		r.GeneratedTexts = append(r.GeneratedTexts, res.Text)
-		r.Errors = append(r.Errors, "")
-		itl := make([]float64, len(res.ITL))
-		for j, d := range res.ITL {
-			itl[j] = d.Seconds()
-			itls = append(itls, ms(d))
-		}
-		r.ITLs = append(r.ITLs, itl)
-		ttfts = append(ttfts, ms(res.TTFT))
-		e2els = append(e2els, ms(res.Latency))
-		if res.OutputTokens > 1 {
-			tpots = append(tpots, ms(res.Latency-res.TTFT)/float64(res.OutputTokens-1))
-		}
-		edges = append(edges, edge{res.Start, 1}, edge{res.Start.Add(res.Latency), -1})
-	}
-	if dur > 0 {
-		r.RequestThroughput = float64(r.Completed) / dur.Seconds()
-		r.OutputThroughput = float64(r.TotalOutputTokens) / dur.Seconds()
-		r.TotalTokenThroughput = float64(r.TotalInputTokens+r.TotalOutputTokens) / dur.Seconds()
-	}
-	r.MaxConcurrentRequests = peakConcurrency(edges)
-	r.MaxOutputTokensPerS = peakOutputRate(results, start)
-	r.TTFT = summarize(ttfts, cfg.Percentiles)
-	r.TPOT = summarize(tpots, cfg.Percentiles)
-	r.ITL = summarize(itls, cfg.Percentiles)
-	r.E2EL = summarize(e2els, cfg.Percentiles)
-	return r
-}
-
-// edge is a request starting (+1) or ending (−1).
-type edge struct {
-	t     time.Time
-	delta int
-}
-
-// peakConcurrency is the most requests in flight at once.
-func peakConcurrency(edges []edge) int {
-	slices.SortFunc(edges, func(a, b edge) int {
-		if c := a.t.Compare(b.t); c != 0 {
-			return c
-		}
-		return a.delta - b.delta // an end before a start at the same instant
-	})
-	cur, peak := 0, 0
-	for _, e := range edges {
-		cur += e.delta
-		peak = max(peak, cur)
-	}
-	return peak
-}
-
-// peakOutputRate is the most output tokens received in any one-second
-// bucket since start (each content chunk carries outputTokens/chunks).
-func peakOutputRate(results []requestResult, start time.Time) float64 {
-	buckets := map[int64]float64{}
-	for _, res := range results {
-		if !res.Success {
-			continue
-		}
-		chunks := 1 + len(res.ITL)
-		per := float64(res.OutputTokens) / float64(chunks)
-		t := res.Start.Add(res.TTFT)
-		buckets[int64(t.Sub(start)/time.Second)] += per
-		for _, d := range res.ITL {
-			t = t.Add(d)
-			buckets[int64(t.Sub(start)/time.Second)] += per
-		}
-	}
-	peak := 0.0
-	for _, v := range buckets {
-		peak = max(peak, v)
-	}
-	return peak
 }
