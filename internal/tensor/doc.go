@@ -163,8 +163,11 @@
 // # Block codecs (K-quants and the other GGML block formats)
 //
 // codec.go registers each GGML block format once (Codec: name, GGML type
-// id, block layout, dequantization as GGML's dequantize_row_*, the
-// activation type GGML pairs it with, and its integer unpacking):
+// id, block layout, dequantization as GGML's dequantize_row_*,
+// quantization as GGML's reference quantizers (Codec.Quantize:
+// quantize_row_*_ref; for IQ4_NL and IQ4_XS quantize_iq4_nl/_xs without an
+// importance matrix, which is what llama-quantize writes), the activation
+// type GGML pairs it with, and its integer unpacking):
 // Q4_1, Q5_0, Q5_1, IQ4_NL (blocks of 32; Q8_0 or Q8_1 activations),
 // Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS (super-blocks of 256; Q8_K
 // activations, quantize_row_q8_K_ref), with Q8_0 and Q4_0 for lookups.
