@@ -3,7 +3,10 @@
  * memory operands, GFLOP (or int8 GOP) per CPU-second, four runs of
  *   - VFMADD231PS: FP32 FMA (16 lanes × 2 flops), what F32 prefill runs on;
  *   - VPDPBUSD: int8 dot products (64 multiply-adds = 128 ops), what the
- *     Q8_0/Q4_0 kernels run on.
+ *     Q8_0/Q4_0 kernels run on;
+ *   - VPDPBUSD + VFMADD231PS pairs (pairs per ns): packed Q8_0 in GGML's
+ *     order needs one FMA per VPDPBUSD; at the VPDPBUSD rate / 128 / 2 the
+ *     two share their ports, at the VPDPBUSD rate / 128 they do not.
  *
  *   gcc -O2 -o /tmp/fma-peak scripts/fma-peak.c && /tmp/fma-peak
  *
@@ -40,7 +43,22 @@ int main(void) {
 		t = cpu_now();
 		__asm__ volatile(CHAINS("vpdpbusd") : "+r"(n)::"memory");
 		double d = (double)iters * 24 * 128 / (cpu_now() - t) / 1e9;
-		printf("FP32 FMA %.1f GFLOP/s   int8 VPDPBUSD %.1f GOP/s\n", f, d);
+		n = iters;
+		t = cpu_now();
+		__asm__ volatile(".macro dpfma a, b\n"
+				 "vpdpbusd %%zmm30, %%zmm31, %%zmm\\a\n"
+				 "vfmadd231ps %%zmm30, %%zmm31, %%zmm\\b\n"
+				 ".endm\n"
+				 "1:\n"
+				 "dpfma 0, 12\n dpfma 1, 13\n dpfma 2, 14\n dpfma 3, 15\n"
+				 "dpfma 4, 16\n dpfma 5, 17\n dpfma 6, 18\n dpfma 7, 19\n"
+				 "dpfma 8, 20\n dpfma 9, 21\n dpfma 10, 22\n dpfma 11, 23\n"
+				 "dec %0\n"
+				 "jnz 1b\n"
+				 ".purgem dpfma\n"
+				 : "+r"(n)::"memory");
+		double m = (double)iters * 12 / (cpu_now() - t) / 1e9;
+		printf("FP32 FMA %.1f GFLOP/s   int8 VPDPBUSD %.1f GOP/s   VPDPBUSD+FMA %.2f pairs/ns\n", f, d, m);
 	}
 	return 0;
 }

@@ -69,28 +69,13 @@ func (p *engineParts) Close() {
 	}
 }
 
-// quantDType returns the weight type of a --quantization value (F32 for
-// none).
-func quantDType(q string) (tensor.DType, error) {
-	switch q {
-	case "":
-		return tensor.F32, nil
-	case "q8_0":
-		return tensor.Q8_0, nil
-	case "q4_0":
-		return tensor.Q4_0, nil
-	}
-	return tensor.F32, fmt.Errorf("--quantization must be q8_0 or q4_0, got %q", q)
-}
-
 // loadModel returns the model and tokenizer per --load-format.
 func loadModel(cfg engineConfig, logger *slog.Logger) (*model.Model, *tokenizer.Tokenizer, error) {
 	if err := cfg.check(); err != nil {
 		return nil, nil, err
 	}
-	dtype, _ := quantDType(cfg.Quantization)
 	if cfg.Model == "" {
-		return dummyModel(cfg, dtype, logger)
+		return dummyModel(cfg, logger)
 	}
 	m, err := model.Load(cfg.Model, model.LoadOptions{Quantize: cfg.Quantization})
 	if err != nil {
@@ -113,7 +98,7 @@ func loadModel(cfg engineConfig, logger *slog.Logger) (*model.Model, *tokenizer.
 // byte-level vocabulary, or with --tokenizer's vocabulary and as many
 // token rows as it has tokens (as vLLM's dummy format keeps the real
 // config), so that /tokenize can be checked for any tokenizer.
-func dummyModel(cfg engineConfig, dtype tensor.DType, logger *slog.Logger) (*model.Model, *tokenizer.Tokenizer, error) {
+func dummyModel(cfg engineConfig, logger *slog.Logger) (*model.Model, *tokenizer.Tokenizer, error) {
 	mc, err := model.DummyConfig(cfg.DummyShape)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--dummy-shape: %w", err)
@@ -127,7 +112,11 @@ func dummyModel(cfg engineConfig, dtype tensor.DType, logger *slog.Logger) (*mod
 	}
 	logger.Info("no model given: using the built-in random-weight model; its text is gibberish",
 		"dummy_shape", cfg.DummyShape, "params", mc.NumParams(), "vocab", mc.VocabSize, "tokenizer", cmp.Or(cfg.Tokenizer, "byte-level"))
-	return model.NewDummy(mc, dtype, cfg.Seed), tok, nil
+	m, err := model.NewDummyQuantized(mc, cfg.Quantization, cfg.Seed)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--quantization: %w", err)
+	}
+	return m, tok, nil
 }
 
 // modelLabel names the model source in logs.

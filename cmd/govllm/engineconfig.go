@@ -28,7 +28,7 @@ type engineConfig struct {
 	Tokenizer            string // tokenizer path (llama2.c tok512.bin, tokenizer.json, HF dir, .gguf)
 	LoadFormat           string // auto | dummy
 	DummyShape           string
-	Quantization         string // "" (keep the file's types), q8_0 or q4_0
+	Quantization         string // "" (keep the file's types) or one of model.QuantizationNames()
 	MaxModelLen          int    // 0 = the model's context length
 	MaxNumSeqs           int
 	MaxNumBatchedTokens  int
@@ -63,7 +63,7 @@ func defaultEngineConfig() engineConfig {
 }
 
 // quantizationUsage is the --quantization help.
-const quantizationUsage = "quantize F32 weights at load (the dummy model's matrices too): q8_0 or q4_0 (default: keep the file's types; Q4_0 files stay Q4_0)"
+const quantizationUsage = "quantize F32/F16 weights at load (the dummy model's too) as llama-quantize's file type of that name: q4_k_m, q5_k_m, q6_k, q3_k_m, q2_k, q4_1, q5_0, q5_1, iq4_nl, iq4_xs (llama.cpp's per-tensor mix), or q8_0, q4_0 (every matmul weight; embeddings kept) (default: keep the file's types)"
 
 // addFlags registers the engine flags on fs. The returned function
 // finishes what a flag value alone cannot (the --kv-cache-memory size);
@@ -116,8 +116,10 @@ func (c *engineConfig) check() error {
 	case c.MaxModelLen < 0:
 		return fmt.Errorf("--max-model-len must be ≥ 0, got %d", c.MaxModelLen)
 	}
-	_, err := quantDType(c.Quantization)
-	return err
+	if err := model.CheckQuantization(c.Quantization); err != nil {
+		return fmt.Errorf("--quantization: %w", err)
+	}
+	return nil
 }
 
 // resolvedConfig is an engineConfig resolved against the loaded model:

@@ -137,6 +137,8 @@ const (
 	GGMLTypeQ5_K GGMLType = 13
 	GGMLTypeQ6_K GGMLType = 14
 	GGMLTypeQ8_K GGMLType = 15
+	GGMLTypeIQ4N GGMLType = 20 // IQ4_NL
+	GGMLTypeIQ4X GGMLType = 23 // IQ4_XS
 	GGMLTypeI8   GGMLType = 24
 	GGMLTypeI16  GGMLType = 25
 	GGMLTypeI32  GGMLType = 26
@@ -166,6 +168,8 @@ var ggmlTraits = map[GGMLType]typeTraits{
 	GGMLTypeQ5_K: {"Q5_K", 256, 176},
 	GGMLTypeQ6_K: {"Q6_K", 256, 210},
 	GGMLTypeQ8_K: {"Q8_K", 256, 292},
+	GGMLTypeIQ4N: {"IQ4_NL", 32, 18},
+	GGMLTypeIQ4X: {"IQ4_XS", 256, 136},
 	GGMLTypeI8:   {"I8", 1, 1},
 	GGMLTypeI16:  {"I16", 1, 2},
 	GGMLTypeI32:  {"I32", 1, 4},

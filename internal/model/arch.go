@@ -487,6 +487,7 @@ func (g *ggufTensors) readAttention(L *rawLayer, p string, c *Config) error {
 			return err
 		}
 		L.wq, L.wk, L.wv = rowSlice(qkv, 0, qd), rowSlice(qkv, qd, qd+kvd), rowSlice(qkv, qd+kvd, qd+2*kvd)
+		L.fusedQKV = true
 		if g.has(p + "attn_qkv.bias") {
 			L.bqkv, err = g.vec(p+"attn_qkv.bias", qd+2*kvd)
 		}

@@ -21,6 +21,7 @@ type rawLayer struct {
 	exGate, exUp, exDown      []tensor.Mat // MoE experts
 	shGate, shUp, shDown      tensor.Mat   // the shared expert
 	shGateInp                 []float32    // its gate
+	fusedQKV                  bool         // the file held one attn_qkv tensor
 }
 
 // rawModel is a model as read from a file, before fusion and checks.
@@ -93,7 +94,9 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 		return nil, bad("rope_freqs has %d values, want %d", len(r.ropeFactors), c.HeadDim/2)
 	}
 	m := &Model{Config: c, Embed: r.embed, Norm: r.norm, Layers: make([]Layer, c.NumLayers), ropeFactors: r.ropeFactors}
+	fusedQKV := make([]bool, len(r.layers))
 	for i := range r.layers {
+		fusedQKV[i] = r.layers[i].fusedQKV
 		if err := buildLayer(&m.Layers[i], &r.layers[i], &c, i, shape, vec); err != nil {
 			return nil, err
 		}
@@ -104,22 +107,16 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 	} else {
 		m.Output = m.Embed
 	}
-	var dt tensor.DType
-	switch quantize {
-	case "", "none":
-	case "q8_0":
-		dt = tensor.Q8_0
-	case "q4_0":
-		dt = tensor.Q4_0
-	default:
-		return nil, fmt.Errorf("model: %s: unsupported quantization %q (want q8_0 or q4_0)", source, quantize)
+	mix, err := lookupMix(quantize)
+	if err != nil {
+		return nil, fmt.Errorf("model: %s: %w", source, err)
 	}
-	for i := range m.Layers {
-		for _, w := range m.Layers[i].matrices() {
-			quantizeMat(w, dt)
+	if mix != nil {
+		for i := range m.Layers {
+			mix.quantizeLayer(&m.Layers[i], i, &c, fusedQKV[i])
 		}
+		mix.quantizeHead(m, r.output == nil)
 	}
-	quantizeMat(&m.Output, dt) // a tied head gets its own copy; Embed stays as it is
 	tiedQ4 := r.output == nil && m.Output.Type == tensor.Q4_0
 	packWeights(m)
 	if tiedQ4 && m.Output.Type == tensor.Q8_0 && m.Output.P == nil {
@@ -284,26 +281,22 @@ func packMat(w *tensor.Mat) {
 	tensor.PackF32InPlace(w)
 }
 
-// quantizeMat converts an F32 matrix whose rows are whole blocks to dt,
-// Q8_0 or Q4_0 (others stay F32; dt F32 changes nothing), in parallel over
-// row chunks (the blocks are independent: the bytes do not depend on the
-// number of CPUs).
+// quantizeMat converts an F32 matrix whose rows are whole blocks of dt to
+// dt with GGML's reference quantizer (dt F32, or rows that are not whole
+// blocks, change nothing), in parallel over row chunks (the blocks are
+// independent: the bytes do not depend on the number of CPUs).
 func quantizeMat(w *tensor.Mat, dt tensor.DType) {
-	if w.Type != tensor.F32 || dt == tensor.F32 || w.Cols%tensor.Q8BlockSize != 0 {
+	c := tensor.CodecOf(dt)
+	if w.Type != tensor.F32 || c == nil || w.Cols%c.BlockSize != 0 {
 		return
 	}
 	rows, cols := w.Rows, w.Cols
-	rb, quant := tensor.Q8RowBytes(cols), tensor.QuantizeQ8_0
-	if dt == tensor.Q4_0 {
-		rb, quant = tensor.Q4RowBytes(cols), tensor.QuantizeQ4_0
-	} else {
-		dt = tensor.Q8_0
-	}
+	rb := c.RowBytes(cols)
 	q, f := make([]byte, rows*rb), w.F32
 	step := max(1, 1<<16/cols) // rows per job: about 64K values
 	parallel((rows+step-1)/step, func(k int) {
 		r0, r1 := k*step, min((k+1)*step, rows)
-		quant(q[r0*rb:r1*rb], f[r0*cols:r1*cols])
+		c.Quantize(q[r0*rb:r1*rb], f[r0*cols:r1*cols])
 	})
 	*w = tensor.Mat{Rows: rows, Cols: cols, Type: dt, Q: q}
 }

@@ -51,9 +51,11 @@
 // Q4_0 packed where the CPU has the Q4_0 kernels, else expanded exactly to
 // Q8_0; Q3_K..Q6_K packed at avx512; Q4_0 token embeddings stay Q4_0 for
 // the row lookups, unless a tied head expanded to GGML Q8_0 blocks lends
-// them its expansion). LoadOptions.Quantize = "q8_0" or "q4_0" quantizes
-// F32 matrices at load. Matrices whose input width is not a multiple of 32
-// stay F32. Files are read with ordinary reads (no mmap).
+// them its expansion). LoadOptions.Quantize (and NewDummyQuantized)
+// quantizes F32 matrices at load as llama-quantize's file type of that name
+// (QuantizationNames; per-tensor mix rules in quantmix.go, blocks by
+// tensor.Codec.Quantize); q8_0 and q4_0 quantize every matmul weight whose
+// input width is a multiple of 32 and keep the embeddings. Files are read with ordinary reads (no mmap).
 //
 // RoPE angles follow GGML's float32 arithmetic (ggml_rope_cache_init) for
 // models without HF rope_scaling, and RMSNorm its float32 mean and scale:

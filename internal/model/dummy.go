@@ -50,26 +50,50 @@ const dummyStd = 0.02
 // standard deviation 0.02 (norm weights 1), from a splitmix64 stream per
 // 64K-value chunk so the result does not depend on the number of CPUs.
 // dtype Q8_0 or Q4_0 quantizes the matrices whose width is a multiple of
-// 32 (GGML's reference quantizers; the embeddings stay F32). It panics if
-// cfg is invalid (use Config.Validate first).
+// 32 (GGML's reference quantizers; the embeddings stay F32); any other
+// dtype leaves F32. It panics if cfg is invalid (use Config.Validate
+// first).
 func NewDummy(cfg Config, dtype tensor.DType, seed uint64) *Model {
-	if err := cfg.Validate(); err != nil {
+	name := ""
+	switch dtype {
+	case tensor.Q8_0:
+		name = "q8_0"
+	case tensor.Q4_0:
+		name = "q4_0"
+	}
+	m, err := NewDummyQuantized(cfg, name, seed)
+	if err != nil {
 		panic(err)
 	}
+	return m
+}
+
+// NewDummyQuantized is NewDummy with the weights quantized as
+// --quantization names them (QuantizationNames; "" for F32): the same
+// formats, tensor by tensor, as llama-quantize would write for an F32
+// file of this shape (quantmix.go), so the model has the memory of such a
+// file. It returns an error for an invalid cfg or an unknown name.
+func NewDummyQuantized(cfg Config, quantization string, seed uint64) (*Model, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	mix, err := lookupMix(quantization)
+	if err != nil {
+		return nil, err
+	}
 	c := cfg
-	qd, kvd := c.QDim(), c.KVDim()
 	a := float32(dummyStd * math.Sqrt(3))
 	const chunk = 1 << 16
-	// mat makes the id-th random matrix; each 64K-value chunk has its own
-	// stream. Quantized, each matrix is converted as soon as it is filled,
-	// so at most one F32 matrix is alive at a time.
-	mat := func(rows, cols int, id uint64, dt tensor.DType) tensor.Mat {
+	// mat makes the id-th random matrix of layer i, made of parts (their
+	// roles pick the formats). Quantized, each matrix is converted as soon
+	// as it is filled, so at most one F32 matrix is alive at a time.
+	mat := func(rows, cols int, id uint64, i int, parts ...part) tensor.Mat {
 		f := make([]float32, rows*cols)
 		parallel((len(f)+chunk-1)/chunk, func(k int) {
 			fillUniform(f[k*chunk:min((k+1)*chunk, len(f))], seed, id<<32|uint64(k), a)
 		})
 		m := f32Mat(rows, cols, f)
-		quantizeMat(&m, dt)
+		mix.quantizeParts(&m, i, &c, parts...)
 		return m
 	}
 	ones := func(n int) []float32 {
@@ -79,47 +103,56 @@ func NewDummy(cfg Config, dtype tensor.DType, seed uint64) *Model {
 		}
 		return s
 	}
-	if dtype != tensor.Q8_0 && dtype != tensor.Q4_0 {
-		dtype = tensor.F32
-	}
 	m := &Model{Config: c, Layers: make([]Layer, c.NumLayers), Norm: ones(c.Dim)}
-	m.Embed = mat(c.VocabSize, c.Dim, 0, tensor.F32)
+	m.Embed = mat(c.VocabSize, c.Dim, 0, 0)
 	id := uint64(1)
 	for i := range m.Layers {
-		L := &m.Layers[i]
-		*L = Layer{
-			AttnNorm: ones(c.Dim), FFNNorm: ones(c.Dim),
-			Wqkv: mat(qd+2*kvd, c.Dim, id, dtype),
-			Wo:   mat(c.Dim, qd, id+1, dtype),
-		}
-		id += 2
-		if c.NumExperts == 0 {
-			L.W13, L.W2 = mat(2*c.HiddenDim, c.Dim, id, dtype), mat(c.Dim, c.HiddenDim, id+1, dtype)
-			id += 2
-			continue
-		}
-		L.Router = mat(c.NumExperts, c.Dim, id, tensor.F32)
-		L.Experts = make([]Expert, c.NumExperts)
-		for e := range L.Experts {
-			L.Experts[e] = Expert{W13: mat(2*c.HiddenDim, c.Dim, id+1, dtype), W2: mat(c.Dim, c.HiddenDim, id+2, dtype)}
-			id += 2
-		}
-		id++
-		if sd := c.SharedExpertDim; sd > 0 {
-			L.Shared = Expert{W13: mat(2*sd, c.Dim, id, dtype), W2: mat(c.Dim, sd, id+1, dtype)}
-			L.SharedGate = mat(1, c.Dim, id+2, tensor.F32).F32
-			id += 3
-		}
+		id = dummyLayer(&m.Layers[i], i, id, &c, mat, ones)
 	}
 	if c.TiedEmbeddings {
 		m.Output = m.Embed
-		quantizeMat(&m.Output, dtype) // quantized, its own copy; Embed stays F32
 	} else {
-		m.Output = mat(c.VocabSize, c.Dim, id, dtype)
+		m.Output = mat(c.VocabSize, c.Dim, id, 0)
+	}
+	if mix != nil {
+		mix.quantizeHead(m, c.TiedEmbeddings)
 	}
 	packWeights(m)
 	m.initRope()
-	return m
+	return m, nil
+}
+
+// dummyLayer fills layer i with random matrices from id on and returns the
+// next id.
+func dummyLayer(L *Layer, i int, id uint64, c *Config, mat func(rows, cols int, id uint64, i int, parts ...part) tensor.Mat, ones func(int) []float32) uint64 {
+	qd, kvd := c.QDim(), c.KVDim()
+	*L = Layer{
+		AttnNorm: ones(c.Dim), FFNNorm: ones(c.Dim),
+		Wqkv: mat(qd+2*kvd, c.Dim, id, i, part{qd, roleAttnQ}, part{kvd, roleAttnK}, part{kvd, roleAttnV}),
+		Wo:   mat(c.Dim, qd, id+1, i, part{c.Dim, roleAttnOut}),
+	}
+	id += 2
+	ffn := func(hidden int, id uint64) Expert {
+		return Expert{W13: mat(2*hidden, c.Dim, id, i, part{2 * hidden, roleOther}), W2: mat(c.Dim, hidden, id+1, i, part{c.Dim, roleFFNDown})}
+	}
+	if c.NumExperts == 0 {
+		e := ffn(c.HiddenDim, id)
+		L.W13, L.W2 = e.W13, e.W2
+		return id + 2
+	}
+	L.Router = mat(c.NumExperts, c.Dim, id, i)
+	L.Experts = make([]Expert, c.NumExperts)
+	for e := range L.Experts {
+		L.Experts[e] = ffn(c.HiddenDim, id+1)
+		id += 2
+	}
+	id++
+	if sd := c.SharedExpertDim; sd > 0 {
+		L.Shared = ffn(sd, id)
+		L.SharedGate = mat(1, c.Dim, id+2, i).F32
+		id += 3
+	}
+	return id
 }
 
 // parallel runs fn(0..n-1) on up to NumCPU goroutines and waits for them.

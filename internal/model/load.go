@@ -16,10 +16,9 @@ import (
 
 // LoadOptions tune Load.
 type LoadOptions struct {
-	// Quantize converts F32 weight matrices to the named type at load:
-	// "" (none), "q8_0" or "q4_0" (GGML's reference quantizers). Matrices
-	// whose input width is not a multiple of 32, and the token embedding
-	// table, stay as they are.
+	// Quantize converts F32 weight matrices at load as llama-quantize's
+	// file type of that name (one of QuantizationNames; "" or "none":
+	// none; quantmix.go). Matrices already quantized stay as they are.
 	Quantize string
 }
 

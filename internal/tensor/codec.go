@@ -54,6 +54,12 @@ type Codec struct {
 	sum func(a *dotAcc) float32
 	// dequant writes one block's weights as GGML's dequantize_row_*.
 	dequant func(dst []float32, blk []byte)
+	// quant writes one block of values as GGML's reference quantizer
+	// (quantize_k.go, quantize_b.go).
+	quant func(dst []byte, src []float32)
+	// quantRows says quant takes any number of whole blocks at once
+	// (Q8_0, Q4_0: their quantizers have SIMD loops over rows).
+	quantRows bool
 }
 
 // unpacked is one block in integer form (see Codec.unpack).
@@ -109,6 +115,27 @@ func (c *Codec) Dequantize(dst []float32, src []byte) {
 	}
 }
 
+// Quantize writes src (whole blocks) as blocks of the format to dst, with
+// GGML's reference quantizer (what llama-quantize writes without an
+// importance matrix). len(dst) must be at least the blocks' bytes.
+func (c *Codec) Quantize(dst []byte, src []float32) {
+	if len(src)%c.BlockSize != 0 {
+		panic(fmt.Sprintf("tensor: %s Quantize: %d values are not whole blocks", c.Name, len(src)))
+	}
+	nb := len(src) / c.BlockSize
+	if nb == 0 {
+		return
+	}
+	_ = dst[nb*c.BlockBytes-1]
+	if c.quantRows {
+		c.quant(dst[:nb*c.BlockBytes], src)
+		return
+	}
+	for b := 0; b < nb; b++ {
+		c.quant(dst[b*c.BlockBytes:(b+1)*c.BlockBytes], src[b*c.BlockSize:(b+1)*c.BlockSize])
+	}
+}
+
 // f16At reads the little-endian float16 at b[i:].
 func f16At(b []byte, i int) float32 { return F16ToF32(binary.LittleEndian.Uint16(b[i:])) }
 
@@ -146,16 +173,16 @@ func dequantLegacy(c *Codec) func(dst []float32, blk []byte) {
 
 func init() {
 	for _, c := range []*Codec{
-		{Name: "Q4_1", Type: Q4_1, GGML: 3, BlockSize: 32, BlockBytes: 20, act: actQ8_1, unpack: unpackQ4_1},
-		{Name: "Q5_0", Type: Q5_0, GGML: 6, BlockSize: 32, BlockBytes: 22, act: actQ8_0, unpack: unpackQ5_0},
-		{Name: "Q5_1", Type: Q5_1, GGML: 7, BlockSize: 32, BlockBytes: 24, act: actQ8_1, unpack: unpackQ5_1},
-		{Name: "IQ4_NL", Type: IQ4_NL, GGML: 20, BlockSize: 32, BlockBytes: 18, act: actQ8_0, unpack: unpackIQ4NL},
-		{Name: "Q2_K", Type: Q2_K, GGML: 10, BlockSize: 256, BlockBytes: 84, act: actQ8_K, unpack: unpackQ2K, step: stepQ2K},
-		{Name: "Q3_K", Type: Q3_K, GGML: 11, BlockSize: 256, BlockBytes: 110, act: actQ8_K, unpack: unpackQ3K, step: stepLanes},
-		{Name: "Q4_K", Type: Q4_K, GGML: 12, BlockSize: 256, BlockBytes: 144, act: actQ8_K, unpack: unpackQ4K, step: stepQ4K},
-		{Name: "Q5_K", Type: Q5_K, GGML: 13, BlockSize: 256, BlockBytes: 176, act: actQ8_K, unpack: unpackQ5K, step: stepQ5K},
-		{Name: "Q6_K", Type: Q6_K, GGML: 14, BlockSize: 256, BlockBytes: 210, act: actQ8_K, unpack: unpackQ6K, step: stepLanes},
-		{Name: "IQ4_XS", Type: IQ4_XS, GGML: 23, BlockSize: 256, BlockBytes: 136, act: actQ8_K, unpack: unpackIQ4XS, step: stepLanes},
+		{Name: "Q4_1", Type: Q4_1, GGML: 3, BlockSize: 32, BlockBytes: 20, act: actQ8_1, unpack: unpackQ4_1, quant: quantizeQ4_1},
+		{Name: "Q5_0", Type: Q5_0, GGML: 6, BlockSize: 32, BlockBytes: 22, act: actQ8_0, unpack: unpackQ5_0, quant: quantizeQ5_0},
+		{Name: "Q5_1", Type: Q5_1, GGML: 7, BlockSize: 32, BlockBytes: 24, act: actQ8_1, unpack: unpackQ5_1, quant: quantizeQ5_1},
+		{Name: "IQ4_NL", Type: IQ4_NL, GGML: 20, BlockSize: 32, BlockBytes: 18, act: actQ8_0, unpack: unpackIQ4NL, quant: quantizeIQ4NL},
+		{Name: "Q2_K", Type: Q2_K, GGML: 10, BlockSize: 256, BlockBytes: 84, act: actQ8_K, unpack: unpackQ2K, step: stepQ2K, quant: quantizeQ2K},
+		{Name: "Q3_K", Type: Q3_K, GGML: 11, BlockSize: 256, BlockBytes: 110, act: actQ8_K, unpack: unpackQ3K, step: stepLanes, quant: quantizeQ3K},
+		{Name: "Q4_K", Type: Q4_K, GGML: 12, BlockSize: 256, BlockBytes: 144, act: actQ8_K, unpack: unpackQ4K, step: stepQ4K, quant: quantizeQ4K},
+		{Name: "Q5_K", Type: Q5_K, GGML: 13, BlockSize: 256, BlockBytes: 176, act: actQ8_K, unpack: unpackQ5K, step: stepQ5K, quant: quantizeQ5K},
+		{Name: "Q6_K", Type: Q6_K, GGML: 14, BlockSize: 256, BlockBytes: 210, act: actQ8_K, unpack: unpackQ6K, step: stepLanes, quant: quantizeQ6K},
+		{Name: "IQ4_XS", Type: IQ4_XS, GGML: 23, BlockSize: 256, BlockBytes: 136, act: actQ8_K, unpack: unpackIQ4XS, step: stepLanes, quant: quantizeIQ4XS},
 	} {
 		c.dequant, c.sum = dequantUnpacked(c), sumLanes
 		if c.BlockSize == 32 {
@@ -166,6 +193,6 @@ func init() {
 		}
 		register(c)
 	}
-	register(&Codec{Name: "Q8_0", Type: Q8_0, GGML: 8, BlockSize: 32, BlockBytes: Q8BlockBytes, act: actQ8_0, dequant: DequantizeQ8_0})
-	register(&Codec{Name: "Q4_0", Type: Q4_0, GGML: 2, BlockSize: 32, BlockBytes: Q4BlockBytes, act: actQ8_0, dequant: DequantizeQ4_0})
+	register(&Codec{Name: "Q8_0", Type: Q8_0, GGML: 8, BlockSize: 32, BlockBytes: Q8BlockBytes, act: actQ8_0, dequant: DequantizeQ8_0, quant: QuantizeQ8_0, quantRows: true})
+	register(&Codec{Name: "Q4_0", Type: Q4_0, GGML: 2, BlockSize: 32, BlockBytes: Q4BlockBytes, act: actQ8_0, dequant: DequantizeQ4_0, quant: QuantizeQ4_0, quantRows: true})
 }

@@ -35,10 +35,12 @@
 //     activation rows, and the rows the GEMM tiles leave over) streams 8 W
 //     rows with one accumulator each; column tails use masked loads. Packed
 //     Q8_0 (PackQ8) uses VPDPBUSD on 16 interleaved W rows per zmm: tiles of
-//     3 row groups × 4 activation rows, and 4 groups × 1 row for decode;
+//     1 row group × 3 activation rows, and 2 groups × 1 row for decode
+//     and the rows left over (GGML's float order, see Q8_0 below);
 //     GGML-layout Q8_0 two blocks per zmm (1×4 kernel for decode, 4×4 for
-//     n ≥ 4). Packed Q4_0 (PackQ4) runs the same tiles on nibbles
-//     unpacked in registers (see Q4_0 below).
+//     n ≥ 4). Packed Q4_0 (PackQ4) runs tiles of 3 groups × 4 rows
+//     (one accumulator per output) on nibbles unpacked in registers (see
+//     Q4_0 below).
 //   - avx2: AVX2 + FMA + F16C. 4×3 F32 GEMM, 1×8 matvec, Q8_0 via
 //     VPMADDUBSW/VPMADDWD with the sign trick (GGML layout only: PackQ8
 //     and PackF32 leave matrices unpacked at this level; packed ones run
@@ -126,8 +128,13 @@
 // fused into its own float accumulator per block, the lanes reduced at the
 // end, so its results are llama.cpp's bit for bit (its goldens need that:
 // the next activation quantization amplifies a last-bit difference into up
-// to 0.07 of logprob); that costs about 2× the GEMM's instructions of a
-// whole-block sum (BenchmarkMatMulQ8Packed). The GGML-layout kernels (avx2)
+// to 0.07 of logprob). That order costs one FMA per VPDPBUSD, and on this
+// Zen 5 both run on the same two pipes, so packed Q8_0 GEMM cannot pass
+// about 0.7× the whole-block sum it replaced; from three activation rows
+// it runs tiles of one group × three rows (q8lGemm1x3: each weight load
+// serves three rows, 24 lane accumulators), which are bound by their
+// broadcast loads (x and correction per row and step), at 0.47–0.57× of
+// the old GEMM (BenchmarkMatMulQ8Packed). The GGML-layout kernels (avx2)
 // keep their own order.
 //
 // # Q4_0
@@ -156,8 +163,11 @@
 // # Block codecs (K-quants and the other GGML block formats)
 //
 // codec.go registers each GGML block format once (Codec: name, GGML type
-// id, block layout, dequantization as GGML's dequantize_row_*, the
-// activation type GGML pairs it with, and its integer unpacking):
+// id, block layout, dequantization as GGML's dequantize_row_*,
+// quantization as GGML's reference quantizers (Codec.Quantize:
+// quantize_row_*_ref; for IQ4_NL and IQ4_XS quantize_iq4_nl/_xs without an
+// importance matrix, which is what llama-quantize writes), the activation
+// type GGML pairs it with, and its integer unpacking):
 // Q4_1, Q5_0, Q5_1, IQ4_NL (blocks of 32; Q8_0 or Q8_1 activations),
 // Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS (super-blocks of 256; Q8_K
 // activations, quantize_row_q8_K_ref), with Q8_0 and Q4_0 for lookups.

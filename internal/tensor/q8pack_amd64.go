@@ -170,23 +170,38 @@ func q8pRowsAVX512(a *q8pArgs, g0, g1 int) {
 //go:noescape
 func q8lGemv2x1(out *float32, x *int8, xc *int32, xs *uint32, w0, w1, s0, s1 *byte, nb int, mask uint64)
 
-// q8lRowsAVX512 is packed Q8_0 (q8pRowsGo's order) at the avx512 level: pairs of groups against
-// one activation row at a time (q8lGemv2x1; the pair's weights stay in L2
-// for the next rows), the pair past an odd last group a duplicate of it,
-// not written.
+//go:noescape
+func q8lGemm1x3(out *float32, ldo int, x *int8, ldx int, xc *int32, xs *uint32, lds int, w, s *byte, nb int, mask uint64)
+
+// q8lRowsAVX512 is packed Q8_0 (q8pRowsGo's order) at the avx512 level,
+// over pairs of groups (the pair past an odd last group a duplicate of
+// it, not written): tiles of three activation rows against one group at a
+// time (q8lGemm1x3: each weight load serves three rows, and the group's
+// weights stay in L1 or L2 for the next tiles), then the rows left over
+// one at a time against both groups (q8lGemv2x1, which also takes decode's
+// one or two rows, streaming the weights with prefetch). Masked stores:
+// the outputs of invalid rows are not touched.
 func q8lRowsAVX512(a *q8pArgs, g0, g1 int) {
 	nb := a.nb
 	if nb == 0 || g0 >= g1 || a.n == 0 {
 		return
 	}
-	wb, sb, cols := nb*q8GroupBlock, nb*q8GroupScale, a.cols
+	wb, sb, cols, ldo := nb*q8GroupBlock, nb*q8GroupScale, a.cols, a.ldo
 	_, _ = a.w[g1*wb-1], a.s[g1*sb-1]
 	_, _ = a.xq[a.n*cols-1], a.xc[a.n*cols/4-1]
-	_ = a.out[(a.n-1)*a.ldo+a.rows-1]
+	_ = a.xs[a.n*2*nb-1]
+	_ = a.out[(a.n-1)*ldo+a.rows-1]
+	n3 := a.n - a.n%3
 	groupPairs(g0, g1, a.groupMask, func(g, h int, mask uint64) {
-		for i := 0; i < a.n; i++ {
-			// Masked stores: the outputs of invalid rows are not touched.
-			q8lGemv2x1(&a.out[i*a.ldo+g*q8Group], &a.xq[i*cols], &a.xc[i*cols/4], &a.xs[2*i*nb],
+		for q := g; q <= h; q++ {
+			m := a.groupMask(q)
+			for i := 0; i < n3; i += 3 {
+				q8lGemm1x3(&a.out[i*ldo+q*q8Group], ldo, &a.xq[i*cols], cols, &a.xc[i*cols/4], &a.xs[2*i*nb], 8*nb,
+					&a.w[q*wb], &a.s[q*sb], nb, m)
+			}
+		}
+		for i := n3; i < a.n; i++ {
+			q8lGemv2x1(&a.out[i*ldo+g*q8Group], &a.xq[i*cols], &a.xc[i*cols/4], &a.xs[2*i*nb],
 				&a.w[g*wb], &a.w[h*wb], &a.s[g*sb], &a.s[h*sb], nb, mask)
 		}
 	})
