@@ -147,7 +147,7 @@ func parseServeArgs(args []string, stderr io.Writer) (serveConfig, error) {
 var serveFlagGroups = []flagGroup{
 	{"Options", []string{"config", "model"}},
 	{"Frontend", []string{"host", "port", "uvicorn-log-level", "api-key", "chat-template", "enable-log-requests", "disable-log-requests", "max-connections", "shutdown-timeout", "allow-unknown-fields"}},
-	{"ModelConfig", []string{"tokenizer", "served-model-name", "max-model-len", "dtype", "seed", "quantization", "generation-config", "trust-remote-code", "enforce-eager"}},
+	{"ModelConfig", []string{"tokenizer", "served-model-name", "max-model-len", "dtype", "seed", "quantization", "generation-config", "trust-remote-code", "enforce-eager", "max-logprobs"}},
 	{"LoadConfig", []string{"load-format"}},
 	{"ParallelConfig", []string{"tensor-parallel-size", "pipeline-parallel-size", "data-parallel-size", "disable-custom-all-reduce"}},
 	{"CacheConfig", []string{"block-size", "enable-prefix-caching", "no-enable-prefix-caching", "num-gpu-blocks-override", "gpu-memory-utilization", "kv-cache-dtype", "swap-space", "cpu-offload-gb"}},
