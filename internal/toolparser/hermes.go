@@ -55,7 +55,7 @@ func literalEnd(s string, scanned int, end string) int {
 // pass them through once-encoded).
 func nameAndArguments(v *value, argsKeys ...string) (call, bool) {
 	name, ok := v.get("name")
-	if !ok || name.k != kStr {
+	if !ok || name.k != kStr || name.s == "" {
 		return call{}, false
 	}
 	for _, key := range argsKeys {
