@@ -41,7 +41,7 @@ func TestParseJSONRefuses(t *testing.T) {
 }
 
 func TestRegistry(t *testing.T) {
-	want := []string{"deepseek_v3", "granite", "hermes", "llama3_json", "mistral", "pythonic", "qwen3_coder"}
+	want := []string{"deepseek_v3", "granite", "hermes", "llama3_json", "mistral", "openai", "pythonic", "qwen3_coder"}
 	if got := Names(); !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}

@@ -107,6 +107,7 @@ var registry = map[string]spec{
 	"pythonic":    {make: newPythonic},
 	"deepseek_v3": {markers: []string{dsCallsBegin, dsCallsEnd, dsCallBegin, dsCallEnd, dsSep}, make: newDeepSeekV3},
 	"granite":     {markers: []string{graniteToken}, make: newGranite},
+	"openai":      {markers: []string{harmonyStart, harmonyChannel, harmonyMessage, harmonyCall, harmonyEnd, harmonyReturn, "<|constrain|>"}, make: newOpenAI},
 }
 
 // Names lists the parser names, sorted.
