@@ -12,7 +12,6 @@ const (
 	hReasoningStart  = "<|end|><|start|>assistant<|channel|>analysis<|message|>"
 	hContentPrefix   = "<|end|><|start|>assistant<|channel|>final"
 	hContentStart    = hContentPrefix + "<|message|>"
-	hUserMessage     = "<|start|>user<|message|>"
 	hWeatherCallText = "<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{\"location\": \"San Francisco\"}<|call|>"
 )
 
@@ -27,7 +26,6 @@ var gptOSSCases = []testCase{
 		reasoning: "This is reasoning", content: "This is the rest"},
 	{name: "content_2", output: hReasoningStart + "This is reasoning" + hContentPrefix + "<|constrain|>ReplyAction <|message|>This is the rest",
 		reasoning: "This is reasoning", content: "This is the rest"},
-	{name: "basic_no_reasoning_assistant", output: hUserMessage + "This is a user message<|end|><|channel|>final", content: "This is a user message"},
 	// A call in the shape ../shared/templates/openai-gpt-oss-120b.jinja
 	// renders one: kept whole for the tool call parser.
 	{name: "function_call", output: "<|channel|>analysis<|message|>Need to use function get_weather.<|end|>" + hWeatherCallText,

@@ -87,7 +87,22 @@ func (qwen3Coder) findEnd(s string, scanned int) int {
 	if strings.HasPrefix(s, hermesStart) {
 		return literalEnd(s, scanned, hermesEnd)
 	}
-	return literalEnd(s, scanned, qcFuncEnd)
+	// From the start: a wait below for the tool_call tag leaves an end
+	// tag behind the scanned mark.
+	end := literalEnd(s, 0, qcFuncEnd)
+	if end < 0 {
+		return -1
+	}
+	// A bare function may still be followed by the closing tool_call tag
+	// whose opening the model left out: it belongs to the call.
+	rest := s[skipSpace(s, end):]
+	switch {
+	case strings.HasPrefix(rest, hermesEnd):
+		return len(s) - len(rest) + len(hermesEnd)
+	case strings.HasPrefix(hermesEnd, rest):
+		return -1
+	}
+	return end
 }
 
 func (qwen3Coder) isSep(c byte) bool { return isSpace(c) }
@@ -102,7 +117,7 @@ func (q qwen3Coder) parse(region string) ([]call, bool) {
 		}
 		body = body[i+len(qcFunction):]
 		name, rest, ok := strings.Cut(body, ">")
-		if !ok || name == "" {
+		if !ok || name == "" || strings.ContainsAny(name, "<> \t\r\n") {
 			return nil, false
 		}
 		fn, after, _ := strings.Cut(rest, qcFuncEnd)

@@ -52,6 +52,13 @@ var qwenCases = []testCase{
 		calls: []tc{{"get_current_weather", `{"city": "Dallas", "state": "TX"}`}}},
 	{name: "missing_closing_parameter_tag", output: "Let me check the weather for you:\n<tool_call>\n<function=get_current_weather>\n<parameter=city>\nDallas\n<parameter=state>\nTX\n</parameter>\n<parameter=unit>\nfahrenheit\n</parameter>\n</function>\n</tool_call>",
 		content: "Let me check the weather for you:\n", calls: []tc{{"get_current_weather", qcDallasArgs}}},
+	{name: "missing_opening_tag", output: "I'll check the weather for you.\n\n<function=get_current_weather>\n<parameter=city>\nDallas\n</parameter>\n<parameter=state>\nTX\n</parameter>\n<parameter=unit>\nfahrenheit\n</parameter>\n</function>\n</tool_call>",
+		content: "I'll check the weather for you.\n\n", calls: []tc{{"get_current_weather", qcDallasArgs}}},
+	// vLLM drops the malformed call; govllm keeps it as content.
+	{name: "none_tool_calls_filtered", output: "<tool_call>\n<function=bad_func_no_gt\n</function>\n</tool_call>\n<tool_call>\n<function=get_current_weather>\n<parameter=city>Dallas</parameter>\n<parameter=state>TX</parameter>\n</function>\n</tool_call>",
+		content: "<tool_call>\n<function=bad_func_no_gt\n</function>\n</tool_call>\n", calls: []tc{{"get_current_weather", `{"city": "Dallas", "state": "TX"}`}}},
+	{name: "no_double_serialization_string_args", output: "<tool_call>\n<function=greet>\n<parameter=message>hello world</parameter>\n</function>\n</tool_call>",
+		calls: []tc{{"greet", `{"message": "hello world"}`}}},
 }
 
 func TestQwen3Coder(t *testing.T) {
@@ -67,6 +74,11 @@ func TestQwen3Coder(t *testing.T) {
 		name:   "anyof_type_conversion",
 		output: "<tool_call>\n<function=test_anyof>\n<parameter=anyof_int>\n5\n</parameter>\n<parameter=anyof_str>\nhello\n</parameter>\n<parameter=anyof_array>\n[\"a\", \"b\", \"c\"]\n</parameter>\n<parameter=anyof_obj>\n{\"key\": \"value\"}\n</parameter>\n<parameter=type_as_array>\n42\n</parameter>\n<parameter=multi_non_null>\nsome text\n</parameter>\n</function>\n</tool_call>",
 		calls:  []tc{{"test_anyof", `{"anyof_int": 5, "anyof_str": "hello", "anyof_array": ["a", "b", "c"], "anyof_obj": {"key": "value"}, "type_as_array": 42, "multi_non_null": "some text"}`}},
+	}})
+	runCases(t, "qwen3_coder", qwenTools(t, map[string]string{"update_record": `{"type": "object", "properties": {"data": {"anyOf": [{"type": "object"}, {"type": "null"}]}}}`}), []testCase{{
+		name:   "anyof_parameter_not_double_encoded",
+		output: "<tool_call>\n<function=update_record>\n<parameter=data>{\"key\": \"value\", \"count\": 42}</parameter>\n</function>\n</tool_call>",
+		calls:  []tc{{"update_record", `{"data": {"key": "value", "count": 42}}`}},
 	}})
 	runCases(t, "qwen3_coder", qwenTools(t, map[string]string{"search_web": qcSearchParams}), []testCase{{
 		name:   "anyof_streaming",
