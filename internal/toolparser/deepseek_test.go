@@ -25,4 +25,13 @@ var deepSeekCases = []testCase{
 		content: "<｜tool▁calls▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Tokyo\"}\n```<｜tool▁calls▁end｜>"},
 }
 
-func TestDeepSeekV3(t *testing.T) { runCases(t, "deepseek_v3", nil, deepSeekCases) }
+// Constructed: non-ASCII, nested arguments (passed on as written).
+var deepSeekOwnCases = []testCase{
+	{name: "unicode_nested", output: "好的。<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Zürich\", \"state\": {\"canton\": \"ZH\", \"codes\": [8001, 8002.5]}}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+		content: "好的。", calls: []tc{{"get_weather", `{"city": "Zürich", "state": {"canton": "ZH", "codes": [8001, 8002.5]}}`}}},
+}
+
+func TestDeepSeekV3(t *testing.T) {
+	runCases(t, "deepseek_v3", nil, deepSeekCases)
+	runCases(t, "deepseek_v3", nil, deepSeekOwnCases)
+}

@@ -48,4 +48,14 @@ var llamaCases = []testCase{
 		calls: []tc{{"get_weather", `{"city": "Tokyo"}`}}},
 }
 
-func TestLlama3JSON(t *testing.T) { runCases(t, "llama3_json", nil, llamaCases) }
+// Constructed: nested arguments with non-ASCII text after prose (expected
+// arguments written with Python's json.dumps(…, ensure_ascii=False)).
+var llamaOwnCases = []testCase{
+	{name: "nested_unicode", output: "Je traduis.\n{\"name\": \"traduire\", \"parameters\": {\"texte\": \"Grüße, 世界 🌍\", \"options\": {\"niveaux\": [1, {\"x\": \"\\u00fc\"}], \"ok\": false}}}",
+		content: "Je traduis.\n", calls: []tc{{"traduire", `{"texte": "Grüße, 世界 🌍", "options": {"niveaux": [1, {"x": "ü"}], "ok": false}}`}}},
+}
+
+func TestLlama3JSON(t *testing.T) {
+	runCases(t, "llama3_json", nil, llamaCases)
+	runCases(t, "llama3_json", nil, llamaOwnCases)
+}

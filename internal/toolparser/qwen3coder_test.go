@@ -59,6 +59,10 @@ var qwenCases = []testCase{
 		content: "<tool_call>\n<function=bad_func_no_gt\n</function>\n</tool_call>\n", calls: []tc{{"get_current_weather", `{"city": "Dallas", "state": "TX"}`}}},
 	{name: "no_double_serialization_string_args", output: "<tool_call>\n<function=greet>\n<parameter=message>hello world</parameter>\n</function>\n</tool_call>",
 		calls: []tc{{"greet", `{"message": "hello world"}`}}},
+	// Constructed: non-ASCII values and a nested object (expected
+	// arguments written with Python's json.dumps(…, ensure_ascii=False)).
+	{name: "unicode_nested", output: "Je calcule.<tool_call>\n<function=calculate_area>\n<parameter=shape>\ncercle ⭕ 半径\n</parameter>\n<parameter=dimensions>\n{\"r\": 1.50, \"unité\": \"cm\"}\n</parameter>\n<parameter=precision>\n2\n</parameter>\n</function>\n</tool_call>",
+		content: "Je calcule.", calls: []tc{{"calculate_area", `{"shape": "cercle ⭕ 半径", "dimensions": {"r": 1.5, "unité": "cm"}, "precision": 2}`}}},
 }
 
 func TestQwen3Coder(t *testing.T) {
