@@ -86,6 +86,8 @@ var (
 		"internal/safetensors": nil,
 		"internal/tokenizer":   {"internal/gguf"},
 		"internal/constraint":  {"internal/tokenizer"},
+		"internal/toolparser":  nil,
+		"internal/reasoning":   nil,
 	}
 	forbiddenForEngine = []string{"net/http", "github.com/prometheus/", mod + "internal/tokenizer", mod + "internal/metrics",
 		mod + "internal/httpapi", mod + "internal/llm", mod + "internal/output", mod + "internal/openai", mod + "internal/bench"}
