@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ardanlabs/jinja"
+	"govllm/internal/jinja"
 )
 
 // Default is the template used when neither the model nor the command line
@@ -14,19 +14,48 @@ import (
 // then "assistant:" when a generation prompt is asked for.
 const Default = "{{ bos_token }}{% for message in messages %}{{ message['role'] + ': ' + message['content'] + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ 'assistant:' }}{% endif %}"
 
-// Message is one chat message as templates see it (message.role,
-// message.content).
+// Message is one chat message. Templates see it as vLLM hands it to
+// transformers (see messageValue): role, content, then tool_calls
+// (assistant), tool_call_id (tool) and name when set.
 type Message struct {
-	Role    string
-	Content string
+	Role string
+	// Content is the text; parts arrays are joined with "\n" by the caller
+	// and a null content is "" (vLLM's "string" content format).
+	Content    string
+	ToolCalls  []ToolCall
+	ToolCallID string
+	Name       string
+}
+
+// ToolCall is one call in an assistant message's history.
+type ToolCall struct {
+	ID   string
+	Name string
+	// Arguments is the JSON text the client sent; templates see it parsed
+	// into an object (vLLM's _postprocess_messages), or {} when it is not
+	// valid JSON.
+	Arguments string
+}
+
+// Tool is one function tool offered to the model.
+type Tool struct {
+	Name        string
+	Description *string
+	// Parameters is the JSON-Schema object (a *jsonvalue.Object), or nil.
+	Parameters any
+	Strict     *bool
 }
 
 // Options are the per-render inputs.
 type Options struct {
 	AddGenerationPrompt bool
+	// Tools, when non-nil, is the template's tools variable (undefined
+	// otherwise, as transformers leaves it when no tools are given).
+	Tools []Tool
 	// Kwargs are extra template variables (vLLM chat_template_kwargs),
-	// e.g. date_string. They never override messages, add_generation_prompt,
-	// bos_token or eos_token.
+	// e.g. date_string; values may hold *jsonvalue.Object. They never
+	// override messages, tools, add_generation_prompt, bos_token or
+	// eos_token.
 	Kwargs map[string]any
 }
 
@@ -61,16 +90,16 @@ func (t *Template) Source() string { return t.src }
 
 // Render formats msgs into the prompt text.
 func (t *Template) Render(msgs []Message, opts Options) (string, error) {
-	list := make([]any, len(msgs))
-	for i, m := range msgs {
-		list[i] = map[string]any{"role": m.Role, "content": m.Content}
-	}
-	data := make(map[string]jinja.Value, len(opts.Kwargs)+6)
+	data := make(map[string]jinja.Value, len(opts.Kwargs)+8)
 	for k, v := range opts.Kwargs {
-		data[k] = jinja.FromGoValue(v)
+		data[k] = toValue(v)
 	}
 	var raised error
-	data["messages"] = jinja.FromGoValue(list)
+	data["messages"] = messagesValue(msgs)
+	delete(data, "tools")
+	if opts.Tools != nil {
+		data["tools"] = toolsValue(opts.Tools)
+	}
 	data["add_generation_prompt"] = jinja.NewBool(opts.AddGenerationPrompt)
 	data["bos_token"] = jinja.NewString(t.bos)
 	data["eos_token"] = jinja.NewString(t.eos)

@@ -25,7 +25,7 @@ func TestDefaultTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := tmpl.Render([]Message{{"system", "S"}, {"user", "U"}}, Options{AddGenerationPrompt: true})
+	got, err := tmpl.Render([]Message{{Role: "system", Content: "S"}, {Role: "user", Content: "U"}}, Options{AddGenerationPrompt: true})
 	if want := "<s>system: S\nuser: U\nassistant:"; err != nil || got != want {
 		t.Fatalf("got %q, %v; want %q", got, err, want)
 	}
@@ -41,11 +41,11 @@ func TestStrftimeNowAndKwargs(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmpl.now = func() time.Time { return time.Date(2025, time.March, 7, 12, 0, 0, 0, time.UTC) }
-	got, err := tmpl.Render([]Message{{"user", "hi"}}, Options{AddGenerationPrompt: true})
+	got, err := tmpl.Render([]Message{{Role: "user", Content: "hi"}}, Options{AddGenerationPrompt: true})
 	if err != nil || !strings.Contains(got, "Today Date: 07 Mar 2025\n") {
 		t.Fatalf("strftime_now not used: %q, %v", got, err)
 	}
-	got, err = tmpl.Render([]Message{{"user", "hi"}}, Options{Kwargs: map[string]any{"date_string": "1 Jan 2000"}})
+	got, err = tmpl.Render([]Message{{Role: "user", Content: "hi"}}, Options{Kwargs: map[string]any{"date_string": "1 Jan 2000"}})
 	if err != nil || !strings.Contains(got, "Today Date: 1 Jan 2000\n") || strings.HasSuffix(got, "<|end_header_id|>\n\n") {
 		t.Fatalf("kwargs: %q, %v", got, err)
 	}
@@ -71,7 +71,7 @@ func TestRaiseExceptionIsTyped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = tmpl.Render([]Message{{"user", "a"}, {"user", "b"}}, Options{})
+	_, err = tmpl.Render([]Message{{Role: "user", Content: "a"}, {Role: "user", Content: "b"}}, Options{})
 	if !errors.Is(err, ErrTemplate) || !strings.HasSuffix(err.Error(), ": Conversation roles must alternate user/assistant/user/assistant/...") {
 		t.Fatalf("err = %v", err)
 	}
@@ -90,9 +90,9 @@ func TestConcurrentRender(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			msgs := []Message{{"user", "x"}}
+			msgs := []Message{{Role: "user", Content: "x"}}
 			if i%2 == 1 {
-				msgs = append(msgs, Message{"user", "y"}) // raises
+				msgs = append(msgs, Message{Role: "user", Content: "y"}) // raises
 			}
 			_, err := tmpl.Render(msgs, Options{})
 			if (err != nil) != (i%2 == 1) {
