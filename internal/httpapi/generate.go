@@ -49,6 +49,11 @@ type genRequest struct {
 	user     string // the end user the client names (OpenAI "user"), logged with the request
 	stream   bool
 	usage    *openai.StreamOptions
+	// tools is a chat request's parsed tools, tool_choice and
+	// parallel_tool_calls (nil without tools): the input the tool-call
+	// output parser will need. Until one is wired, Choice.Mode is always
+	// "none" here (prepareChat refuses the others).
+	tools *openai.ChatTools
 }
 
 // genPrompt is one prompt of a request, i.e. one engine request.
