@@ -106,6 +106,7 @@ func TestToolRequestsRefused(t *testing.T) {
 		{"bad parameters", "/v1/chat/completions", `{` + msgs + `,"tool_choice":"none","tools":[` + weatherTool + `,{"type":"function","function":{"name":"g","parameters":"object"}}]}`, "tools[1].function.parameters"},
 		{"image part", "/v1/chat/completions", `{"messages":[{"role":"user","content":"a"},{"role":"user","content":"b"},{"role":"user","content":[{"type":"image_url","image_url":{"url":"u"}}]}]}`, "messages[2].content[0].type"},
 		{"tool without id", "/v1/chat/completions", `{"messages":[{"role":"user","content":"a"},{"role":"tool","content":"r"}]}`, "messages[1].tool_call_id"},
+		{"kwargs not an object", "/v1/chat/completions", `{` + msgs + `,"chat_template_kwargs":[1]}`, "chat_template_kwargs"},
 		{"kwargs replace tools", "/v1/chat/completions", `{` + msgs + `,"chat_template_kwargs":{"tools":[]}}`, "chat_template_kwargs.tools"},
 		{"tokenize bad call", "/tokenize", `{"messages":[{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f"}}]}]}`, "messages[0].tool_calls[0].function.arguments"},
 		{"tokenize bad tools", "/tokenize", `{` + msgs + `,"tools":[{"type":"custom"}]}`, "tools[0].type"},

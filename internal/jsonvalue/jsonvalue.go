@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 )
 
 // Object is a JSON object that remembers the order of its keys.
@@ -65,7 +66,8 @@ func (o *Object) UnmarshalJSON(b []byte) error {
 	}
 	obj, ok := v.(*Object)
 	if !ok {
-		return errors.New("jsonvalue: not a JSON object")
+		// A type error, so encoding/json names the field that holds it.
+		return &json.UnmarshalTypeError{Value: kindOf(v), Type: reflect.TypeFor[Object]()}
 	}
 	*o = *obj
 	return nil
@@ -131,4 +133,21 @@ func parseArray(dec *json.Decoder) ([]any, error) {
 	}
 	_, err := dec.Token() // ']'
 	return out, err
+}
+
+// kindOf names the JSON kind of a parsed value.
+func kindOf(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "bool"
+	case string:
+		return "string"
+	case json.Number:
+		return "number"
+	case []any:
+		return "array"
+	}
+	return "object"
 }

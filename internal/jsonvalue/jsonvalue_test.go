@@ -47,3 +47,19 @@ func TestParseErrors(t *testing.T) {
 		}
 	}
 }
+
+// A non-object where an Object is expected is a type error naming the
+// field, like any other encoding/json type mismatch.
+func TestObjectFieldTypeError(t *testing.T) {
+	var v struct {
+		K *Object `json:"kw"`
+	}
+	err := json.Unmarshal([]byte(`{"kw": [1]}`), &v)
+	te, ok := err.(*json.UnmarshalTypeError)
+	if !ok || te.Field != "kw" || te.Value != "array" {
+		t.Fatalf("got %#v", err)
+	}
+	if err := json.Unmarshal([]byte(`{"kw": null}`), &v); err != nil || v.K != nil {
+		t.Fatalf("null: %v %v", err, v.K)
+	}
+}
