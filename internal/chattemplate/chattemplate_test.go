@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"govllm/internal/jsonvalue"
 )
 
 // readTemplate reads testdata/templates/name (a missing file must not
@@ -101,4 +103,21 @@ func TestConcurrentRender(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// chat_template_kwargs objects keep the client's key order, as Python dicts
+// do: {{ cfg|tojson }} prints json.dumps(cfg) of the insertion-ordered dict.
+func TestKwargsKeepKeyOrder(t *testing.T) {
+	tmpl, err := New("{{ cfg|tojson }}|{% for k, v in cfg.items() %}{{ k }}{% endfor %}", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := jsonvalue.Parse([]byte(`{"zeta": 1, "alpha": {"y": true, "b": null}, "mid": [2, "x"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tmpl.Render([]Message{{Role: "user", Content: "hi"}}, Options{Kwargs: map[string]any{"cfg": cfg}})
+	if want := `{"zeta": 1, "alpha": {"y": true, "b": null}, "mid": [2, "x"]}|zetaalphamid`; err != nil || got != want {
+		t.Fatalf("got %q, %v; want %q", got, err, want)
+	}
 }
