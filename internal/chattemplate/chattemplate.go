@@ -19,9 +19,12 @@ const Default = "{{ bos_token }}{% for message in messages %}{{ message['role'] 
 // (assistant), tool_call_id (tool) and name when set.
 type Message struct {
 	Role string
-	// Content is the text; parts arrays are joined with "\n" by the caller
-	// and a null content is "" (vLLM's "string" content format).
-	Content    string
+	// Content is the text: a parts array joined with "\n", "" for null
+	// (what templates see in vLLM's "string" content format).
+	Content string
+	// Parts are the text parts as sent, for the "openai" content format:
+	// nil means Content is the one part; empty (non-nil) means null.
+	Parts      []string
 	ToolCalls  []ToolCall
 	ToolCallID string
 	Name       string
@@ -62,6 +65,7 @@ type Options struct {
 // Template is a compiled chat template; safe for concurrent use.
 type Template struct {
 	src      string
+	openai   bool // vLLM's "openai" content format (see ContentFormat)
 	tmpl     *jinja.Template
 	bos, eos string
 	now      func() time.Time
@@ -82,7 +86,17 @@ func New(src, bosToken, eosToken string) (*Template, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chattemplate: compiling: %w", err)
 	}
-	return &Template{src: src, tmpl: t, bos: bosToken, eos: eosToken, now: time.Now}, nil
+	return &Template{src: src, tmpl: t, openai: t.LoopsOverMessageContent(), bos: bosToken, eos: eosToken, now: time.Now}, nil
+}
+
+// ContentFormat is the form of message content the template sees, chosen
+// as vLLM's "auto" does: "openai" (a list of {"type": "text", "text"}
+// parts) when the template loops over a message's content, else "string".
+func (t *Template) ContentFormat() string {
+	if t.openai {
+		return "openai"
+	}
+	return "string"
 }
 
 // Source returns the template text.
@@ -95,7 +109,7 @@ func (t *Template) Render(msgs []Message, opts Options) (string, error) {
 		data[k] = toValue(v)
 	}
 	var raised error
-	data["messages"] = messagesValue(msgs)
+	data["messages"] = messagesValue(msgs, t.openai)
 	delete(data, "tools")
 	if opts.Tools != nil {
 		data["tools"] = toolsValue(opts.Tools)

@@ -10,16 +10,21 @@ import (
 )
 
 // messagesValue builds the template's messages list the way vLLM's
-// parse_chat_messages hands it to transformers with the "string" content
-// format: {"role", "content"}, then "tool_calls" for an assistant message
-// with calls, "tool_call_id" for a tool message, and "name" when given.
-func messagesValue(msgs []Message) jinja.Value {
+// parse_chat_messages hands it to transformers: {"role", "content"}, then
+// "tool_calls" for an assistant message with calls, "tool_call_id" for a
+// tool message, and "name" when given. content is a string, or with the
+// "openai" format a list of text parts (a tool message's stays a string).
+func messagesValue(msgs []Message, openai bool) jinja.Value {
 	items := make([]jinja.Value, len(msgs))
 	for i, m := range msgs {
 		d := jinja.NewDict()
 		dict := d.AsDict()
 		dict.Set("role", jinja.NewString(m.Role))
-		dict.Set("content", jinja.NewString(m.Content))
+		if openai && m.Role != "tool" {
+			dict.Set("content", partsValue(m))
+		} else {
+			dict.Set("content", jinja.NewString(m.Content))
+		}
 		if m.Role == "assistant" && len(m.ToolCalls) > 0 {
 			dict.Set("tool_calls", toolCallsValue(m.ToolCalls))
 		}
@@ -29,6 +34,22 @@ func messagesValue(msgs []Message) jinja.Value {
 		if m.Name != "" {
 			dict.Set("name", jinja.NewString(m.Name))
 		}
+		items[i] = d
+	}
+	return jinja.NewList(items)
+}
+
+// partsValue is the content as [{"type": "text", "text": ...}, ...].
+func partsValue(m Message) jinja.Value {
+	parts := m.Parts
+	if parts == nil {
+		parts = []string{m.Content}
+	}
+	items := make([]jinja.Value, len(parts))
+	for i, p := range parts {
+		d := jinja.NewDict()
+		d.AsDict().Set("type", jinja.NewString("text"))
+		d.AsDict().Set("text", jinja.NewString(p))
 		items[i] = d
 	}
 	return jinja.NewList(items)

@@ -153,3 +153,20 @@ func TestTokenizeChatFlags(t *testing.T) {
 		t.Fatalf("add_special_tokens: %s vs %s", plain.body, special.body)
 	}
 }
+
+// A template that loops over message content gets the parts as a list
+// (vLLM's "openai" content format): Mistral Small 3.2 prints each text
+// block with nothing between them, where a joined string would have "\n".
+func TestContentPartsReachListTemplates(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testmodels.Shared(t, "templates"), "Mistral-Small-3.2-24B-Instruct-2506.jinja"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFake()
+	f.maxLen = 1 << 14
+	srv := newTestServer(t, f, func(c *Config) { c.ChatTemplate = string(b) })
+	r := do(t, srv, "POST", "/tokenize", `{"messages":[{"role":"user","content":[{"type":"text","text":"Part one."},{"type":"text","text":"Part two."}]}]}`)
+	if text := tokenizeText(t, f, r); !strings.Contains(text, "[INST]Part one.Part two.[/INST]") {
+		t.Fatalf("rendered %q", text)
+	}
+}

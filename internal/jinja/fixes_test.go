@@ -54,3 +54,34 @@ func TestPercentFormatErrors(t *testing.T) {
 		}
 	}
 }
+
+// LoopsOverMessageContent follows vLLM's _detect_content_format: loops over
+// message content, message coming from a loop over messages (or a variable
+// set from messages, possibly sliced or filtered); sets from a message are
+// not followed; a tuple loop target over messages ends the search.
+func TestLoopsOverMessageContent(t *testing.T) {
+	for _, c := range []struct {
+		src  string
+		want bool
+	}{
+		{"{% for m in messages %}{% for c in m['content'] %}{{ c.text }}{% endfor %}{% endfor %}", true},
+		{"{% for m in messages %}{% if m.content is string %}{{ m.content }}{% else %}{% for c in m.content %}{% endfor %}{% endif %}{% endfor %}", true},
+		{"{% set msgs = messages[1:] %}{% set rest = msgs %}{% for m in rest %}{% for c in m.content %}{% endfor %}{% endfor %}", true},
+		{"{% for m in messages|selectattr('role', 'equalto', 'user') %}{% for c in m['content'] %}{% endfor %}{% endfor %}", true},
+		{"{% for m in messages if m.role != 'system' %}{% for c in m.content|list %}{% endfor %}{% endfor %}", true},
+		{"{% for m in messages %}{{ m.content }}{% endfor %}", false},
+		{"{% for m in messages %}{% set c = m.content %}{% for x in c %}{% endfor %}{% endfor %}", false},
+		{"{% for m in messages %}{% for c in m.tool_calls %}{% endfor %}{% endfor %}", false},
+		{"{% for m in messages %}{% for c in messages[0].content %}{% endfor %}{% endfor %}", false},
+		{"{% for i, m in messages %}{% endfor %}{% for m in messages %}{% for c in m.content %}{% endfor %}{% endfor %}", false},
+		{"{% macro f(ms) %}{% for m in messages %}{% for c in m.content %}{% endfor %}{% endfor %}{% endmacro %}", true},
+	} {
+		tmpl, err := Compile(c.src)
+		if err != nil {
+			t.Fatalf("%s: %v", c.src, err)
+		}
+		if got := tmpl.LoopsOverMessageContent(); got != c.want {
+			t.Errorf("%s: got %v, want %v", c.src, got, c.want)
+		}
+	}
+}

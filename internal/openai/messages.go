@@ -26,7 +26,10 @@ type ChatMessage struct {
 	Name       string            `json:"name,omitempty"`
 	ToolCalls  []MessageToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string            `json:"tool_call_id,omitempty"`
-	bad        *apierr.Error     // Param relative to the message
+	// Parts are the text parts as sent (nil for a string content, empty for
+	// null), for templates that take content as a list of parts.
+	Parts []string      `json:"-"`
+	bad   *apierr.Error // Param relative to the message
 }
 
 // ChatContent is the text of a message.
@@ -73,8 +76,8 @@ func (m *ChatMessage) decodeField(k string, raw json.RawMessage) *apierr.Error {
 	case "tool_call_id":
 		return decodeString(k, raw, &m.ToolCallID)
 	case "content":
-		text, err := decodeContent(raw)
-		m.Content = ChatContent(text)
+		text, parts, err := decodeContent(raw)
+		m.Content, m.Parts = ChatContent(text), parts
 		return err
 	case "tool_calls":
 		calls, err := decodeToolCalls(raw)
@@ -100,19 +103,19 @@ func decodeString(param string, raw json.RawMessage, dst *string) *apierr.Error 
 	return nil
 }
 
-// decodeContent is a content string, null ("") or text parts joined with
-// "\n".
-func decodeContent(raw json.RawMessage) (string, *apierr.Error) {
+// decodeContent is a content string, null ("", no parts) or text parts
+// (joined with "\n", and the parts).
+func decodeContent(raw json.RawMessage) (string, []string, *apierr.Error) {
 	if isNull(raw) {
-		return "", nil
+		return "", []string{}, nil
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
+		return s, nil, nil
 	}
 	var parts []json.RawMessage
 	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", apierr.New("content", "must be a string, null or an array of text parts")
+		return "", nil, apierr.New("content", "must be a string, null or an array of text parts")
 	}
 	texts := make([]string, len(parts))
 	for j, p := range parts {
@@ -122,22 +125,22 @@ func decodeContent(raw json.RawMessage) (string, *apierr.Error) {
 		}
 		param := fmt.Sprintf("content[%d]", j)
 		if err := json.Unmarshal(p, &part); err != nil {
-			return "", apierr.New(param, "a content part must be {\"type\": \"text\", \"text\": string}: %v", err)
+			return "", nil, apierr.New(param, "a content part must be {\"type\": \"text\", \"text\": string}: %v", err)
 		}
 		switch {
 		case part.Type == nil:
-			return "", apierr.New(param+".type", "is required")
+			return "", nil, apierr.New(param+".type", "is required")
 		case *part.Type != "text":
-			return "", apierr.New(param+".type", "content part type %q is not supported (only \"text\")", *part.Type)
+			return "", nil, apierr.New(param+".type", "content part type %q is not supported (only \"text\")", *part.Type)
 		case part.Text == nil:
-			return "", apierr.New(param+".text", "is required for a text part")
+			return "", nil, apierr.New(param+".text", "is required for a text part")
 		}
 		if err := strictUnmarshal(p, &part); err != nil {
-			return "", apierr.New(param, "a text part has only type and text: %v", err)
+			return "", nil, apierr.New(param, "a text part has only type and text: %v", err)
 		}
 		texts[j] = *part.Text
 	}
-	return strings.Join(texts, "\n"), nil
+	return strings.Join(texts, "\n"), texts, nil
 }
 
 // decodeToolCalls decodes an assistant message's tool_calls (null: none).

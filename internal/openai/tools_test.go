@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,6 +68,13 @@ func TestToolConversationDecodes(t *testing.T) {
 	a, tool := msgs[0], msgs[1]
 	if a.Content != "a\nb" || len(a.ToolCalls) != 2 || a.ToolCalls[0].Function.Arguments != `{"x": 1}` || a.ToolCalls[1].Function.Arguments != `{"y":[1,2]}` || a.ToolCalls[1].ID != "c2" {
 		t.Fatalf("assistant %+v", a)
+	}
+	if !slices.Equal(a.Parts, []string{"a", "b"}) || tool.Parts != nil {
+		t.Fatalf("parts %q %q", a.Parts, tool.Parts)
+	}
+	var null []ChatMessage
+	if err := json.Unmarshal([]byte(`[{"role":"assistant","content":null}]`), &null); err != nil || null[0].Parts == nil || len(null[0].Parts) != 0 {
+		t.Fatalf("null content parts %#v, %v", null, err)
 	}
 	if tool.ToolCallID != "c1" || tool.Name != "f" || tool.Content != "r" {
 		t.Fatalf("tool %+v", tool)
