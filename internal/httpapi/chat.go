@@ -88,7 +88,13 @@ func (s *Server) renderChat(msgs []openai.ChatMessage, tools *openai.ChatTools, 
 		return "", err
 	}
 	if continueFinal {
-		last := string(msgs[len(msgs)-1].Content)
+		// transformers cuts after the final message's content, or after its
+		// last text part when the template takes content as a list.
+		final := msgs[len(msgs)-1]
+		last := string(final.Content)
+		if s.tmpl.ContentFormat() == "openai" && len(final.Parts) > 0 {
+			last = final.Parts[len(final.Parts)-1]
+		}
 		if i := strings.LastIndex(text, last); i >= 0 && last != "" {
 			text = text[:i+len(last)]
 		}

@@ -169,4 +169,10 @@ func TestContentPartsReachListTemplates(t *testing.T) {
 	if text := tokenizeText(t, f, r); !strings.Contains(text, "[INST]Part one.Part two.[/INST]") {
 		t.Fatalf("rendered %q", text)
 	}
+	// continue_final_message cuts after the last part, as transformers does
+	// for list content.
+	r = do(t, srv, "POST", "/tokenize", `{"continue_final_message":true,"messages":[{"role":"user","content":"Hi"},{"role":"assistant","content":[{"type":"text","text":"Once"},{"type":"text","text":" upon"}]}]}`)
+	if text := tokenizeText(t, f, r); !strings.HasSuffix(text, "[/INST]Once upon") {
+		t.Fatalf("continued %q", text)
+	}
 }
