@@ -3,7 +3,6 @@ module govllm
 go 1.26.0
 
 require (
-	github.com/ardanlabs/jinja v1.8.0
 	github.com/klauspost/compress v1.20.1
 	github.com/openai/openai-go/v3 v3.98.0
 	github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring v0.95.2

@@ -7,7 +7,7 @@ import (
 
 // BenchmarkRender renders a four-message conversation with real templates.
 func BenchmarkRender(b *testing.B) {
-	msgs := []Message{{"system", "You are a helpful assistant."}, {"user", "What is 2+2?"}, {"assistant", "4"}, {"user", "And 3+3?"}}
+	msgs := []Message{{Role: "system", Content: "You are a helpful assistant."}, {Role: "user", Content: "What is 2+2?"}, {Role: "assistant", Content: "4"}, {Role: "user", Content: "And 3+3?"}}
 	for _, name := range []string{"llama3.jinja", "llama3.2.jinja", "zephyr-tinyllama.jinja", "chatml-smollm2.jinja"} {
 		src, err := os.ReadFile("testdata/templates/" + name)
 		if err != nil {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ardanlabs/jinja"
+	"govllm/internal/jinja"
 )
 
 // Default is the template used when neither the model nor the command line
@@ -14,25 +14,58 @@ import (
 // then "assistant:" when a generation prompt is asked for.
 const Default = "{{ bos_token }}{% for message in messages %}{{ message['role'] + ': ' + message['content'] + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ 'assistant:' }}{% endif %}"
 
-// Message is one chat message as templates see it (message.role,
-// message.content).
+// Message is one chat message. Templates see it as vLLM hands it to
+// transformers (see messageValue): role, content, then tool_calls
+// (assistant), tool_call_id (tool) and name when set.
 type Message struct {
-	Role    string
+	Role string
+	// Content is the text: a parts array joined with "\n", "" for null
+	// (what templates see in vLLM's "string" content format).
 	Content string
+	// Parts are the text parts as sent, for the "openai" content format:
+	// nil means Content is the one part; empty (non-nil) means null.
+	Parts      []string
+	ToolCalls  []ToolCall
+	ToolCallID string
+	Name       string
+}
+
+// ToolCall is one call in an assistant message's history.
+type ToolCall struct {
+	ID   string
+	Name string
+	// Arguments is the JSON text the client sent; templates see it parsed
+	// into an object (vLLM's _postprocess_messages), or {} when it is not
+	// valid JSON.
+	Arguments string
+}
+
+// Tool is one function tool offered to the model.
+type Tool struct {
+	Name        string
+	Description *string
+	// Parameters is the JSON-Schema object (a *jsonvalue.Object), or nil.
+	Parameters any
+	Strict     *bool
 }
 
 // Options are the per-render inputs.
 type Options struct {
 	AddGenerationPrompt bool
+	// Tools, when non-nil, is the template's tools variable (undefined
+	// otherwise, as transformers leaves it when no tools are given).
+	Tools []Tool
 	// Kwargs are extra template variables (vLLM chat_template_kwargs),
-	// e.g. date_string. They never override messages, add_generation_prompt,
-	// bos_token or eos_token.
+	// e.g. date_string; values may hold *jsonvalue.Object. They never
+	// override messages, tools, add_generation_prompt, bos_token or
+	// eos_token.
 	Kwargs map[string]any
 }
 
 // Template is a compiled chat template; safe for concurrent use.
 type Template struct {
 	src      string
+	openai   bool // vLLM's "openai" content format (see ContentFormat)
 	tmpl     *jinja.Template
 	bos, eos string
 	now      func() time.Time
@@ -53,7 +86,17 @@ func New(src, bosToken, eosToken string) (*Template, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chattemplate: compiling: %w", err)
 	}
-	return &Template{src: src, tmpl: t, bos: bosToken, eos: eosToken, now: time.Now}, nil
+	return &Template{src: src, tmpl: t, openai: t.LoopsOverMessageContent(), bos: bosToken, eos: eosToken, now: time.Now}, nil
+}
+
+// ContentFormat is the form of message content the template sees, chosen
+// as vLLM's "auto" does: "openai" (a list of {"type": "text", "text"}
+// parts) when the template loops over a message's content, else "string".
+func (t *Template) ContentFormat() string {
+	if t.openai {
+		return "openai"
+	}
+	return "string"
 }
 
 // Source returns the template text.
@@ -61,16 +104,16 @@ func (t *Template) Source() string { return t.src }
 
 // Render formats msgs into the prompt text.
 func (t *Template) Render(msgs []Message, opts Options) (string, error) {
-	list := make([]any, len(msgs))
-	for i, m := range msgs {
-		list[i] = map[string]any{"role": m.Role, "content": m.Content}
-	}
-	data := make(map[string]jinja.Value, len(opts.Kwargs)+6)
+	data := make(map[string]jinja.Value, len(opts.Kwargs)+8)
 	for k, v := range opts.Kwargs {
-		data[k] = jinja.FromGoValue(v)
+		data[k] = toValue(v)
 	}
 	var raised error
-	data["messages"] = jinja.FromGoValue(list)
+	data["messages"] = messagesValue(msgs, t.openai)
+	delete(data, "tools")
+	if opts.Tools != nil {
+		data["tools"] = toolsValue(opts.Tools)
+	}
 	data["add_generation_prompt"] = jinja.NewBool(opts.AddGenerationPrompt)
 	data["bos_token"] = jinja.NewString(t.bos)
 	data["eos_token"] = jinja.NewString(t.eos)

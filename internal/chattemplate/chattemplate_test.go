@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"govllm/internal/jsonvalue"
 )
 
 // readTemplate reads testdata/templates/name (a missing file must not
@@ -25,7 +27,7 @@ func TestDefaultTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := tmpl.Render([]Message{{"system", "S"}, {"user", "U"}}, Options{AddGenerationPrompt: true})
+	got, err := tmpl.Render([]Message{{Role: "system", Content: "S"}, {Role: "user", Content: "U"}}, Options{AddGenerationPrompt: true})
 	if want := "<s>system: S\nuser: U\nassistant:"; err != nil || got != want {
 		t.Fatalf("got %q, %v; want %q", got, err, want)
 	}
@@ -41,11 +43,11 @@ func TestStrftimeNowAndKwargs(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmpl.now = func() time.Time { return time.Date(2025, time.March, 7, 12, 0, 0, 0, time.UTC) }
-	got, err := tmpl.Render([]Message{{"user", "hi"}}, Options{AddGenerationPrompt: true})
+	got, err := tmpl.Render([]Message{{Role: "user", Content: "hi"}}, Options{AddGenerationPrompt: true})
 	if err != nil || !strings.Contains(got, "Today Date: 07 Mar 2025\n") {
 		t.Fatalf("strftime_now not used: %q, %v", got, err)
 	}
-	got, err = tmpl.Render([]Message{{"user", "hi"}}, Options{Kwargs: map[string]any{"date_string": "1 Jan 2000"}})
+	got, err = tmpl.Render([]Message{{Role: "user", Content: "hi"}}, Options{Kwargs: map[string]any{"date_string": "1 Jan 2000"}})
 	if err != nil || !strings.Contains(got, "Today Date: 1 Jan 2000\n") || strings.HasSuffix(got, "<|end_header_id|>\n\n") {
 		t.Fatalf("kwargs: %q, %v", got, err)
 	}
@@ -71,7 +73,7 @@ func TestRaiseExceptionIsTyped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = tmpl.Render([]Message{{"user", "a"}, {"user", "b"}}, Options{})
+	_, err = tmpl.Render([]Message{{Role: "user", Content: "a"}, {Role: "user", Content: "b"}}, Options{})
 	if !errors.Is(err, ErrTemplate) || !strings.HasSuffix(err.Error(), ": Conversation roles must alternate user/assistant/user/assistant/...") {
 		t.Fatalf("err = %v", err)
 	}
@@ -90,9 +92,9 @@ func TestConcurrentRender(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			msgs := []Message{{"user", "x"}}
+			msgs := []Message{{Role: "user", Content: "x"}}
 			if i%2 == 1 {
-				msgs = append(msgs, Message{"user", "y"}) // raises
+				msgs = append(msgs, Message{Role: "user", Content: "y"}) // raises
 			}
 			_, err := tmpl.Render(msgs, Options{})
 			if (err != nil) != (i%2 == 1) {
@@ -101,4 +103,21 @@ func TestConcurrentRender(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// chat_template_kwargs objects keep the client's key order, as Python dicts
+// do: {{ cfg|tojson }} prints json.dumps(cfg) of the insertion-ordered dict.
+func TestKwargsKeepKeyOrder(t *testing.T) {
+	tmpl, err := New("{{ cfg|tojson }}|{% for k, v in cfg.items() %}{{ k }}{% endfor %}", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := jsonvalue.Parse([]byte(`{"zeta": 1, "alpha": {"y": true, "b": null}, "mid": [2, "x"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tmpl.Render([]Message{{Role: "user", Content: "hi"}}, Options{Kwargs: map[string]any{"cfg": cfg}})
+	if want := `{"zeta": 1, "alpha": {"y": true, "b": null}, "mid": [2, "x"]}|zetaalphamid`; err != nil || got != want {
+		t.Fatalf("got %q, %v; want %q", got, err, want)
+	}
 }

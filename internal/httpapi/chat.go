@@ -5,7 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"govllm/internal/apierr"
 	"govllm/internal/chattemplate"
+	"govllm/internal/jsonvalue"
 	"govllm/internal/openai"
 	"govllm/internal/output"
 )
@@ -48,34 +50,99 @@ func (s *Server) prepareChat(req *openai.ChatCompletionRequest, r *http.Request,
 	if err != nil {
 		return nil, err
 	}
-	base := baseID(r, req.RequestID)
-	text, err := s.renderChat(req.Messages, req.GenerationPrompt(), req.ContinueFinalMessage, req.ChatTemplateKwargs)
+	tools, err := openai.ParseTools(req.Tools, req.ToolChoice, req.ParallelToolCalls)
 	if err != nil {
 		return nil, err
 	}
-	return &genRequest{id: "chatcmpl-" + base, base: base, model: model, arrival: arrival, params: params,
+	if err := checkToolChoice(tools); err != nil {
+		return nil, err
+	}
+	base := baseID(r, req.RequestID)
+	text, err := s.renderChat(req.Messages, tools, req.GenerationPrompt(), req.ContinueFinalMessage, req.ChatTemplateKwargs)
+	if err != nil {
+		return nil, err
+	}
+	return &genRequest{id: "chatcmpl-" + base, base: base, model: model, arrival: arrival, params: params, tools: tools,
 		prompts: []genPrompt{{ids: s.tok.Encode(text, req.AddSpecialTokens)}}, priority: req.Priority, truncate: req.TruncatePromptTokens, tokenIDs: req.ReturnTokenIDs, user: req.User, stream: req.Stream, usage: req.StreamOptions}, nil
 }
 
-// renderChat applies the chat template. With continueFinal the text is cut
-// right after the final (assistant) message's content, so the model goes on
-// with it (vLLM continue_final_message).
-func (s *Server) renderChat(msgs []openai.ChatMessage, genPrompt, continueFinal bool, kwargs map[string]any) (string, error) {
-	cm := make([]chattemplate.Message, len(msgs))
-	for i, m := range msgs {
-		cm[i] = chattemplate.Message{Role: m.Role, Content: string(m.Content)}
+// checkToolChoice refuses a tool choice the server cannot honour yet: with
+// no tool-call parser, only "none" (the tools are rendered into the prompt
+// and the answer is plain content, as vLLM does). The message is vLLM's
+// for "auto" without the flags.
+func checkToolChoice(t *openai.ChatTools) error {
+	if t == nil || t.Choice.Mode == openai.ToolChoiceNone {
+		return nil
 	}
-	text, err := s.tmpl.Render(cm, chattemplate.Options{AddGenerationPrompt: genPrompt, Kwargs: kwargs})
+	choice := t.Choice.Mode
+	if choice == openai.ToolChoiceFunction {
+		choice = "named function"
+	}
+	return apierr.New("tool_choice", "%q tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set, which this server does not offer yet; send tool_choice \"none\" to render the tools into the prompt and get plain content (tool_choice defaults to \"auto\" when tools are given)", choice)
+}
+
+// renderChat applies the chat template with the request's tools (nil: the
+// template's tools variable stays undefined). With continueFinal the text
+// is cut right after the final (assistant) message's content, so the model
+// goes on with it (vLLM continue_final_message).
+func (s *Server) renderChat(msgs []openai.ChatMessage, tools *openai.ChatTools, genPrompt, continueFinal bool, kwargs *jsonvalue.Object) (string, error) {
+	text, err := s.tmpl.Render(templateMessages(msgs), chattemplate.Options{AddGenerationPrompt: genPrompt, Tools: templateTools(tools), Kwargs: templateKwargs(kwargs)})
 	if err != nil {
 		return "", err
 	}
 	if continueFinal {
-		last := string(msgs[len(msgs)-1].Content)
+		// transformers cuts after the final message's content, or after its
+		// last text part when the template takes content as a list.
+		final := msgs[len(msgs)-1]
+		last := string(final.Content)
+		if s.tmpl.ContentFormat() == "openai" && len(final.Parts) > 0 {
+			last = final.Parts[len(final.Parts)-1]
+		}
 		if i := strings.LastIndex(text, last); i >= 0 && last != "" {
 			text = text[:i+len(last)]
 		}
 	}
 	return text, nil
+}
+
+// templateMessages converts the wire messages for the chat template.
+func templateMessages(msgs []openai.ChatMessage) []chattemplate.Message {
+	cm := make([]chattemplate.Message, len(msgs))
+	for i, m := range msgs {
+		cm[i] = chattemplate.Message{Role: m.Role, Content: string(m.Content), Parts: m.Parts, ToolCallID: m.ToolCallID, Name: m.Name}
+		for _, c := range m.ToolCalls {
+			cm[i].ToolCalls = append(cm[i].ToolCalls, chattemplate.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+		}
+	}
+	return cm
+}
+
+// templateTools converts the parsed tools (nil: none).
+func templateTools(t *openai.ChatTools) []chattemplate.Tool {
+	if t == nil {
+		return nil
+	}
+	out := make([]chattemplate.Tool, len(t.Tools))
+	for i, ft := range t.Tools {
+		out[i] = chattemplate.Tool{Name: ft.Name, Description: ft.Description, Strict: ft.Strict}
+		if ft.Parameters != nil {
+			out[i].Parameters = ft.Parameters
+		}
+	}
+	return out
+}
+
+// templateKwargs turns chat_template_kwargs into template variables (the
+// values keep the client's key order).
+func templateKwargs(kw *jsonvalue.Object) map[string]any {
+	if kw == nil {
+		return nil
+	}
+	out := make(map[string]any, kw.Len())
+	for _, k := range kw.Keys() {
+		out[k], _ = kw.Get(k)
+	}
+	return out
 }
 
 // streamChat sends the assistant role first for every choice (as OpenAI

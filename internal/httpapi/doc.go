@@ -13,7 +13,9 @@
 //	                           up to openai.MaxPrompts prompts per request
 //	POST /v1/chat/completions  chat completion through the chat template
 //	GET  /v1/models            the served model names
-//	POST /tokenize             prompt or messages → token ids
+//	POST /tokenize             prompt, or vLLM's chat form (messages, tools,
+//	                           add_generation_prompt, continue_final_message,
+//	                           chat_template_kwargs) → token ids
 //	POST /detokenize           token ids → text
 //	GET  /health, /ping        200 while the engine runs, 503 once it died
 //	GET  /version              {"version": ...}
@@ -21,12 +23,20 @@
 //
 // With Config.APIKey set, /v1/* requires "Authorization: Bearer <key>".
 //
-// Imports: internal/openai (wire types), internal/chattemplate, internal/llm
+// Imports: internal/openai (wire types), internal/chattemplate,
+// internal/jsonvalue, internal/apierr, internal/llm
 // (Request and typed errors), internal/output (Stream), internal/tokenizer,
 // internal/sampling, internal/stats and net/http. Never Prometheus: /metrics
 // and the HTTP-metrics middleware are injected through Config. The engine is
 // consumed through the small Engine interface defined here, so the server is
 // tested with a fake engine as well as with the real llm.AsyncEngine.
+//
+// Tools: a chat request's parsed tools, tool_choice and parallel_tool_calls
+// (openai.ChatTools) are rendered into the prompt and kept on genRequest.tools
+// for the tool-call parser. Without one, only tool_choice "none" is served
+// (plain content, as vLLM does); "auto" (the default with tools),
+// "required" and a named function are a 400 naming tool_choice with vLLM's
+// message for "auto" without --enable-auto-tool-choice/--tool-call-parser.
 //
 // Invariants:
 //   - the arrival time of a generation request is taken on the handler's

@@ -304,11 +304,16 @@ func chatFields() map[string]fieldCase {
 		}
 	}}
 	m["max_completion_tokens"] = fieldCase{value: `3`, check: m["max_tokens"].check}
-	m["tools"] = fieldCase{value: `[{"type":"function","function":{"name":"f"}}]`}
-	m["tool_choice"] = fieldCase{value: `"auto"`}
+	// tools with tool_choice "none" are rendered into the prompt (checked
+	// with a tools template in tools_test.go); "auto" needs a tool-call
+	// parser, which is refused until one is wired.
+	m["tools"] = fieldCase{value: `[{"type":"function","function":{"name":"f"}}]`, with: `{"tool_choice":"none"}`, check: func(t *testing.T, _ *fakeEngine, r reply) { ok(t, r) }}
+	m["tool_choice"] = fieldCase{value: `"auto"`, with: `{"tools":[{"type":"function","function":{"name":"f"}}]}`}
 	m["reasoning_effort"] = fieldCase{value: `"low"`}
 	m["include_reasoning"] = fieldCase{value: `false`}
-	m["parallel_tool_calls"] = fieldCase{value: `true`}
+	// parallel_tool_calls is kept for the tool-call parser (no calls are
+	// parsed with tool_choice "none").
+	m["parallel_tool_calls"] = fieldCase{value: `false`, check: func(t *testing.T, _ *fakeEngine, r reply) { ok(t, r) }}
 	m["echo"] = fieldCase{value: `true`}
 	m["documents"] = fieldCase{value: `[{"title":"t","text":"x"}]`}
 	m["chat_template"] = fieldCase{value: `"{{ messages }}"`}

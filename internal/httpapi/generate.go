@@ -52,6 +52,11 @@ type genRequest struct {
 	// Completions: echo puts each prompt before its choices' text;
 	// echoOnly (echo with max_tokens 0) returns the prompt alone.
 	echo, echoOnly bool
+	// tools is a chat request's parsed tools, tool_choice and
+	// parallel_tool_calls (nil without tools): the input the tool-call
+	// output parser will need. Until one is wired, Choice.Mode is always
+	// "none" here (prepareChat refuses the others).
+	tools *openai.ChatTools
 }
 
 // genPrompt is one prompt of a request, i.e. one engine request.

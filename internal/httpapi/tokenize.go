@@ -12,7 +12,7 @@ import (
 // the chat template, to token ids.
 func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 	var req openai.TokenizeRequest
-	if err := openai.Decode(r.Body, &req); err != nil {
+	if err := openai.DecodeRequest(r.Body, &req, s.onUnknown()); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
@@ -20,24 +20,9 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	var ids []int32
-	switch {
-	case req.Prompt != nil && len(req.Messages) > 0:
-		s.writeErr(w, r, apierr.New("messages", "give either prompt or messages, not both"))
-		return
-	case req.Prompt != nil:
-		addSpecial := req.AddSpecialTokens == nil || *req.AddSpecialTokens
-		ids = s.tok.Encode(*req.Prompt, addSpecial)
-	case len(req.Messages) > 0:
-		gen := req.AddGenerationPrompt == nil || *req.AddGenerationPrompt
-		text, err := s.renderChat(req.Messages, gen, false, nil)
-		if err != nil {
-			s.writeErr(w, r, err)
-			return
-		}
-		ids = s.tok.Encode(text, req.AddSpecialTokens != nil && *req.AddSpecialTokens)
-	default:
-		s.writeErr(w, r, apierr.New("prompt", "prompt or messages is required"))
+	ids, err := s.tokenizeIDs(&req)
+	if err != nil {
+		s.writeErr(w, r, err)
 		return
 	}
 	if ids == nil {
@@ -51,6 +36,30 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// tokenizeIDs encodes the prompt form (add_special_tokens default true) or
+// the chat form (rendered with the chat template and the request's tools;
+// add_special_tokens default false, as in vLLM).
+func (s *Server) tokenizeIDs(req *openai.TokenizeRequest) ([]int32, error) {
+	if req.Prompt != nil {
+		if err := req.CheckPrompt(); err != nil {
+			return nil, err
+		}
+		return s.tok.Encode(*req.Prompt, req.AddSpecialTokens == nil || *req.AddSpecialTokens), nil
+	}
+	if len(req.Messages) == 0 {
+		return nil, apierr.New("prompt", "prompt or messages is required")
+	}
+	tools, gen, err := req.CheckChat()
+	if err != nil {
+		return nil, err
+	}
+	text, err := s.renderChat(req.Messages, tools, gen, req.ContinueFinalMessage, req.ChatTemplateKwargs)
+	if err != nil {
+		return nil, err
+	}
+	return s.tok.Encode(text, req.AddSpecialTokens != nil && *req.AddSpecialTokens), nil
 }
 
 // detokenize serves POST /detokenize.

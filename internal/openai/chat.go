@@ -1,11 +1,10 @@
 package openai
 
 import (
-	"bytes"
 	"encoding/json"
-	"strings"
 
 	"govllm/internal/apierr"
+	"govllm/internal/jsonvalue"
 	"govllm/internal/sampling"
 )
 
@@ -23,58 +22,14 @@ type ChatCompletionRequest struct {
 	ContinueFinalMessage bool              `json:"continue_final_message,omitempty"`
 	AddSpecialTokens     bool              `json:"add_special_tokens,omitempty"`
 	ChatTemplate         *string           `json:"chat_template,omitempty"`
-	ChatTemplateKwargs   map[string]any    `json:"chat_template_kwargs,omitempty"`
-	Tools                []json.RawMessage `json:"tools,omitempty"`
-	ToolChoice           json.RawMessage   `json:"tool_choice,omitempty"`
+	ChatTemplateKwargs   *jsonvalue.Object `json:"chat_template_kwargs,omitempty"`
+	// Tools, ToolChoice and ParallelToolCalls are validated by ParseTools.
+	Tools             []json.RawMessage `json:"tools,omitempty"`
+	ToolChoice        json.RawMessage   `json:"tool_choice,omitempty"`
+	ParallelToolCalls *bool             `json:"parallel_tool_calls,omitempty"`
 	StructuredFields
 	SamplingFields
 }
-
-// ChatMessage is one message. Content may be a string, null, or an array of
-// {"type": "text", "text": ...} parts (joined with "\n", as vLLM does).
-type ChatMessage struct {
-	Role    string      `json:"role"`
-	Content ChatContent `json:"content"`
-	Name    string      `json:"name,omitempty"`
-}
-
-// ChatContent is the text of a message.
-type ChatContent string
-
-// UnmarshalJSON accepts a string, null, or an array of text parts.
-func (c *ChatContent) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if bytes.Equal(b, []byte("null")) {
-		*c = ""
-		return nil
-	}
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return apierr.New("messages", "content must be a string or an array of text parts")
-		}
-		*c = ChatContent(s)
-		return nil
-	}
-	var parts []struct {
-		Type string  `json:"type"`
-		Text *string `json:"text"`
-	}
-	if err := json.Unmarshal(b, &parts); err != nil {
-		return apierr.New("messages", "content must be a string or an array of text parts")
-	}
-	texts := make([]string, 0, len(parts))
-	for _, p := range parts {
-		if p.Type != "text" || p.Text == nil {
-			return apierr.New("messages", "content part type %q is not supported (only \"text\")", p.Type)
-		}
-		texts = append(texts, *p.Text)
-	}
-	*c = ChatContent(strings.Join(texts, "\n"))
-	return nil
-}
-
-var chatRoles = map[string]bool{"system": true, "developer": true, "user": true, "assistant": true, "tool": true}
 
 // SamplingParams converts the request over the server defaults base.
 // max_completion_tokens wins over max_tokens; when both are absent MaxTokens
@@ -113,21 +68,15 @@ func (r *ChatCompletionRequest) SamplingParams(base sampling.Params) (sampling.P
 }
 
 func (r *ChatCompletionRequest) check() error {
-	if len(r.Messages) == 0 {
-		return apierr.New("messages", "must contain at least one message")
+	if err := CheckMessages(r.Messages); err != nil {
+		return err
 	}
-	for i, m := range r.Messages {
-		if !chatRoles[m.Role] {
-			return apierr.New("messages", "messages[%d].role %q is not one of system, developer, user, assistant, tool", i, m.Role)
-		}
+	if err := CheckTemplateKwargs(r.ChatTemplateKwargs); err != nil {
+		return err
 	}
 	switch {
 	case r.Echo:
 		return apierr.New("echo", "echo is not supported")
-	case len(r.Tools) > 0:
-		return apierr.New("tools", "tool calling is not supported")
-	case len(r.ToolChoice) > 0 && !bytes.Equal(r.ToolChoice, []byte(`"none"`)) && !bytes.Equal(r.ToolChoice, []byte("null")):
-		return apierr.New("tool_choice", "tool calling is not supported")
 	case r.ChatTemplate != nil:
 		return apierr.New("chat_template", "a per-request chat template is not supported; start the server with --chat-template")
 	case r.StreamOptions != nil && !r.Stream:

@@ -6,9 +6,17 @@
 // vLLM counterpart: vllm/entrypoints/openai/protocol.py (the pydantic models
 // and their to_sampling_params methods).
 //
-// Imports: internal/sampling, internal/stats and internal/apierr only. Nothing here does I/O
+// Imports: internal/sampling, internal/stats, internal/apierr and
+// internal/jsonvalue only. Nothing here does I/O
 // beyond decoding a request body handed in by the caller; the HTTP server
 // (internal/httpapi) owns routing, status codes and streaming.
+//
+// Tools: a chat request's history messages (assistant tool_calls, tool
+// messages with tool_call_id and name, text-part content arrays) decode into
+// ChatMessage and are checked by CheckMessages; tools, tool_choice and
+// parallel_tool_calls are checked by ParseTools into ChatTools (the form the
+// tool-call parsers will consume). Every refusal names the field by its
+// JSON path (messages[2].content[0].type, tools[1].function.parameters).
 //
 // Invariants:
 //   - every decode or validation failure is a *apierr.Error naming the offending

@@ -36,7 +36,6 @@ var unsupported = map[string]struct {
 	"mm_processor_kwargs":        {"multimodal inputs are not supported", nil},
 	"reasoning_effort":           {"reasoning_effort is not supported", nil},
 	"include_reasoning":          {"include_reasoning false is not supported (no reasoning parser is configured)", []string{"true"}},
-	"parallel_tool_calls":        {"tool calling is not supported", []string{"false"}},
 }
 
 // DecodeRequest is Decode for a request body whose top-level fields are

@@ -181,8 +181,7 @@ func TestChatSamplingParams(t *testing.T) {
 		{"top without logprobs", `{"messages":[{"role":"user","content":"hi"}],"top_logprobs":2}`, "top_logprobs", 0, nil},
 		{"top too big", `{"messages":[{"role":"user","content":"hi"}],"logprobs":true,"top_logprobs":21}`, "top_logprobs", 0, nil},
 		{"no messages", `{"messages":[]}`, "messages", 0, nil},
-		{"bad role", `{"messages":[{"role":"robot","content":"hi"}]}`, "messages", 0, nil},
-		{"tools", `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function"}]}`, "tools", 0, nil},
+		{"bad role", `{"messages":[{"role":"robot","content":"hi"}]}`, "messages[0].role", 0, nil},
 		{"unknown response_format type", `{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"xml"}}`, "response_format", 0, nil},
 		{"max_tokens zero", `{"messages":[{"role":"user","content":"hi"}],"max_tokens":0}`, "max_tokens", 0, nil},
 		{"logit_bias", `{"messages":[{"role":"user","content":"hi"}],"logit_bias":{"5":1}}`, "", 0, nil},
@@ -224,9 +223,11 @@ func TestChatContentParts(t *testing.T) {
 	if r.Messages[0].Content != "a\nb" || r.Messages[1].Content != "" {
 		t.Fatalf("got %+v", r.Messages)
 	}
-	err := Decode(strings.NewReader(`{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{}}]}]}`), &r)
+	if err := Decode(strings.NewReader(`{"messages":[{"role":"user","content":"a"},{"role":"user","content":[{"type":"image_url","image_url":{}}]}]}`), &r); err != nil {
+		t.Fatal(err)
+	}
 	var pe *apierr.Error
-	if !errors.As(err, &pe) || pe.Param != "messages" {
+	if err := CheckMessages(r.Messages); !errors.As(err, &pe) || pe.Param != "messages[1].content[0].type" {
 		t.Fatalf("image part: %v", err)
 	}
 }
