@@ -12,6 +12,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,8 @@ import (
 	"govllm/internal/core"
 	"govllm/internal/httpapi"
 	"govllm/internal/metrics"
+	"govllm/internal/reasoning"
+	"govllm/internal/toolparser"
 )
 
 // serveConfig is everything `govllm serve` is configured with: the engine
@@ -48,6 +51,10 @@ type serveConfig struct {
 	MaxConnections int
 	// AllowUnknownFields accepts unknown request fields (logged once each).
 	AllowUnknownFields bool
+	// Tool calls and reasoning (vLLM's flags; see httpapi.Config).
+	EnableAutoToolChoice bool
+	ToolCallParser       string
+	ReasoningParser      string
 
 	// LogLevel is the server log's level (--uvicorn-log-level).
 	LogLevel slog.Level
@@ -146,7 +153,8 @@ func parseServeArgs(args []string, stderr io.Writer) (serveConfig, error) {
 // does not define (yet) is skipped.
 var serveFlagGroups = []flagGroup{
 	{"Options", []string{"config", "model"}},
-	{"Frontend", []string{"host", "port", "uvicorn-log-level", "api-key", "chat-template", "enable-log-requests", "disable-log-requests", "max-connections", "shutdown-timeout", "allow-unknown-fields"}},
+	{"Frontend", []string{"host", "port", "uvicorn-log-level", "api-key", "chat-template", "enable-log-requests", "disable-log-requests", "max-connections", "shutdown-timeout", "allow-unknown-fields", "enable-auto-tool-choice", "tool-call-parser"}},
+	{"StructuredOutputsConfig", []string{"reasoning-parser"}},
 	{"ModelConfig", []string{"tokenizer", "served-model-name", "max-model-len", "dtype", "seed", "quantization", "generation-config", "trust-remote-code", "enforce-eager", "max-logprobs"}},
 	{"LoadConfig", []string{"load-format"}},
 	{"ParallelConfig", []string{"tensor-parallel-size", "pipeline-parallel-size", "data-parallel-size", "disable-custom-all-reduce"}},
@@ -189,6 +197,21 @@ func (c *serveConfig) addFlags(fs *flag.FlagSet, names, keys *stringList, model 
 	})
 	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "max open HTTP connections (idle keep-alives count); above it a new connection gets 503 with Retry-After")
 	fs.BoolVar(&c.AllowUnknownFields, "allow-unknown-fields", false, "accept request fields that are neither OpenAI's nor vLLM's (each name logged once) instead of answering 400")
+	fs.BoolVar(&c.EnableAutoToolChoice, "enable-auto-tool-choice", false, "parse tool calls out of the output for tool_choice \"auto\" (needs --tool-call-parser)")
+	fs.Func("tool-call-parser", "the model's tool-call format: "+strings.Join(toolparser.Names(), ", "), func(v string) error {
+		if !slices.Contains(toolparser.Names(), v) {
+			return fmt.Errorf("unknown tool call parser %q (known: %s)", v, strings.Join(toolparser.Names(), ", "))
+		}
+		c.ToolCallParser = v
+		return nil
+	})
+	fs.Func("reasoning-parser", "split reasoning_content off chat answers: "+strings.Join(reasoning.Names(), ", "), func(v string) error {
+		if !slices.Contains(reasoning.Names(), v) {
+			return fmt.Errorf("unknown reasoning parser %q (known: %s)", v, strings.Join(reasoning.Names(), ", "))
+		}
+		c.ReasoningParser = v
+		return nil
+	})
 	addCompatFlags(fs, &c.compat)
 	return finish
 }

@@ -83,16 +83,19 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 	}
 	go logEngineDeath(st.Engine, logger)
 	st.API, err = httpapi.New(httpapi.Config{
-		ServedModelNames:   cfg.ServedModelNames,
-		APIKeys:            cfg.APIKey,
-		ChatTemplate:       chatTemplate,
-		DefaultParams:      defaults,
-		Metrics:            metrics.Handler(st.Registry),
-		Instrument:         httpMetrics.Middleware,
-		Logger:             logger,
-		DisableLogRequests: cfg.DisableLogRequests,
-		Version:            version(),
-		AllowUnknownFields: cfg.AllowUnknownFields,
+		ServedModelNames:     cfg.ServedModelNames,
+		APIKeys:              cfg.APIKey,
+		ChatTemplate:         chatTemplate,
+		DefaultParams:        defaults,
+		Metrics:              metrics.Handler(st.Registry),
+		Instrument:           httpMetrics.Middleware,
+		Logger:               logger,
+		DisableLogRequests:   cfg.DisableLogRequests,
+		Version:              version(),
+		AllowUnknownFields:   cfg.AllowUnknownFields,
+		EnableAutoToolChoice: cfg.EnableAutoToolChoice,
+		ToolCallParser:       cfg.ToolCallParser,
+		ReasoningParser:      cfg.ReasoningParser,
 	}, st.Engine)
 	if err != nil {
 		return nil, err

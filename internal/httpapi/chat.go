@@ -5,11 +5,11 @@ import (
 	"strings"
 	"time"
 
-	"govllm/internal/apierr"
 	"govllm/internal/chattemplate"
 	"govllm/internal/jsonvalue"
 	"govllm/internal/openai"
 	"govllm/internal/output"
+	"govllm/internal/stats"
 )
 
 // chat serves POST /v1/chat/completions.
@@ -27,8 +27,9 @@ func (s *Server) chatResponse(g *genRequest, outs []*output.RequestOutput) any {
 		Usage:   openai.NewUsage(len(g.prompts[0].ids), completionTokens(o), o.NumCachedTokens),
 	}
 	for _, c := range o.Outputs {
-		ch := openai.ChatChoice{Index: c.Index, Message: openai.ResponseMessage{Role: "assistant", Content: c.Text},
-			FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason, TokenIDs: g.ids(c.TokenIDs)}
+		msg, finish := g.out.message(c.Text, openai.FinishReason(c.FinishReason))
+		ch := openai.ChatChoice{Index: c.Index, Message: msg,
+			FinishReason: finish, StopReason: c.StopReason, TokenIDs: g.ids(c.TokenIDs)}
 		if g.params.Logprobs != nil {
 			ch.Logprobs = openai.ChatLogprobsFrom(c.Logprobs, s.tok.Piece)
 		}
@@ -54,7 +55,8 @@ func (s *Server) prepareChat(req *openai.ChatCompletionRequest, r *http.Request,
 	if err != nil {
 		return nil, err
 	}
-	if err := checkToolChoice(tools); err != nil {
+	out, err := s.planChatOutput(tools, req.ChatTemplateKwargs, &params)
+	if err != nil {
 		return nil, err
 	}
 	base := baseID(r, req.RequestID)
@@ -62,23 +64,8 @@ func (s *Server) prepareChat(req *openai.ChatCompletionRequest, r *http.Request,
 	if err != nil {
 		return nil, err
 	}
-	return &genRequest{id: "chatcmpl-" + base, base: base, model: model, arrival: arrival, params: params, tools: tools,
+	return &genRequest{id: "chatcmpl-" + base, base: base, model: model, arrival: arrival, params: params, tools: tools, out: out,
 		prompts: []genPrompt{{ids: s.tok.Encode(text, req.AddSpecialTokens)}}, priority: req.Priority, truncate: req.TruncatePromptTokens, tokenIDs: req.ReturnTokenIDs, user: req.User, stream: req.Stream, usage: req.StreamOptions}, nil
-}
-
-// checkToolChoice refuses a tool choice the server cannot honour yet: with
-// no tool-call parser, only "none" (the tools are rendered into the prompt
-// and the answer is plain content, as vLLM does). The message is vLLM's
-// for "auto" without the flags.
-func checkToolChoice(t *openai.ChatTools) error {
-	if t == nil || t.Choice.Mode == openai.ToolChoiceNone {
-		return nil
-	}
-	choice := t.Choice.Mode
-	if choice == openai.ToolChoiceFunction {
-		choice = "named function"
-	}
-	return apierr.New("tool_choice", "%q tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set, which this server does not offer yet; send tool_choice \"none\" to render the tools into the prompt and get plain content (tool_choice defaults to \"auto\" when tools are given)", choice)
 }
 
 // renderChat applies the chat template with the request's tools (nil: the
@@ -166,10 +153,14 @@ func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, g *genReques
 		}
 		return sse.flush()
 	}
+	shapers := make([]*chatStream, g.params.N)
+	for i := range shapers {
+		shapers[i] = g.out.newStream()
+	}
 	s.streamDeltas(w, r, g, src, roles, func(_ int, _ *output.RequestOutput, c *output.CompletionOutput, u *openai.Usage) any {
-		text := c.Text
-		ch := openai.ChatChunkChoice{Index: c.Index, Delta: openai.ChatDelta{Content: &text},
-			FinishReason: openai.FinishReason(c.FinishReason), StopReason: c.StopReason, TokenIDs: g.ids(c.TokenIDs)}
+		delta, finish := shapers[c.Index].delta(c.Text, c.FinishReason != stats.FinishNone, openai.FinishReason(c.FinishReason))
+		ch := openai.ChatChunkChoice{Index: c.Index, Delta: delta,
+			FinishReason: finish, StopReason: c.StopReason, TokenIDs: g.ids(c.TokenIDs)}
 		if g.params.Logprobs != nil {
 			ch.Logprobs = openai.ChatLogprobsFrom(c.Logprobs, s.tok.Piece)
 		}

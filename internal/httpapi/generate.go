@@ -53,10 +53,11 @@ type genRequest struct {
 	// echoOnly (echo with max_tokens 0) returns the prompt alone.
 	echo, echoOnly bool
 	// tools is a chat request's parsed tools, tool_choice and
-	// parallel_tool_calls (nil without tools): the input the tool-call
-	// output parser will need. Until one is wired, Choice.Mode is always
-	// "none" here (prepareChat refuses the others).
+	// parallel_tool_calls (nil without tools).
 	tools *openai.ChatTools
+	// out turns a chat choice's text into reasoning, content and tool
+	// calls (nil: the text is the content).
+	out *chatOutput
 }
 
 // genPrompt is one prompt of a request, i.e. one engine request.

@@ -132,7 +132,7 @@ func TestChat(t *testing.T) {
 	}
 	c := resp.Choices[0]
 	if resp.Object != "chat.completion" || !strings.HasPrefix(resp.ID, "chatcmpl-") || c.Message.Role != "assistant" ||
-		c.Message.Content != f.tok.Decode([]int32{258, 259}, false) || c.Logprobs == nil || len(c.Logprobs.Content) != 2 ||
+		c.Message.Content == nil || *c.Message.Content != f.tok.Decode([]int32{258, 259}, false) || c.Logprobs == nil || len(c.Logprobs.Content) != 2 ||
 		len(c.Logprobs.Content[0].TopLogprobs) != 1 || *c.FinishReason != "length" {
 		t.Fatalf("response %s", r.body)
 	}

@@ -69,6 +69,14 @@ type Config struct {
 	// OpenAI's nor vLLM's (logged once per field name) instead of
 	// answering 400 naming them.
 	AllowUnknownFields bool
+	// EnableAutoToolChoice and ToolCallParser (vLLM's
+	// --enable-auto-tool-choice, --tool-call-parser) parse tool calls out
+	// of the output for tool_choice "auto"; ReasoningParser (vLLM's
+	// --reasoning-parser) splits reasoning_content off every chat answer.
+	// The names are package toolparser's and package reasoning's.
+	EnableAutoToolChoice bool
+	ToolCallParser       string
+	ReasoningParser      string
 }
 
 // Server is the HTTP handler. It is safe for concurrent use.
@@ -97,6 +105,9 @@ func New(cfg Config, eng Engine) (*Server, error) {
 	}
 	if eng == nil || eng.Tokenizer() == nil {
 		return nil, errors.New("httpapi: an engine with a tokenizer is required")
+	}
+	if err := checkParsers(cfg); err != nil {
+		return nil, err
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes

@@ -100,8 +100,8 @@ func TestToolRequestsRefused(t *testing.T) {
 	tests := []struct{ name, path, body, param string }{
 		{"auto", "/v1/chat/completions", `{` + msgs + `,` + tools + `,"tool_choice":"auto"}`, "tool_choice"},
 		{"default auto", "/v1/chat/completions", `{` + msgs + `,` + tools + `}`, "tool_choice"},
-		{"required", "/v1/chat/completions", `{` + msgs + `,` + tools + `,"tool_choice":"required"}`, "tool_choice"},
-		{"named", "/v1/chat/completions", `{` + msgs + `,` + tools + `,"tool_choice":{"type":"function","function":{"name":"get_weather"}}}`, "tool_choice"},
+		{"required beside response_format", "/v1/chat/completions", `{` + msgs + `,` + tools + `,"tool_choice":"required","response_format":{"type":"json_object"}}`, "tool_choice"},
+		{"named beside guided_json", "/v1/chat/completions", `{` + msgs + `,` + tools + `,"tool_choice":{"type":"function","function":{"name":"get_weather"}},"guided_json":{"type":"object"}}`, "tool_choice"},
 		{"named not in tools", "/v1/chat/completions", `{` + msgs + `,` + tools + `,"tool_choice":{"type":"function","function":{"name":"nope"}}}`, "tool_choice.function.name"},
 		{"bad parameters", "/v1/chat/completions", `{` + msgs + `,"tool_choice":"none","tools":[` + weatherTool + `,{"type":"function","function":{"name":"g","parameters":"object"}}]}`, "tools[1].function.parameters"},
 		{"image part", "/v1/chat/completions", `{"messages":[{"role":"user","content":"a"},{"role":"user","content":"b"},{"role":"user","content":[{"type":"image_url","image_url":{"url":"u"}}]}]}`, "messages[2].content[0].type"},

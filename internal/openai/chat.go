@@ -126,8 +126,37 @@ type ChatChoice struct {
 
 // ResponseMessage is the assistant's message in a response.
 type ResponseMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role    string  `json:"role"`
+	Content *string `json:"content"` // null when the answer is only tool calls
+	// ReasoningContent is the reasoning a --reasoning-parser split off
+	// (vLLM's field; also sent as Reasoning, its newer name); null without.
+	ReasoningContent *string `json:"reasoning_content,omitempty"`
+	Reasoning        *string `json:"reasoning,omitempty"`
+	// ToolCalls are the calls parsed from the output (tool_choice auto
+	// with a --tool-call-parser, required, or a named function).
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+}
+
+// ToolCall is one call in a response message.
+type ToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"` // "function"
+	Function FunctionCall `json:"function"`
+}
+
+// ToolCallDelta is one entry of a streamed delta.tool_calls: the id, type
+// and name on a call's first chunk, then arguments fragments.
+type ToolCallDelta struct {
+	Index    int               `json:"index"`
+	ID       string            `json:"id,omitempty"`
+	Type     string            `json:"type,omitempty"`
+	Function FunctionCallDelta `json:"function"`
+}
+
+// FunctionCallDelta is the function part of a ToolCallDelta.
+type FunctionCallDelta struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
 }
 
 // ChatCompletionChunk is one SSE event of a streaming chat completion.
@@ -158,8 +187,11 @@ type ChatChunkChoice struct {
 // ChatDelta is the new part of the message: the role on a choice's first
 // chunk, then content.
 type ChatDelta struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
+	Role             string          `json:"role,omitempty"`
+	Content          *string         `json:"content,omitempty"`
+	ReasoningContent *string         `json:"reasoning_content,omitempty"`
+	Reasoning        *string         `json:"reasoning,omitempty"`
+	ToolCalls        []ToolCallDelta `json:"tool_calls,omitempty"`
 }
 
 // ChatLogprobs is the chat logprobs format.

@@ -179,7 +179,7 @@ func TestChatSamplingParams(t *testing.T) {
 		{"logprobs", `{"messages":[{"role":"user","content":"hi"}],"logprobs":true,"top_logprobs":2}`, "", 0, ptr(2)},
 		{"logprobs no top", `{"messages":[{"role":"user","content":"hi"}],"logprobs":true}`, "", 0, ptr(0)},
 		{"top without logprobs", `{"messages":[{"role":"user","content":"hi"}],"top_logprobs":2}`, "top_logprobs", 0, nil},
-		{"top too big", `{"messages":[{"role":"user","content":"hi"}],"logprobs":true,"top_logprobs":21}`, "top_logprobs", 0, nil},
+		{"top below -1 (the cap is the server's: llm.Limits)", `{"messages":[{"role":"user","content":"hi"}],"logprobs":true,"top_logprobs":-2}`, "top_logprobs", 0, nil},
 		{"no messages", `{"messages":[]}`, "messages", 0, nil},
 		{"bad role", `{"messages":[{"role":"robot","content":"hi"}]}`, "messages[0].role", 0, nil},
 		{"unknown response_format type", `{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"xml"}}`, "response_format", 0, nil},
