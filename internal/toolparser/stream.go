@@ -13,7 +13,9 @@ import (
 type Stream struct {
 	p        *Parser
 	buf      string // text not decided yet
-	scanned  int    // len(buf) at the last findEnd of the open region
+	acc      strings.Builder
+	owned    bool // buf is the tail of acc's string
+	scan     scan // findEnd's progress over the open region
 	inRegion bool
 	atStart  bool // nothing of the output has been decided yet
 	calls    int  // calls emitted
@@ -34,8 +36,29 @@ func (s *Stream) Feed(dst []Delta, text string) []Delta {
 	if s.finished {
 		panic("toolparser: Feed after Finish")
 	}
-	s.buf += text
+	s.append(text)
 	return s.drain(dst, false)
+}
+
+// append adds text to the undecided text without copying what is held:
+// the text itself when nothing is held, else acc grows (its earlier bytes,
+// which deltas may point into, are never rewritten), and is started afresh
+// with the held tail once most of it has been decided.
+func (s *Stream) append(text string) {
+	switch {
+	case s.buf == "":
+		s.buf, s.owned = text, false
+		return
+	case !s.owned || s.acc.Len() > 2*len(s.buf)+4096:
+		held := s.buf
+		s.acc = strings.Builder{}
+		s.acc.Grow(len(held) + len(text))
+		s.acc.WriteString(held)
+		s.owned = true
+	}
+	s.acc.WriteString(text)
+	all := s.acc.String()
+	s.buf = all[len(all)-len(s.buf)-len(text):]
 }
 
 // Finish appends the deltas the end of the output decides: a call without
@@ -56,10 +79,10 @@ func (s *Stream) Finish(dst []Delta) []Delta {
 func (s *Stream) drain(dst []Delta, eof bool) []Delta {
 	for {
 		if s.inRegion {
-			end := s.p.f.findEnd(s.buf, s.scanned)
+			end := s.p.f.findEnd(s.buf, &s.scan)
 			if end < 0 {
 				if !eof {
-					s.scanned = len(s.buf)
+					s.scan.scanned = len(s.buf)
 					return dst
 				}
 				end = len(s.buf)
@@ -74,7 +97,7 @@ func (s *Stream) drain(dst []Delta, eof bool) []Delta {
 		if start >= 0 {
 			dst = s.content(dst, s.buf[:start])
 			s.buf = s.buf[start:]
-			s.inRegion, s.scanned, s.atStart = true, 0, false
+			s.inRegion, s.scan, s.atStart = true, scan{}, false
 			continue
 		}
 		n := len(s.buf)
