@@ -24,6 +24,7 @@ type Stream struct {
 	pending   string // those separators
 	afterCall bool   // the segment follows a call
 	finished  bool
+	base      int // len(dst) when the running Feed or Finish began
 }
 
 // NewStream starts parsing one output.
@@ -37,6 +38,7 @@ func (s *Stream) Feed(dst []Delta, text string) []Delta {
 		panic("toolparser: Feed after Finish")
 	}
 	s.append(text)
+	s.base = len(dst)
 	return s.drain(dst, false)
 }
 
@@ -67,9 +69,10 @@ func (s *Stream) Finish(dst []Delta) []Delta {
 	if s.finished {
 		return dst
 	}
+	s.base = len(dst)
 	dst = s.drain(dst, true)
 	if s.blank && !s.afterCall && s.pending != "" {
-		dst = appendContent(dst, s.pending)
+		dst = s.appendContent(dst, s.pending)
 	}
 	s.pending = ""
 	s.finished = true
@@ -144,16 +147,17 @@ func (s *Stream) content(dst []Delta, text string) []Delta {
 		}
 		s.blank = false
 		if s.pending != "" {
-			dst = appendContent(dst, s.pending)
+			dst = s.appendContent(dst, s.pending)
 			s.pending = ""
 		}
 	}
-	return appendContent(dst, text)
+	return s.appendContent(dst, text)
 }
 
-// appendContent adds text to dst, merged into a last content delta.
-func appendContent(dst []Delta, text string) []Delta {
-	if n := len(dst); n > 0 && dst[n-1].Tool == nil {
+// appendContent adds text to dst, merged into a last content delta of
+// this call (never into one the caller has already been given).
+func (s *Stream) appendContent(dst []Delta, text string) []Delta {
+	if n := len(dst); n > s.base && dst[n-1].Tool == nil {
 		dst[n-1].Content += text
 		return dst
 	}
@@ -169,7 +173,7 @@ func runeBoundary(s string, n int) int {
 			return n
 		}
 		if utf8.RuneStart(c) {
-			if !utf8.FullRuneInString(s[n-back:]) {
+			if !utf8.FullRuneInString(s[n-back : n]) {
 				return n - back
 			}
 			return n
