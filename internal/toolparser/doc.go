@@ -32,7 +32,7 @@
 //
 // Parser.NewStream() returns a Stream for a streamed output: Feed(dst,
 // delta) appends the Deltas the new text decides, Finish(dst) those the
-// end decides. A Delta is content text or a ToolCallDelta{Index, ID,
+// end decides; neither changes the deltas already in dst. A Delta is content text or a ToolCallDelta{Index, ID,
 // Name, Arguments}: the entries of OpenAI's delta.tool_calls, with ID and
 // Name on the first delta of a call only and Arguments the next fragment.
 // The wiring merges consecutive deltas into chunks as it likes.
