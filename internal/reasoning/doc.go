@@ -17,7 +17,7 @@
 // detokenized with skip_special_tokens=false). Parser.Extract splits a
 // whole output into a Result; Parser.NewStream returns a Stream fed the
 // text deltas (Feed appends Deltas, each reasoning or content, in output
-// order; Finish flushes at the end).
+// order, never changing those already in dst; Finish flushes at the end).
 //
 // Invariant: Extract is defined as the stream over the whole text, and
 // every decision of the stream depends only on the text it has seen, so

@@ -38,13 +38,13 @@ type harmony struct {
 	kind   bodyKind
 }
 
-func (h *harmony) step(dst []Delta, s string, eof bool) ([]Delta, int) {
+func (h *harmony) step(out *emitter, s string, eof bool) int {
 	if h.inBody {
-		return h.body(dst, s, eof)
+		return h.body(out, s, eof)
 	}
 	for _, t := range [...]string{hEnd, hReturn, hCall} {
 		if strings.HasPrefix(s, t) {
-			return dst, len(t) // a terminator with no message open
+			return len(t) // a terminator with no message open
 		}
 	}
 	if strings.HasPrefix(s, hStart) || strings.HasPrefix(s, hChannel) {
@@ -54,19 +54,19 @@ func (h *harmony) step(dst []Delta, s string, eof bool) ([]Delta, int) {
 			header := s[:i+len(hMessage)]
 			h.inBody, h.kind = true, headerKind(header)
 			if h.kind == verbatim {
-				dst = emit(dst, header, false)
+				out.text(header, false)
 			}
-			return dst, len(header)
+			return len(header)
 		case eof:
-			return dst, len(s)
+			return len(s)
 		}
-		return dst, 0
+		return 0
 	}
 	if !eof && (strings.HasPrefix(hStart, s) || strings.HasPrefix(hChannel, s) || partialToken(s)) {
-		return dst, 0
+		return 0
 	}
 	h.inBody, h.kind = true, toContent // plain text
-	return h.body(dst, s, eof)
+	return h.body(out, s, eof)
 }
 
 // partialToken reports whether s could still grow into a terminator.
@@ -89,7 +89,7 @@ func headerKind(header string) bodyKind {
 
 // body emits a message body up to its terminator, or up to the next
 // header when the model starts one without ending the body.
-func (h *harmony) body(dst []Delta, s string, eof bool) ([]Delta, int) {
+func (h *harmony) body(out *emitter, s string, eof bool) int {
 	i, m := firstOf(s, hEnd, hReturn, hCall, hStart, hChannel)
 	if i < 0 {
 		hold := 0
@@ -97,21 +97,16 @@ func (h *harmony) body(dst []Delta, s string, eof bool) ([]Delta, int) {
 			hold = partialSuffix(s, hEnd, hReturn, hCall, hStart, hChannel)
 		}
 		n := sendable(s, hold, eof)
-		return h.emit(dst, s[:n]), n
+		out.text(s[:n], h.kind == toReasoning)
+		return n
 	}
-	dst = h.emit(dst, s[:i])
+	out.text(s[:i], h.kind == toReasoning)
 	h.inBody = false
 	if m == hStart || m == hChannel {
-		var n int
-		dst, n = h.step(dst, s[i:], eof)
-		return dst, i + n
+		return i + h.step(out, s[i:], eof)
 	}
 	if h.kind == verbatim {
-		dst = emit(dst, m, false)
+		out.text(m, false)
 	}
-	return dst, i + len(m)
-}
-
-func (h *harmony) emit(dst []Delta, text string) []Delta {
-	return emit(dst, text, h.kind == toReasoning)
+	return i + len(m)
 }

@@ -32,10 +32,10 @@ type Options struct {
 
 // machine is one output syntax, driven over the text not yet decided.
 type machine interface {
-	// step decides a prefix of s: it returns the deltas it emits and how
-	// many bytes it consumed. It may consume nothing only when it needs
-	// more text (never at eof).
-	step(dst []Delta, s string, eof bool) ([]Delta, int)
+	// step decides a prefix of s: it appends what it emits to out and
+	// returns how many bytes it consumed. It may consume nothing only
+	// when it needs more text (never at eof).
+	step(out *emitter, s string, eof bool) int
 }
 
 type spec struct {
@@ -129,38 +129,45 @@ func (s *Stream) Finish(dst []Delta) []Delta {
 }
 
 func (s *Stream) drain(dst []Delta, eof bool) []Delta {
+	out := emitter{dst: dst, base: len(dst)}
 	for s.buf != "" {
-		var n int
-		dst, n = s.m.step(dst, s.buf, eof)
+		n := s.m.step(&out, s.buf, eof)
 		if n == 0 {
 			break
 		}
 		s.buf = s.buf[n:]
 	}
-	return dst
+	return out.dst
 }
 
-// emit appends reasoning or content text, merged into a last delta of the
-// same kind.
-func emit(dst []Delta, text string, reasoning bool) []Delta {
+// emitter collects the deltas of one Feed or Finish.
+type emitter struct {
+	dst  []Delta
+	base int // len(dst) before: those deltas are the caller's already
+}
+
+// text appends reasoning or content text, merged into a last delta of the
+// same kind from this call.
+func (e *emitter) text(text string, reasoning bool) {
 	if text == "" {
-		return dst
+		return
 	}
-	if n := len(dst); n > 0 {
-		last := &dst[n-1]
+	if n := len(e.dst); n > e.base {
+		last := &e.dst[n-1]
 		if reasoning && last.Content == "" {
 			last.Reasoning += text
-			return dst
+			return
 		}
 		if !reasoning && last.Reasoning == "" {
 			last.Content += text
-			return dst
+			return
 		}
 	}
 	if reasoning {
-		return append(dst, Delta{Reasoning: text})
+		e.dst = append(e.dst, Delta{Reasoning: text})
+		return
 	}
-	return append(dst, Delta{Content: text})
+	e.dst = append(e.dst, Delta{Content: text})
 }
 
 // sendable returns how much of s can be released when the last hold bytes

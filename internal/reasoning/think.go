@@ -23,46 +23,49 @@ type think struct {
 	opened  bool // past the optional opening tag
 }
 
-func (t *think) step(dst []Delta, s string, eof bool) ([]Delta, int) {
+func (t *think) step(out *emitter, s string, eof bool) int {
 	switch {
 	case t.content:
-		return emit(dst, s, false), len(s)
+		out.text(s, false)
+		return len(s)
 	case !t.opened:
-		return t.open(dst, s, eof)
+		return t.open(out, s, eof)
 	}
 	ends := []string{thinkEnd}
 	if t.toolCallEnds {
 		ends = append(ends, toolCall)
 	}
 	if i, m := firstOf(s, ends...); i >= 0 {
-		dst = emit(dst, s[:i], true)
+		out.text(s[:i], true)
 		t.content = true
 		if m == thinkEnd {
-			return dst, i + len(thinkEnd)
+			return i + len(thinkEnd)
 		}
-		return emit(dst, s[i:], false), len(s) // the tag begins the content
+		out.text(s[i:], false) // the tag begins the content
+		return len(s)
 	}
 	hold := 0
 	if !eof {
 		hold = partialSuffix(s, ends...)
 	}
 	n := sendable(s, hold, eof)
-	return emit(dst, s[:n], true), n
+	out.text(s[:n], true)
+	return n
 }
 
 // open drops leading whitespace and the opening tag when the output
 // begins with them.
-func (t *think) open(dst []Delta, s string, eof bool) ([]Delta, int) {
+func (t *think) open(out *emitter, s string, eof bool) int {
 	rest := strings.TrimLeft(s, " \t\r\n")
 	switch {
 	case strings.HasPrefix(rest, thinkStart):
 		t.opened = true
-		return dst, len(s) - len(rest) + len(thinkStart)
+		return len(s) - len(rest) + len(thinkStart)
 	case !eof && strings.HasPrefix(thinkStart, rest):
-		return dst, 0 // whitespace, or part of the tag, so far
+		return 0 // whitespace, or part of the tag, so far
 	}
 	t.opened = true
-	return t.step(dst, s, eof)
+	return t.step(out, s, eof)
 }
 
 // firstOf returns the index of the earliest of the markers in s, and which.

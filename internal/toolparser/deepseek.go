@@ -27,7 +27,7 @@ func (deepSeekV3) findStart(s string, _, eof bool) (int, int) {
 	return start, hold
 }
 
-func (deepSeekV3) findEnd(s string, scanned int) int { return literalEnd(s, scanned, dsCallsEnd) }
+func (deepSeekV3) findEnd(s string, st *scan) int { return literalEnd(s, st.scanned, dsCallsEnd) }
 
 func (deepSeekV3) isSep(c byte) bool { return isSpace(c) }
 

@@ -32,7 +32,7 @@
 //
 // Parser.NewStream() returns a Stream for a streamed output: Feed(dst,
 // delta) appends the Deltas the new text decides, Finish(dst) those the
-// end decides. A Delta is content text or a ToolCallDelta{Index, ID,
+// end decides; neither changes the deltas already in dst. A Delta is content text or a ToolCallDelta{Index, ID,
 // Name, Arguments}: the entries of OpenAI's delta.tool_calls, with ID and
 // Name on the first delta of a call only and Arguments the next fragment.
 // The wiring merges consecutive deltas into chunks as it likes.
@@ -65,8 +65,11 @@
 //   - A malformed call is content, with its markers, and its well-formed
 //     neighbours stay calls (vLLM turns the whole output into content).
 //     Nothing is lost: an output without calls comes back whole as
-//     content. pythonic follows vLLM in dropping a call whose arguments
-//     have no JSON form (bytes, inf) while keeping its siblings.
+//     content. The unit is the region the format delimits: one
+//     <tool_call> for hermes, the whole list for pythonic and granite, the
+//     whole section for deepseek_v3. pythonic follows vLLM in dropping a
+//     call whose arguments have no JSON form (bytes, inf) from a list that
+//     is valid Python.
 //
 // Content text is released as soon as it cannot begin a call: only a
 // suffix that could be the start of a marker, an incomplete UTF-8

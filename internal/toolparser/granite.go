@@ -16,8 +16,8 @@ func (granite) findStart(s string, _, eof bool) (int, int) {
 	return start, hold
 }
 
-func (granite) findEnd(s string, _ int) int {
-	return jsonAfter(s, skipSpace(s, len(graniteMarker(s))))
+func (granite) findEnd(s string, st *scan) int {
+	return st.jsonAfter(s, skipSpace(s, len(graniteMarker(s))))
 }
 
 func (granite) isSep(c byte) bool { return isSpace(c) }

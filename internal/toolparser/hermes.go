@@ -19,7 +19,7 @@ func (hermes) findStart(s string, _, eof bool) (int, int) {
 	return start, hold
 }
 
-func (hermes) findEnd(s string, scanned int) int { return literalEnd(s, scanned, hermesEnd) }
+func (hermes) findEnd(s string, st *scan) int { return literalEnd(s, st.scanned, hermesEnd) }
 
 func (hermes) isSep(c byte) bool { return isSpace(c) }
 

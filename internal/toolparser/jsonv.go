@@ -481,34 +481,3 @@ func appendPyString(b []byte, s string) []byte {
 	}
 	return append(b, '"')
 }
-
-// jsonEnd returns the index just past the JSON object or array that opens
-// at s[i], matching brackets outside strings, or -1 if s ends first. It
-// does not validate: parseJSON does.
-func jsonEnd(s string, i int) int {
-	depth, inStr, esc := 0, false, false
-	for ; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case inStr:
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
-		case c == '"':
-			inStr = true
-		case c == '{' || c == '[':
-			depth++
-		case c == '}' || c == ']':
-			depth--
-			if depth == 0 {
-				return i + 1
-			}
-		}
-	}
-	return -1
-}

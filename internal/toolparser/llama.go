@@ -38,12 +38,12 @@ func (llama3JSON) findStart(s string, _, eof bool) (int, int) {
 	return -1, 0
 }
 
-func (llama3JSON) findEnd(s string, _ int) int {
+func (llama3JSON) findEnd(s string, st *scan) int {
 	i := 0
 	if strings.HasPrefix(s, pythonTag) {
 		i = len(pythonTag)
 	}
-	return jsonAfter(s, skipSpace(s, i))
+	return st.jsonAfter(s, skipSpace(s, i))
 }
 
 func (llama3JSON) isSep(c byte) bool { return isSpace(c) || c == ';' }
@@ -67,17 +67,4 @@ func skipSpace(s string, i int) int {
 		i++
 	}
 	return i
-}
-
-// jsonAfter returns the end of a region whose JSON object or array opens at
-// s[i]: the end of that value, -1 while s ends before it does, or i itself
-// when something else stands there (the region is malformed and ends).
-func jsonAfter(s string, i int) int {
-	if i >= len(s) {
-		return -1
-	}
-	if s[i] != '{' && s[i] != '[' {
-		return i
-	}
-	return jsonEnd(s, i)
 }

@@ -26,13 +26,13 @@ func (mistral) isSep(c byte) bool { return isSpace(c) }
 
 // findEnd finds the JSON value of the call: the array right after the
 // marker, or the object after the name and its tokens.
-func (mistral) findEnd(s string, _ int) int {
+func (mistral) findEnd(s string, st *scan) int {
 	i := skipSpace(s, len(mistralCalls))
 	if i >= len(s) || s[i:] == "[" {
 		return -1
 	}
 	if s[i] == '[' && s[i+1] != 'A' && s[i+1] != 'C' {
-		return jsonEnd(s, i) // the pre-v11 array
+		return st.bracketEnd(s, i, false) // the pre-v11 array
 	}
 	i = nameEnd(s, i)
 	if strings.HasPrefix(s[i:], mistralCallID) {
@@ -44,7 +44,7 @@ func (mistral) findEnd(s string, _ int) int {
 	if rest := s[i:]; strings.HasPrefix(mistralArgs, rest) || strings.HasPrefix(mistralCallID, rest) {
 		return -1 // the end of s, or a token still arriving
 	}
-	return jsonAfter(s, i)
+	return st.jsonAfter(s, i)
 }
 
 func nameEnd(s string, i int) int {

@@ -31,8 +31,8 @@ func (openAI) findStart(s string, _, eof bool) (int, int) {
 	return start, hold
 }
 
-func (openAI) findEnd(s string, scanned int) int {
-	from := max(0, scanned-len(harmonyReturn)+1)
+func (openAI) findEnd(s string, st *scan) int {
+	from := max(0, st.scanned-len(harmonyReturn)+1)
 	best := -1
 	for _, t := range [...]string{harmonyCall, harmonyEnd, harmonyReturn} {
 		if i := strings.Index(s[from:], t); i >= 0 && (best < 0 || from+i+len(t) < best) {

@@ -252,31 +252,3 @@ func (d *pyDecoder) escape(b []byte) []byte {
 	}
 	return append(b, '\\', e) // Python keeps unknown escapes as written
 }
-
-// pyEnd returns the index just past the bracket that closes the one at
-// s[i], skipping Python strings, or -1 if s ends first.
-func pyEnd(s string, i int) int {
-	depth := 0
-	var quote byte
-	for ; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0:
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"':
-			quote = c
-		case c == '[' || c == '(' || c == '{':
-			depth++
-		case c == ']' || c == ')' || c == '}':
-			depth--
-			if depth == 0 {
-				return i + 1
-			}
-		}
-	}
-	return -1
-}

@@ -26,7 +26,7 @@ func (pythonic) findStart(s string, atStart, eof bool) (int, int) {
 	return -1, 0
 }
 
-func (pythonic) findEnd(s string, _ int) int { return pyEnd(s, 0) }
+func (pythonic) findEnd(s string, st *scan) int { return st.bracketEnd(s, 0, true) }
 
 func (pythonic) isSep(c byte) bool { return isSpace(c) }
 

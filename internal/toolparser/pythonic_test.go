@@ -27,6 +27,10 @@ var pythonicCases = []testCase{
 		calls: []tc{{"get_weather", pySimpleArgs}, {"get_weather", "{}"}, {"do_something_cool", `{"steps": []}`}}},
 	{name: "bad_sibling_dropped", output: "[bad(x=b'z'), " + pySimple + "]", calls: []tc{{"get_weather", pySimpleArgs}}},
 	{name: "non_finite_rejected", output: "[calc(x=1e999), " + pySimple + "]", calls: []tc{{"get_weather", pySimpleArgs}}},
+	// vLLM salvages the good call out of a list that is not valid Python
+	// (non-streaming only, as its test says: a stream cannot); govllm
+	// keeps such a list as content.
+	{name: "unparsable_sibling_is_content", output: "[" + pySimple + ", f(a='x 'y', b='z')]", content: "[" + pySimple + ", f(a='x 'y', b='z')]"},
 	{name: "unrecoverable_block", output: "[f(a='x 'y' 'z), g(b='p 'q' 'r)]", content: "[f(a='x 'y' 'z), g(b='p 'q' 'r)]"},
 	{name: "mismatched_brackets", output: "[foo(x=1])]", content: "[foo(x=1])]"},
 }

@@ -83,15 +83,16 @@ func (qwen3Coder) findStart(s string, _, eof bool) (int, int) {
 	return start, hold
 }
 
-func (qwen3Coder) findEnd(s string, scanned int) int {
+func (qwen3Coder) findEnd(s string, st *scan) int {
 	if strings.HasPrefix(s, hermesStart) {
-		return literalEnd(s, scanned, hermesEnd)
+		return literalEnd(s, st.scanned, hermesEnd)
 	}
-	// From the start: a wait below for the tool_call tag leaves an end
-	// tag behind the scanned mark.
-	end := literalEnd(s, 0, qcFuncEnd)
-	if end < 0 {
-		return -1
+	end := st.found // a </function> found while the tool_call tag was awaited
+	if end == 0 {
+		if end = literalEnd(s, st.scanned, qcFuncEnd); end < 0 {
+			return -1
+		}
+		st.found = end
 	}
 	// A bare function may still be followed by the closing tool_call tag
 	// whose opening the model left out: it belongs to the call.

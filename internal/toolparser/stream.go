@@ -13,7 +13,9 @@ import (
 type Stream struct {
 	p        *Parser
 	buf      string // text not decided yet
-	scanned  int    // len(buf) at the last findEnd of the open region
+	acc      strings.Builder
+	owned    bool // buf is the tail of acc's string
+	scan     scan // findEnd's progress over the open region
 	inRegion bool
 	atStart  bool // nothing of the output has been decided yet
 	calls    int  // calls emitted
@@ -22,6 +24,7 @@ type Stream struct {
 	pending   string // those separators
 	afterCall bool   // the segment follows a call
 	finished  bool
+	base      int // len(dst) when the running Feed or Finish began
 }
 
 // NewStream starts parsing one output.
@@ -34,8 +37,30 @@ func (s *Stream) Feed(dst []Delta, text string) []Delta {
 	if s.finished {
 		panic("toolparser: Feed after Finish")
 	}
-	s.buf += text
+	s.append(text)
+	s.base = len(dst)
 	return s.drain(dst, false)
+}
+
+// append adds text to the undecided text without copying what is held:
+// the text itself when nothing is held, else acc grows (its earlier bytes,
+// which deltas may point into, are never rewritten), and is started afresh
+// with the held tail once most of it has been decided.
+func (s *Stream) append(text string) {
+	switch {
+	case s.buf == "":
+		s.buf, s.owned = text, false
+		return
+	case !s.owned || s.acc.Len() > 2*len(s.buf)+4096:
+		held := s.buf
+		s.acc = strings.Builder{}
+		s.acc.Grow(len(held) + len(text))
+		s.acc.WriteString(held)
+		s.owned = true
+	}
+	s.acc.WriteString(text)
+	all := s.acc.String()
+	s.buf = all[len(all)-len(s.buf)-len(text):]
 }
 
 // Finish appends the deltas the end of the output decides: a call without
@@ -44,9 +69,10 @@ func (s *Stream) Finish(dst []Delta) []Delta {
 	if s.finished {
 		return dst
 	}
+	s.base = len(dst)
 	dst = s.drain(dst, true)
 	if s.blank && !s.afterCall && s.pending != "" {
-		dst = appendContent(dst, s.pending)
+		dst = s.appendContent(dst, s.pending)
 	}
 	s.pending = ""
 	s.finished = true
@@ -56,10 +82,10 @@ func (s *Stream) Finish(dst []Delta) []Delta {
 func (s *Stream) drain(dst []Delta, eof bool) []Delta {
 	for {
 		if s.inRegion {
-			end := s.p.f.findEnd(s.buf, s.scanned)
+			end := s.p.f.findEnd(s.buf, &s.scan)
 			if end < 0 {
 				if !eof {
-					s.scanned = len(s.buf)
+					s.scan.scanned = len(s.buf)
 					return dst
 				}
 				end = len(s.buf)
@@ -74,7 +100,7 @@ func (s *Stream) drain(dst []Delta, eof bool) []Delta {
 		if start >= 0 {
 			dst = s.content(dst, s.buf[:start])
 			s.buf = s.buf[start:]
-			s.inRegion, s.scanned, s.atStart = true, 0, false
+			s.inRegion, s.scan, s.atStart = true, scan{}, false
 			continue
 		}
 		n := len(s.buf)
@@ -121,16 +147,17 @@ func (s *Stream) content(dst []Delta, text string) []Delta {
 		}
 		s.blank = false
 		if s.pending != "" {
-			dst = appendContent(dst, s.pending)
+			dst = s.appendContent(dst, s.pending)
 			s.pending = ""
 		}
 	}
-	return appendContent(dst, text)
+	return s.appendContent(dst, text)
 }
 
-// appendContent adds text to dst, merged into a last content delta.
-func appendContent(dst []Delta, text string) []Delta {
-	if n := len(dst); n > 0 && dst[n-1].Tool == nil {
+// appendContent adds text to dst, merged into a last content delta of
+// this call (never into one the caller has already been given).
+func (s *Stream) appendContent(dst []Delta, text string) []Delta {
+	if n := len(dst); n > s.base && dst[n-1].Tool == nil {
 		dst[n-1].Content += text
 		return dst
 	}
@@ -146,7 +173,7 @@ func runeBoundary(s string, n int) int {
 			return n
 		}
 		if utf8.RuneStart(c) {
-			if !utf8.FullRuneInString(s[n-back:]) {
+			if !utf8.FullRuneInString(s[n-back : n]) {
 				return n - back
 			}
 			return n

@@ -78,8 +78,8 @@ type format interface {
 	findStart(s string, atStart, eof bool) (start, hold int)
 	// findEnd returns the length of the region that s opens, or -1 if it
 	// is not complete yet (at the end of the output the region runs to
-	// the end). scanned is the length of s at the previous call.
-	findEnd(s string, scanned int) int
+	// the end). st carries its progress between calls on one region.
+	findEnd(s string, st *scan) int
 	// parse turns a region into calls; false makes the region content.
 	parse(region string) ([]call, bool)
 	// isSep reports whether c may stand between calls without being

@@ -107,14 +107,25 @@ func streamed(t testing.TB, p *Parser, pieces ...string) Result {
 	var deltas []Delta
 	valid := utf8.ValidString(concat(pieces))
 	for _, piece := range pieces {
-		n := len(deltas)
+		n, before := len(deltas), slices.Clone(deltas)
 		deltas = s.Feed(deltas, piece)
 		checkUTF8(t, deltas[n:], valid)
+		checkUntouched(t, before, deltas)
 	}
-	n := len(deltas)
+	n, before := len(deltas), slices.Clone(deltas)
 	deltas = s.Finish(deltas)
 	checkUTF8(t, deltas[n:], valid)
+	checkUntouched(t, before, deltas)
 	return assemble(t, deltas)
+}
+
+// checkUntouched: a Feed only appends; the deltas the caller had stay as
+// they were.
+func checkUntouched(t testing.TB, before, after []Delta) {
+	t.Helper()
+	if !slices.Equal(before, after[:len(before)]) {
+		t.Fatalf("deltas already handed out changed: %+v -> %+v", before, after[:len(before)])
+	}
 }
 
 func checkUTF8(t testing.TB, deltas []Delta, valid bool) {

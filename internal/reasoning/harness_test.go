@@ -1,6 +1,7 @@
 package reasoning
 
 import (
+	"slices"
 	"testing"
 	"unicode/utf8"
 )
@@ -72,7 +73,11 @@ func streamed(t testing.TB, p *Parser, pieces ...string) Result {
 	}
 	valid := utf8.ValidString(whole)
 	for _, piece := range pieces {
+		before := slices.Clone(deltas)
 		deltas = s.Feed(deltas, piece)
+		if !slices.Equal(before, deltas[:len(before)]) {
+			t.Fatalf("deltas already handed out changed: %+v -> %+v", before, deltas[:len(before)])
+		}
 	}
 	deltas = s.Finish(deltas)
 	var r Result
