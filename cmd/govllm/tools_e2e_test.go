@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
+	"govllm/internal/testmodels"
+)
+
+// weatherSchema is the get_weather tool's parameters.
+const weatherSchema = `{"type":"object","properties":{"city":{"type":"string","maxLength":12},"unit":{"type":"string","enum":["celsius","fahrenheit"]}},"required":["city","unit"],"additionalProperties":false}`
+
+func weatherTool(t *testing.T) sdk.ChatCompletionToolUnionParam {
+	var params shared.FunctionParameters
+	if err := json.Unmarshal([]byte(weatherSchema), &params); err != nil {
+		t.Fatal(err)
+	}
+	return sdk.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "get_weather", Description: sdk.String("Current weather in a city"), Parameters: params})
+}
+
+// TestToolLoop drives a two-step weather conversation with the OpenAI Go
+// SDK against govllm serve, on the random-weight model and on
+// stories260K, with Qwen2.5's chat template (its tools block) and the
+// hermes parser: step one with tool_choice "required" (and a named
+// function, and streamed through the SDK's accumulator) must come back as
+// get_weather calls whose arguments satisfy the schema — the constraint
+// alone makes them valid — and step two, with the tool's result in the
+// conversation and tool_choice "none", answers with content.
+func TestToolLoop(t *testing.T) {
+	noLeaks(t)
+	schema := compileSchema(t, weatherSchema)
+	for _, m := range []string{"dummy", "stories260K"} {
+		t.Run(m, func(t *testing.T) {
+			cfg := testServeConfig()
+			cfg.MaxModelLen = 1024
+			cfg.MaxNumBatchedTokens = 1024
+			cfg.ChatTemplate = filepath.Join(testmodels.Shared(t, "templates"), "Qwen-Qwen2.5-7B-Instruct.jinja")
+			cfg.EnableAutoToolChoice, cfg.ToolCallParser = true, "hermes"
+			if m == "stories260K" {
+				cfg.Model = filepath.Join(testmodels.Dir(t, "stories260K"), "stories260K.gguf")
+			}
+			url, stop := startServe(t, cfg)
+			defer func() {
+				if err := stop(); err != nil {
+					t.Error(err)
+				}
+			}()
+			client := sdk.NewClient(option.WithBaseURL(url+"/v1/"), option.WithAPIKey("none"), option.WithMaxRetries(0))
+			ctx := context.Background()
+			msgs := []sdk.ChatCompletionMessageParamUnion{sdk.UserMessage("What is the weather in Paris?")}
+			checkCalls := func(t *testing.T, calls []sdk.ChatCompletionMessageToolCallUnion) {
+				t.Helper()
+				if len(calls) == 0 {
+					t.Fatal("no tool calls")
+				}
+				for _, c := range calls {
+					if c.Function.Name != "get_weather" || c.ID == "" || c.Type != "function" {
+						t.Fatalf("call %+v", c)
+					}
+					if !valid(schema)(c.Function.Arguments) {
+						t.Fatalf("arguments %q do not satisfy the schema", c.Function.Arguments)
+					}
+				}
+			}
+			base := sdk.ChatCompletionNewParams{Model: "", Messages: msgs, Tools: []sdk.ChatCompletionToolUnionParam{weatherTool(t)},
+				MaxCompletionTokens: sdk.Int(200), Temperature: sdk.Float(1), Seed: sdk.Int(3)}
+
+			req := base
+			req.ToolChoice = sdk.ChatCompletionToolChoiceOptionUnionParam{OfAuto: sdk.String("required")}
+			first, err := client.Chat.Completions.New(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ch := first.Choices[0]
+			if ch.FinishReason != "tool_calls" {
+				t.Fatalf("finish %q, want tool_calls: %+v", ch.FinishReason, ch.Message)
+			}
+			checkCalls(t, ch.Message.ToolCalls)
+
+			named := base
+			named.ToolChoice = sdk.ChatCompletionToolChoiceOptionUnionParam{OfFunctionToolChoice: &sdk.ChatCompletionNamedToolChoiceParam{
+				Function: sdk.ChatCompletionNamedToolChoiceFunctionParam{Name: "get_weather"}}}
+			nc, err := client.Chat.Completions.New(ctx, named)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkCalls(t, nc.Choices[0].Message.ToolCalls)
+
+			stream := client.Chat.Completions.NewStreaming(ctx, req)
+			acc := sdk.ChatCompletionAccumulator{}
+			for stream.Next() {
+				acc.AddChunk(stream.Current())
+			}
+			if err := stream.Err(); err != nil || len(acc.Choices) != 1 {
+				t.Fatalf("stream: %v", err)
+			}
+			checkCalls(t, acc.Choices[0].Message.ToolCalls)
+
+			// Step two: the tool's answer, then a plain reply.
+			call := ch.Message.ToolCalls[0]
+			second := base
+			second.Messages = append(append(msgs, ch.Message.ToParam()), sdk.ToolMessage("18 C and cloudy", call.ID))
+			second.ToolChoice = sdk.ChatCompletionToolChoiceOptionUnionParam{OfAuto: sdk.String("none")}
+			second.MaxCompletionTokens = sdk.Int(8)
+			reply, err := client.Chat.Completions.New(ctx, second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if reply.Choices[0].Message.Content == "" || len(reply.Choices[0].Message.ToolCalls) != 0 {
+				t.Fatalf("second step %+v", reply.Choices[0].Message)
+			}
+		})
+	}
+}
