@@ -26,8 +26,8 @@
 // JSON string) leads to one same state (see textloop.go: inside strings,
 // counted by minLength/maxLength or not), the text tokens are allowed by
 // their character count from precomputed bitsets and only the other tokens'
-// trie is walked. Transitions are computed once per byte class of a state
-// and kept in one flat table.
+// trie is walked (the text checks step one byte per byte class of a
+// state). Transitions are kept in one flat table.
 //
 // JSON Schema. The schema is first checked with
 // github.com/santhosh-tekuri/jsonschema (ErrInvalidSchema). A feature that
