@@ -38,7 +38,7 @@ type automaton struct {
 	frameIx map[frame]int32
 	depth   []int32
 	sets    []dset
-	trans   []int32 // set s's transition on byte c at s<<8|c: unknown until computed
+	trans   [][]int32 // transitions, pageSets sets a page: see transAt
 	setIx   map[string]int32
 	mark    []uint32
 	gen     uint32
@@ -157,11 +157,10 @@ func (a *automaton) intern(accept bool) int32 {
 		return deadSet
 	}
 	a.sets = append(a.sets, dset{frames: slices.Clone(fs), accept: accept, text: textUnknown})
-	a.trans = slices.Grow(a.trans, 256)
-	for range 256 {
-		a.trans = append(a.trans, unknown)
-	}
 	id := int32(len(a.sets) - 1)
+	if id%pageSets == 0 {
+		a.trans = append(a.trans, make([]int32, pageSets<<8))
+	}
 	a.setIx[string(a.keyBuf)] = id
 	return id
 }
@@ -176,9 +175,21 @@ func setKey(buf []byte, fs []int32, accept bool) []byte {
 	return append(buf, 0)
 }
 
+// The transition table is paged (growing it never copies it) and holds
+// each target plus transBias, so a fresh zeroed page reads unknown.
+const (
+	pageSets  = 64
+	transBias = -unknown
+)
+
+// transAt is the slot of set s's transition on byte c.
+func (a *automaton) transAt(s int32, c byte) *int32 {
+	return &a.trans[s/pageSets][int(s%pageSets)<<8|int(c)]
+}
+
 // step returns the set reached from set s by byte c (deadSet if none).
 func (a *automaton) step(s int32, c byte) int32 {
-	if n := a.trans[int(s)<<8|int(c)]; n != unknown {
+	if n := *a.transAt(s, c) - transBias; n != unknown {
 		return n
 	}
 	return a.computeStep(s, c)
@@ -198,7 +209,7 @@ func (a *automaton) computeStep(s int32, c byte) int32 {
 		}
 	}
 	n := a.intern(accept)
-	a.trans[int(s)<<8|int(c)] = n
+	*a.transAt(s, c) = n + transBias
 	return n
 }
 

@@ -77,7 +77,7 @@ func (a *automaton) walk(tr *trie, s int32, dst []uint64, text []uint64) {
 			i = int(n.end)
 			continue
 		}
-		t := a.trans[int(stack[n.depth-1])<<8|int(n.b)]
+		t := *a.transAt(stack[n.depth-1], n.b) - transBias
 		if t == unknown {
 			t = a.computeStep(stack[n.depth-1], n.b)
 		}
