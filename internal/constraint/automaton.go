@@ -25,8 +25,7 @@ const (
 type dset struct {
 	frames []int32
 	accept bool
-	trans  *[256]int32 // lazily filled; unknown until computed
-	loop   uint8       // isTextLoop: loopUnknown, loopNo, loopYes
+	text   int32 // textTarget: textUnknown until computed
 }
 
 // automaton determinizes a program lazily (a lazy DFA over sets of parse
@@ -39,23 +38,25 @@ type automaton struct {
 	frameIx map[frame]int32
 	depth   []int32
 	sets    []dset
+	trans   [][]int32 // transitions, pageSets sets a page: see transAt
 	setIx   map[string]int32
 	mark    []uint32
 	gen     uint32
 	scratch []int32
 	masks   maskCache
-	closed  map[int32]closed // closure results by frame id
+	closed  []closed // closure results by frame id (valid when done)
+	keyBuf  []byte   // setKey's buffer
 }
 
 // closed is the closure of one frame: the frames it stops at before a
 // byte edge, and whether the sentence can end there.
 type closed struct {
-	stops  []int32
-	accept bool
+	stops        []int32
+	accept, done bool
 }
 
 func newAutomaton(p *program) (*automaton, int32) {
-	a := &automaton{prog: p, frameIx: map[frame]int32{}, setIx: map[string]int32{}, closed: map[int32]closed{}}
+	a := &automaton{prog: p, frameIx: map[frame]int32{}, setIx: map[string]int32{}}
 	a.gen = 1
 	a.scratch = a.scratch[:0]
 	start := a.frameOf(p.ruleStart[p.start], noFrame)
@@ -76,6 +77,7 @@ func (a *automaton) frameOf(pos, parent int32) int32 {
 	a.frames = append(a.frames, f)
 	a.depth = append(a.depth, d)
 	a.mark = append(a.mark, 0)
+	a.closed = append(a.closed, closed{})
 	id := int32(len(a.frames) - 1)
 	a.frameIx[f] = id
 	return id
@@ -84,13 +86,13 @@ func (a *automaton) frameOf(pos, parent int32) int32 {
 // closureOf is the closure of frame id, computed once: frames recur in many
 // deterministic states.
 func (a *automaton) closureOf(id int32) closed {
-	if c, ok := a.closed[id]; ok {
+	if c := a.closed[id]; c.done {
 		return c
 	}
 	a.gen++
 	base := len(a.scratch)
 	accept := a.closure(id)
-	c := closed{stops: slices.Clone(a.scratch[base:]), accept: accept}
+	c := closed{stops: slices.Clone(a.scratch[base:]), accept: accept, done: true}
 	a.scratch = a.scratch[:base]
 	a.closed[id] = c
 	return c
@@ -147,44 +149,56 @@ func (a *automaton) intern(accept bool) int32 {
 	if len(fs) == 0 && !accept {
 		return deadSet
 	}
-	key := setKey(fs, accept)
-	if id, ok := a.setIx[key]; ok {
+	a.keyBuf = setKey(a.keyBuf, fs, accept)
+	if id, ok := a.setIx[string(a.keyBuf)]; ok {
 		return id
 	}
 	if len(a.sets) >= maxSets {
 		return deadSet
 	}
-	a.sets = append(a.sets, dset{frames: slices.Clone(fs), accept: accept})
+	a.sets = append(a.sets, dset{frames: slices.Clone(fs), accept: accept, text: textUnknown})
 	id := int32(len(a.sets) - 1)
-	a.setIx[key] = id
+	if id%pageSets == 0 {
+		a.trans = append(a.trans, make([]int32, pageSets<<8))
+	}
+	a.setIx[string(a.keyBuf)] = id
 	return id
 }
 
-func setKey(fs []int32, accept bool) string {
+// setKey writes into buf the map key of the set of frames fs.
+func setKey(buf []byte, fs []int32, accept bool) []byte {
 	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(fs))), 4*len(fs))
-	k := make([]byte, len(b)+1)
-	copy(k, b)
+	buf = append(buf[:0], b...)
 	if accept {
-		k[len(b)] = 1
+		return append(buf, 1)
 	}
-	return string(k)
+	return append(buf, 0)
+}
+
+// The transition table is paged (growing it never copies it) and holds
+// each target plus transBias, so a fresh zeroed page reads unknown.
+const (
+	pageSets  = 64
+	transBias = -unknown
+)
+
+// transAt is the slot of set s's transition on byte c.
+func (a *automaton) transAt(s int32, c byte) *int32 {
+	return &a.trans[s/pageSets][int(s%pageSets)<<8|int(c)]
 }
 
 // step returns the set reached from set s by byte c (deadSet if none).
 func (a *automaton) step(s int32, c byte) int32 {
-	d := &a.sets[s]
-	if d.trans == nil {
-		t := new([256]int32)
-		for i := range t {
-			t[i] = unknown
-		}
-		d.trans = t
-	}
-	if n := d.trans[c]; n != unknown {
+	if n := *a.transAt(s, c) - transBias; n != unknown {
 		return n
 	}
+	return a.computeStep(s, c)
+}
+
+// computeStep computes and records the transition of set s on byte c.
+func (a *automaton) computeStep(s int32, c byte) int32 {
 	accept := false
-	for _, id := range d.frames {
+	for _, id := range a.sets[s].frames {
 		f := a.frames[id]
 		for _, e := range a.prog.states[f.pos].bytes {
 			if e.lo <= c && c <= e.hi {
@@ -195,7 +209,7 @@ func (a *automaton) step(s int32, c byte) int32 {
 		}
 	}
 	n := a.intern(accept)
-	a.sets[s].trans[c] = n
+	*a.transAt(s, c) = n + transBias
 	return n
 }
 

@@ -21,7 +21,13 @@
 // byte-fallback tokens and tokens holding part of a UTF-8 character need no
 // special case: the grammar is over bytes. Special tokens are never allowed;
 // the EOS ids exactly when the output is complete. Recent masks are cached
-// per deterministic state (inside a long string the state recurs).
+// per deterministic state (inside a long string the state recurs). Where
+// every string-text character (a whole UTF-8 character allowed raw in a
+// JSON string) leads to one same state (see textloop.go: inside strings,
+// counted by minLength/maxLength or not), the text tokens are allowed by
+// their character count from precomputed bitsets and only the other tokens'
+// trie is walked (the text checks step one byte per byte class of a
+// state). Transitions are kept in one flat table.
 //
 // JSON Schema. The schema is first checked with
 // github.com/santhosh-tekuri/jsonschema (ErrInvalidSchema). A feature that

@@ -39,9 +39,12 @@ func (a *automaton) fillMask(m *Matcher, s int32, dst []uint64) {
 		copy(dst, c)
 		return
 	}
-	if a.isTextLoop(s) {
-		copy(dst, m.text)
+	if n, all, ok := a.textReach(s, m.maxTextChars()); ok {
+		copy(dst, m.textUpTo[min(n, m.maxTextChars())])
 		a.walk(&m.impure, s, dst, nil)
+		if !all {
+			a.walk(&m.long, s, dst, nil)
+		}
 	} else {
 		clear(dst)
 		a.walk(&m.full, s, dst, m.text)
@@ -74,7 +77,10 @@ func (a *automaton) walk(tr *trie, s int32, dst []uint64, text []uint64) {
 			i = int(n.end)
 			continue
 		}
-		t := a.step(stack[n.depth-1], n.b)
+		t := *a.transAt(stack[n.depth-1], n.b) - transBias
+		if t == unknown {
+			t = a.computeStep(stack[n.depth-1], n.b)
+		}
 		if t < 0 {
 			i = int(n.end)
 			continue

@@ -40,8 +40,12 @@ type Matcher struct {
 	full   trie     // every ordinary token
 	impure trie     // the tokens that are not string text (see isStringText)
 	text   []uint64 // bitset of the string-text tokens
-	eos    []int32
-	tokens [][]byte // by id; nil for special or empty tokens
+	// textUpTo[n] is the bitset of the string-text tokens of at most n
+	// characters (n ≤ the longest one's count; textUpTo[last] is text).
+	textUpTo [][]uint64
+	long     trie // the string-text tokens of more than textChainMax characters
+	eos      []int32
+	tokens   [][]byte // by id; nil for special or empty tokens
 }
 
 // trie is a token trie in preorder; toks lists the tokens ending at each
@@ -74,18 +78,46 @@ func NewMatcher(v Vocabulary) (*Matcher, error) {
 	slices.SortStableFunc(ids, func(a, b int32) int { return slices.Compare(m.tokens[a], m.tokens[b]) })
 	m.full.build(m.tokens, ids)
 	m.full.markImpure(m.tokens)
-	m.text = make([]uint64, m.MaskWords())
 	var impure []int32
+	var byChars [][]int32 // text tokens by character count
 	for _, id := range ids {
-		if isStringText(m.tokens[id]) {
-			m.text[id>>6] |= 1 << (id & 63)
-		} else {
+		if !isStringText(m.tokens[id]) {
 			impure = append(impure, id)
+			continue
 		}
+		n := utf8.RuneCount(m.tokens[id])
+		for len(byChars) <= n {
+			byChars = append(byChars, nil)
+		}
+		byChars[n] = append(byChars[n], id)
 	}
 	m.impure.build(m.tokens, impure)
+	m.buildTextUpTo(byChars)
+	var long []int32
+	for _, ids := range byChars[min(len(byChars), textChainMax+1):] {
+		long = append(long, ids...)
+	}
+	slices.SortFunc(long, func(a, b int32) int { return slices.Compare(m.tokens[a], m.tokens[b]) })
+	m.long.build(m.tokens, long)
 	return m, nil
 }
+
+// buildTextUpTo fills textUpTo and text from the text tokens by character
+// count.
+func (m *Matcher) buildTextUpTo(byChars [][]int32) {
+	cur := make([]uint64, m.MaskWords())
+	m.textUpTo = [][]uint64{slices.Clone(cur)}
+	for n := 1; n < len(byChars); n++ {
+		for _, id := range byChars[n] {
+			cur[id>>6] |= 1 << (id & 63)
+		}
+		m.textUpTo = append(m.textUpTo, slices.Clone(cur))
+	}
+	m.text = m.textUpTo[len(m.textUpTo)-1]
+}
+
+// maxTextChars is the character count of the longest text token.
+func (m *Matcher) maxTextChars() int { return len(m.textUpTo) - 1 }
 
 // markImpure flags each node whose subtree holds a token that is not
 // string text.

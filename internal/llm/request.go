@@ -205,9 +205,11 @@ func (pp *Preparer) prepareOne(r *Request) (*Prepared, error) {
 	pr := &Prepared{out: output.Request{ID: r.ID, PromptTokenIDs: ids, Params: p, Kind: r.OutputKind, ArrivalTime: r.ArrivalTime}}
 	var constraints []sampling.Constraint
 	if p.Structured != nil {
+		t0 := time.Now()
 		if constraints, err = pp.structured.states(p.Structured, p.N); err != nil {
 			return nil, err
 		}
+		pr.out.Structured, pr.out.CompileTime = true, time.Since(t0)
 	}
 	pr.engine = make([]sched.EngineRequest, p.N)
 	for i := range pr.engine {

@@ -80,13 +80,17 @@ func (c *structured) compile(s *sampling.Structured) (*constraint.Constraint, er
 // structuredSource returns the cache key of s and the function that
 // compiles it.
 func structuredSource(s *sampling.Structured) (string, func() (*constraint.Constraint, error)) {
+	opts, mode := jsonOptions, ""
+	if s.Compact {
+		opts.Compact, mode = true, "compact "
+	}
 	switch {
 	case s.JSONSchema != "":
-		return "schema\x00" + s.JSONSchema, func() (*constraint.Constraint, error) {
-			return constraint.JSONSchema([]byte(s.JSONSchema), jsonOptions)
+		return mode + "schema\x00" + s.JSONSchema, func() (*constraint.Constraint, error) {
+			return constraint.JSONSchema([]byte(s.JSONSchema), opts)
 		}
 	case s.JSONObject:
-		return "object", func() (*constraint.Constraint, error) { return constraint.JSONObject(jsonOptions) }
+		return mode + "object", func() (*constraint.Constraint, error) { return constraint.JSONObject(opts) }
 	case s.Regex != "":
 		return "regex\x00" + s.Regex, func() (*constraint.Constraint, error) { return constraint.Regex(s.Regex) }
 	case s.Choice != nil:

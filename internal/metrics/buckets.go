@@ -24,6 +24,21 @@ var (
 	httpDurationBuckets = []float64{0.1, 0.5, 1}
 )
 
+// Buckets of govllm's own structured-output families (no vLLM
+// counterpart): a token mask takes microseconds to milliseconds (the goal
+// is 50 µs at the median, 500 µs at the 99th percentile), a compile up to
+// seconds for a large schema.
+var (
+	structuredMaskBuckets = []float64{
+		0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005,
+		0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+	}
+	structuredCompileBuckets = []float64{
+		0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+		0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+	}
+)
+
 // Build125Buckets returns m·10^e for e = 0, 1, 2, … and m in (1, 2, 5), in
 // increasing order, stopping at the first value greater than maxValue
 // (vLLM build_1_2_5_buckets): maxValue itself is not appended.

@@ -29,6 +29,8 @@ var (
 	bLatency  = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
 	bIter     = []float64{1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384}
 	bN        = []float64{1, 2, 5, 10, 20}
+	bMask     = []float64{0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1}
+	bCompile  = []float64{0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 	me        = []string{"model_name", "engine"}
 )
 
@@ -98,6 +100,11 @@ var catalog = []family{
 		help: "Histogram of time spent in DECODE phase for request."},
 	{name: "vllm:request_prefill_kv_computed_tokens", typ: histogram, labels: me, buckets: b125_4096,
 		help: "Histogram of new KV tokens computed during prefill (excluding cached tokens)."},
+	// govllm extensions (docs/metrics.md): no vLLM counterpart.
+	{name: "govllm:structured_output_compile_seconds", typ: histogram, labels: me, buckets: bCompile,
+		help: "Histogram of the time to compile a request's structured-output constraint and start its states, in seconds (a constraint compiled before is a cache lookup)."},
+	{name: "govllm:structured_output_mask_seconds", typ: histogram, labels: me, buckets: bMask,
+		help: "Histogram of the time to compute and apply one sequence's structured-output token mask, per sampled token, in seconds."},
 	{name: "vllm:cache_config_info", typ: gauge,
 		labels: []string{"block_size", "cache_dtype", "enable_prefix_caching", "num_gpu_blocks", "engine"},
 		help:   "Information of the LLMEngine CacheConfig"},

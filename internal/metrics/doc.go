@@ -4,7 +4,9 @@
 //
 // What it owns:
 //   - Prometheus: every core family of vLLM V1 (vllm:num_requests_running …
-//     vllm:cache_config_info), registered on an injected prometheus.Registerer.
+//     vllm:cache_config_info), and govllm's own structured-output compile and
+//     mask histograms (govllm:*, no vLLM counterpart), registered on an
+//     injected prometheus.Registerer.
 //     Record applies one engine step's (SchedulerStats, IterationStats).
 //   - Logging: the "Engine 000: Avg prompt throughput: …" line every interval.
 //   - Snapshot: the registry read back as plain values (vLLM LLM.get_metrics()).

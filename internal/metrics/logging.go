@@ -21,7 +21,9 @@ const DefaultLogInterval = 10 * time.Second
 //	Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 5.0%, Prefix cache hit rate: 0.0%
 //
 // (one line; "Deferred: N reqs, " and "Preemptions: N, " appear before the KV
-// usage only when non-zero). The line is logged at INFO, or at DEBUG when
+// usage only when non-zero, and govllm appends ", Structured outputs: N
+// masks (avg X µs), M compiles (avg Y ms)" in an interval that computed
+// structured-output masks or compiled constraints). The line is logged at INFO, or at DEBUG when
 // this interval and the previous one both had zero throughput, so exactly
 // one INFO line follows the end of the traffic.
 //
@@ -39,6 +41,39 @@ type Logging struct {
 	prefix               CachingMetrics
 	lastPromptThroughput float64
 	lastGenThroughput    float64
+	structured           structuredTimes // this interval's
+}
+
+// structuredTimes sums the structured-output compile and mask times.
+type structuredTimes struct {
+	masks, compiles       int
+	maskTime, compileTime time.Duration
+}
+
+func (s *structuredTimes) add(it *stats.IterationStats) {
+	s.masks += len(it.StructuredMaskTimesIter)
+	for _, d := range it.StructuredMaskTimesIter {
+		s.maskTime += d
+	}
+	s.compiles += len(it.StructuredCompileTimesIter)
+	for _, d := range it.StructuredCompileTimesIter {
+		s.compileTime += d
+	}
+}
+
+// suffix is the log line's structured-output part, "" when there was none.
+func (s *structuredTimes) suffix() string {
+	if s.masks == 0 && s.compiles == 0 {
+		return ""
+	}
+	avg := func(d time.Duration, n int, unit time.Duration) float64 {
+		if n == 0 {
+			return 0
+		}
+		return float64(d) / float64(n) / float64(unit)
+	}
+	return fmt.Sprintf(", Structured outputs: %d masks (avg %.1f µs), %d compiles (avg %.1f ms)",
+		s.masks, avg(s.maskTime, s.masks, time.Microsecond), s.compiles, avg(s.compileTime, s.compiles, time.Millisecond))
 }
 
 // NewLogging returns a Logging writing to logger (slog.Default() if nil)
@@ -65,6 +100,7 @@ func (l *Logging) Record(s *stats.SchedulerStats, it *stats.IterationStats) {
 	l.numGenerationTokens += it.NumGenerationTokens
 	l.numPreemptions += it.NumPreemptedReqs
 	l.prefix.Observe(&s.PrefixCacheStats)
+	l.structured.add(it)
 	l.sched = *s
 	l.mu.Unlock()
 }
@@ -108,6 +144,8 @@ func (l *Logging) line(now time.Time) (string, slog.Level) {
 	}
 	fmt.Fprintf(&b, "GPU KV cache usage: %.1f%%, Prefix cache hit rate: %.1f%%",
 		l.sched.KVCacheUsage*100, l.prefix.HitRate()*100)
+	b.WriteString(l.structured.suffix())
+	l.structured = structuredTimes{}
 	return b.String(), level
 }
 

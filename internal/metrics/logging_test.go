@@ -85,6 +85,15 @@ func TestLoggingLine(t *testing.T) {
 			level: slog.LevelDebug,
 		},
 		{
+			name: "structured-output masks and compiles when there were some",
+			steps: []step{
+				{it: &stats.IterationStats{NumGenerationTokens: 2, StructuredCompileTimesIter: []time.Duration{3 * time.Millisecond}, StructuredMaskTimesIter: []time.Duration{40 * time.Microsecond, 60 * time.Microsecond}}},
+				{it: &stats.IterationStats{NumGenerationTokens: 1, StructuredMaskTimesIter: []time.Duration{110 * time.Microsecond}}},
+			},
+			want:  "Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.3 tokens/s, Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%, Prefix cache hit rate: 0.0%, Structured outputs: 3 masks (avg 70.0 µs), 1 compiles (avg 3.0 ms)",
+			level: slog.LevelInfo,
+		},
+		{
 			name:  "nothing recorded is idle",
 			steps: []step{{nil, nil}},
 			want:  "Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.0 tokens/s, Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%, Prefix cache hit rate: 0.0%",

@@ -44,7 +44,7 @@ func scrape(t testing.TB, g prometheus.Gatherer) map[string]*dto.MetricFamily {
 }
 
 // flatten turns families into "series → value" (see seriesKey), checking
-// that every vllm:* series (except cache_config_info) carries
+// that every vllm:* and govllm:* series (except cache_config_info) carries
 // model_name="m" and engine="0".
 func flatten(t testing.TB, mfs map[string]*dto.MetricFamily) map[string]float64 {
 	t.Helper()
@@ -55,7 +55,7 @@ func flatten(t testing.TB, mfs map[string]*dto.MetricFamily) map[string]float64 
 			for _, lp := range m.GetLabel() {
 				labels[lp.GetName()] = lp.GetValue()
 			}
-			if strings.HasPrefix(name, "vllm:") && name != "vllm:cache_config_info" {
+			if (strings.HasPrefix(name, "vllm:") || strings.HasPrefix(name, "govllm:")) && name != "vllm:cache_config_info" {
 				if labels["model_name"] != "m" || labels["engine"] != "0" {
 					t.Errorf("%s: labels %v, want model_name=m engine=0", name, labels)
 				}

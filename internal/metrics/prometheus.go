@@ -78,8 +78,13 @@ type Prometheus struct {
 	prefillTime       prometheus.Observer
 	decodeTime        prometheus.Observer
 	prefillKVComputed prometheus.Observer
-	cacheConfigInfo   prometheus.Gauge
-	collectors        []prometheus.Collector
+
+	// govllm extensions (docs/metrics.md, govllm extensions).
+	structuredCompile prometheus.Observer
+	structuredMask    prometheus.Observer
+
+	cacheConfigInfo prometheus.Gauge
+	collectors      []prometheus.Collector
 }
 
 type sourceCounter struct {
@@ -102,6 +107,7 @@ func NewPrometheus(reg prometheus.Registerer, opts PrometheusOptions) (*Promethe
 	p.schedulerFamilies(&b)
 	p.counterFamilies(&b)
 	p.histogramFamilies(&b, opts.MaxModelLen)
+	p.structuredFamilies(&b)
 	info, values := cacheConfigFamily(&b, opts.CacheConfig)
 
 	// Register first: an invalid name or label is reported here, before
@@ -236,6 +242,17 @@ func (p *Prometheus) histogramFamilies(b *builder, maxModelLen int) {
 		"Histogram of new KV tokens computed during prefill (excluding cached tokens).", tokens125)
 }
 
+// structuredFamilies builds govllm's structured-output histograms (no vLLM
+// counterpart, hence the govllm: namespace).
+func (p *Prometheus) structuredFamilies(b *builder) {
+	p.structuredCompile = b.histogram("govllm:structured_output_compile_seconds",
+		"Histogram of the time to compile a request's structured-output constraint and start its states, in seconds "+
+			"(a constraint compiled before is a cache lookup).", structuredCompileBuckets)
+	p.structuredMask = b.histogram("govllm:structured_output_mask_seconds",
+		"Histogram of the time to compute and apply one sequence's structured-output token mask, per sampled token, in seconds.",
+		structuredMaskBuckets)
+}
+
 // cacheConfigFamily builds vllm:cache_config_info: one label per
 // cache-config attribute (sorted), then engine; no model_name. It returns
 // the family and the values of its one child.
@@ -308,6 +325,12 @@ func (p *Prometheus) Record(s *stats.SchedulerStats, it *stats.IterationStats) {
 	}
 	for _, d := range it.InterTokenLatenciesIter {
 		p.itl.Observe(seconds(d))
+	}
+	for _, d := range it.StructuredCompileTimesIter {
+		p.structuredCompile.Observe(seconds(d))
+	}
+	for _, d := range it.StructuredMaskTimesIter {
+		p.structuredMask.Observe(seconds(d))
 	}
 	for i := range it.FinishedRequests {
 		f := &it.FinishedRequests[i]

@@ -237,6 +237,17 @@ func TestRecord(t *testing.T) {
 			),
 		},
 		{
+			name: "structured-output compile and mask times (govllm extensions)",
+			steps: []step{
+				{it: &stats.IterationStats{StructuredCompileTimesIter: []time.Duration{3 * ms}, StructuredMaskTimesIter: []time.Duration{40 * time.Microsecond, 2 * ms}}},
+				{it: &stats.IterationStats{StructuredMaskTimesIter: []time.Duration{700 * time.Microsecond}}},
+			},
+			want: merge(
+				hist("govllm:structured_output_compile_seconds", bCompile, 0.003),
+				hist("govllm:structured_output_mask_seconds", bMask, 0.00004, 0.002, 0.0007),
+			),
+		},
+		{
 			name: "negative intervals and counts are clamped",
 			steps: []step{{it: &stats.IterationStats{
 				NumGenerationTokens:     -1,

@@ -52,7 +52,8 @@ type Metric struct {
 	Count   uint64
 }
 
-// Snapshot reads every vllm:* series from g (vLLM get_metrics_snapshot):
+// Snapshot reads every vllm:* series from g (vLLM get_metrics_snapshot),
+// and govllm's own govllm:* ones:
 // one Metric per label set, ordered by family name then label values.
 // Families of other types (summaries, untyped) are skipped.
 func Snapshot(g prometheus.Gatherer) ([]Metric, error) {
@@ -63,7 +64,7 @@ func Snapshot(g prometheus.Gatherer) ([]Metric, error) {
 	var out []Metric
 	for _, mf := range families {
 		name := mf.GetName()
-		if !strings.HasPrefix(name, "vllm:") {
+		if !strings.HasPrefix(name, "vllm:") && !strings.HasPrefix(name, "govllm:") {
 			continue
 		}
 		var kind Kind

@@ -37,13 +37,17 @@ type JSONSchemaFormat struct {
 }
 
 // StructuredOutputs is vLLM's "structured_outputs" object: exactly one of
-// json, regex, choice, grammar or json_object.
+// json, regex, choice, grammar or json_object, and the option
+// disable_any_whitespace (no whitespace between JSON tokens), which may
+// also stand alone to apply to response_format's or a guided_* field's
+// constraint (vLLM merges response_format into structured_outputs).
 type StructuredOutputs struct {
-	JSON       json.RawMessage `json:"json,omitempty"`
-	Regex      *string         `json:"regex,omitempty"`
-	Choice     []string        `json:"choice,omitempty"`
-	Grammar    *string         `json:"grammar,omitempty"`
-	JSONObject *bool           `json:"json_object,omitempty"`
+	JSON                 json.RawMessage `json:"json,omitempty"`
+	Regex                *string         `json:"regex,omitempty"`
+	Choice               []string        `json:"choice,omitempty"`
+	Grammar              *string         `json:"grammar,omitempty"`
+	JSONObject           *bool           `json:"json_object,omitempty"`
+	DisableAnyWhitespace bool            `json:"disable_any_whitespace,omitempty"`
 }
 
 // structured returns the one constraint the fields ask for (nil for none),
@@ -68,9 +72,14 @@ func (f *StructuredFields) structured() (*sampling.Structured, error) {
 	if len(found) > 1 {
 		return nil, apierr.New(found[1].Param, "only one structured-output constraint may be given (%s and %s both are)", found[0].Param, found[1].Param)
 	}
+	compact := f.StructuredOutputs != nil && f.StructuredOutputs.DisableAnyWhitespace
 	if len(found) == 0 {
+		if compact {
+			return nil, apierr.New("structured_outputs", "disable_any_whitespace needs a constraint (structured_outputs' json or json_object, response_format, or guided_json)")
+		}
 		return nil, nil
 	}
+	found[0].Compact = compact
 	return found[0], nil
 }
 
@@ -117,6 +126,9 @@ func (s *StructuredOutputs) structured() (*sampling.Structured, error) {
 	}
 	if s.JSONObject != nil && *s.JSONObject {
 		out = append(out, sampling.Structured{JSONObject: true, Param: p})
+	}
+	if len(out) == 0 && s.DisableAnyWhitespace {
+		return nil, nil // an option for another field's constraint
 	}
 	if len(out) != 1 {
 		return nil, apierr.New(p, "give exactly one of json, regex, choice, grammar or json_object (got %d)", len(out))

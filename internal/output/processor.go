@@ -33,6 +33,11 @@ type Request struct {
 	Params         sampling.Params // N sequences; MaxTokens already filled
 	Kind           Kind
 	ArrivalTime    time.Time // stamped before tokenization
+	// Structured is set for a request with a structured-output constraint;
+	// CompileTime is the time the front end took to compile it (observed
+	// in the statistics on the request's first output).
+	Structured  bool
+	CompileTime time.Duration
 }
 
 // group is one user request: a parallel-sampling parent with n sequences
@@ -189,6 +194,9 @@ func (p *Processor) AbortAll() []*RequestOutput {
 func (p *Processor) Process(co *sched.CoreOutputs, it *stats.IterationStats) (outs []*RequestOutput, stopAborts []sched.RequestID) {
 	p.call++
 	p.touched = p.touched[:0]
+	if it != nil {
+		it.StructuredMaskTimesIter = append(it.StructuredMaskTimesIter, co.MaskTimes...)
+	}
 	for i := range co.Outputs {
 		o := &co.Outputs[i]
 		s, ok := p.seqs[o.ReqID]
@@ -206,6 +214,9 @@ func (p *Processor) Process(co *sched.CoreOutputs, it *stats.IterationStats) (ou
 			}, &s.stats)
 		}
 		if s.isPrefilling {
+			if it != nil && g.req.Structured && s.index == 0 {
+				it.StructuredCompileTimesIter = append(it.StructuredCompileTimesIter, g.req.CompileTime)
+			}
 			if o.PrefillStats != nil {
 				s.numCached = o.PrefillStats.NumCachedTokens
 				g.cached = s.numCached

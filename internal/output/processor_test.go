@@ -397,3 +397,40 @@ func TestProcessorLogprobs(t *testing.T) {
 		})
 	}
 }
+
+// TestProcessorStructuredStatistics: a structured request's compile time
+// is observed once, on its first output (not once per sequence of n = 2),
+// an unconstrained request's never; the step's mask times pass through.
+func TestProcessorStructuredStatistics(t *testing.T) {
+	p := newTestProcessor()
+	two := params(func(p *sampling.Params) { p.N = 2 })
+	if _, err := p.AddRequest(Request{ID: "s", PromptTokenIDs: []int32{1}, Params: two, ArrivalTime: ts(0), Structured: true, CompileTime: 7 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.AddRequest(Request{ID: "u", PromptTokenIDs: []int32{1}, Params: params(nil), ArrivalTime: ts(0)}); err != nil {
+		t.Fatal(err)
+	}
+	masks := []time.Duration{30 * time.Microsecond, 50 * time.Microsecond}
+	steps := []sched.CoreOutputs{
+		{Timestamp: ts(10), MaskTimes: masks, Outputs: []sched.CoreOutput{
+			{ReqID: sched.RequestID(ChildID("s", 0, 2)), NewTokenIDs: []int32{4}, StopReason: -1},
+			{ReqID: sched.RequestID(ChildID("s", 1, 2)), NewTokenIDs: []int32{5}, StopReason: -1},
+			{ReqID: "u", NewTokenIDs: []int32{5}, StopReason: -1},
+		}},
+		{Timestamp: ts(20), Outputs: []sched.CoreOutput{
+			{ReqID: sched.RequestID(ChildID("s", 0, 2)), NewTokenIDs: []int32{6}, StopReason: -1},
+		}},
+	}
+	var its []*stats.IterationStats
+	for i := range steps {
+		it := stats.NewIterationStats(steps[i].Timestamp)
+		p.Process(&steps[i], it)
+		its = append(its, it)
+	}
+	if !slices.Equal(its[0].StructuredCompileTimesIter, []time.Duration{7 * time.Millisecond}) || len(its[1].StructuredCompileTimesIter) != 0 {
+		t.Errorf("compile times %v, %v; want [7ms], []", its[0].StructuredCompileTimesIter, its[1].StructuredCompileTimesIter)
+	}
+	if !slices.Equal(its[0].StructuredMaskTimesIter, masks) || len(its[1].StructuredMaskTimesIter) != 0 {
+		t.Errorf("mask times %v, %v; want %v, []", its[0].StructuredMaskTimesIter, its[1].StructuredMaskTimesIter, masks)
+	}
+}

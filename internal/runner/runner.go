@@ -97,8 +97,9 @@ type Runner struct {
 
 // row is one request to sample this step.
 type row struct {
-	req int // index into SchedulerOutput.Requests
-	rng sampling.RNG
+	req  int // index into SchedulerOutput.Requests
+	rng  sampling.RNG
+	mask time.Duration // the structured-output mask's time this step
 }
 
 // New allocates the physical KV cache (cfg.NumBlocks × cfg.BlockSize token
@@ -256,7 +257,9 @@ func (r *Runner) sample(so *sched.SchedulerOutput, out *sched.RunnerOutput) {
 				rw := &r.rows[j]
 				req := &so.Requests[rw.req]
 				if req.Constraint != nil {
+					t0 := time.Now()
 					r.constrain(w, r.logits[j*r.vocab:(j+1)*r.vocab], req.Constraint)
+					rw.mask = time.Since(t0)
 				}
 				tok, lp := s.Sample(r.logits[j*r.vocab:(j+1)*r.vocab], req.Params,
 					req.PromptTokenIDs, req.OutputTokenIDs, r.cfg.EOSTokenID, &rw.rng)
@@ -270,9 +273,14 @@ func (r *Runner) sample(so *sched.SchedulerOutput, out *sched.RunnerOutput) {
 	if threads <= 1 || !r.parallelWorth(so) {
 		threads = 1
 		work(0, 1)
-		return
+	} else {
+		r.pool.ParallelFor(threads, work)
 	}
-	r.pool.ParallelFor(threads, work)
+	for _, rw := range r.rows {
+		if so.Requests[rw.req].Constraint != nil {
+			out.MaskTimes = append(out.MaskTimes, rw.mask)
+		}
+	}
 }
 
 // promptLogChunk is how many prompt positions promptLogprobs projects to

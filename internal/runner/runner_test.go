@@ -42,6 +42,7 @@ type seqState struct {
 	computed       int
 	blocks         []kvcache.BlockID
 	logprobs       []*sampling.Logprobs
+	constraint     sampling.Constraint // advanced by each sampled token
 }
 
 // miniSched is a minimal scheduler for unit tests: every active sequence
@@ -51,6 +52,7 @@ type miniSched struct {
 	blockSize int
 	free      []kvcache.BlockID
 	seqs      []*seqState
+	maskTimes int // RunnerOutput.MaskTimes entries seen
 }
 
 func newMiniSched(numBlocks, blockSize int, seed uint64) *miniSched {
@@ -85,6 +87,7 @@ func (ms *miniSched) step(t *testing.T, r *Runner, chunk, maxOut int) bool {
 		so.Requests = append(so.Requests, sched.ScheduledRequest{
 			ID: s.id, TokenIDs: known[s.computed:end], Start: s.computed, BlockTable: s.blocks,
 			Sample: end == len(known), Params: &s.params, PromptTokenIDs: s.prompt, OutputTokenIDs: s.output,
+			Constraint: s.constraint,
 		})
 		so.TotalNumScheduledTokens += end - s.computed
 		active = append(active, s)
@@ -99,6 +102,7 @@ func (ms *miniSched) step(t *testing.T, r *Runner, chunk, maxOut int) bool {
 	if len(out.SampledTokenIDs) != len(active) {
 		t.Fatalf("%d sampled ids for %d requests", len(out.SampledTokenIDs), len(active))
 	}
+	ms.maskTimes += len(out.MaskTimes)
 	for i, s := range active {
 		req := &so.Requests[i]
 		s.computed += len(req.TokenIDs)
@@ -113,6 +117,11 @@ func (ms *miniSched) step(t *testing.T, r *Runner, chunk, maxOut int) bool {
 			t.Fatalf("%s: no token sampled", s.id)
 		}
 		s.output = append(s.output, tok)
+		if s.constraint != nil {
+			if err := s.constraint.Advance(tok); err != nil {
+				t.Fatalf("%s: %v", s.id, err)
+			}
+		}
 		if out.Logprobs != nil {
 			s.logprobs = append(s.logprobs, out.Logprobs[i])
 		}
@@ -393,3 +402,55 @@ func testLogitsBitIdentical(t *testing.T, typ tensor.DType) {
 // (penalties, masks), so it is meaningful for greedy requests without
 // penalties or min_tokens, which leave their row untouched.
 func (r *Runner) logitsRow(k int) []float32 { return r.logits[k*r.vocab : (k+1)*r.vocab] }
+
+// script is a structured-output constraint that allows exactly one token
+// at each step: toks[k] at the k-th.
+type script struct {
+	toks []int32
+	k    int
+}
+
+func (c *script) Mask(dst []uint64) {
+	clear(dst)
+	id := c.toks[c.k]
+	dst[id>>6] |= 1 << (id & 63)
+}
+
+func (c *script) Advance(tok int32) error {
+	if tok != c.toks[c.k] {
+		return fmt.Errorf("token %d at step %d, the mask allowed only %d", tok, c.k, c.toks[c.k])
+	}
+	c.k++
+	return nil
+}
+
+// TestConstraintMasks: a sequence with a constraint samples, at
+// temperature 1 among random-looking logits, exactly the one token its
+// mask allows at each step, while an unconstrained batch mate samples
+// freely; RunnerOutput.MaskTimes has one entry per constrained sample.
+func TestConstraintMasks(t *testing.T) {
+	m := loadStories(t)
+	prompt, _ := golden(t, "once_upon_a_time")
+	const maxOut = 12
+	want := []int32{5, 300, 511, 7, 64, 63, 65, 128, 1, 200, 100, 2}
+	pool := tensor.NewPool(2)
+	defer pool.Close()
+	r := newRunner(t, m, pool, 64, 8)
+	ms := newMiniSched(64, 8, 1)
+	hot := sampling.Default()
+	hot.Temperature = 1
+	constrained := &seqState{id: "constrained", prompt: prompt, params: hot, constraint: &script{toks: want}}
+	free := &seqState{id: "free", prompt: prompt[:5], params: hot}
+	ms.seqs = append(ms.seqs, constrained, free)
+	for ms.step(t, r, 4, maxOut) {
+	}
+	if !slices.Equal(constrained.output, want) {
+		t.Fatalf("constrained output %v, want %v", constrained.output, want)
+	}
+	if len(free.output) != maxOut || slices.Equal(free.output, want) {
+		t.Fatalf("free output %v", free.output)
+	}
+	if ms.maskTimes != maxOut {
+		t.Fatalf("%d mask times reported, want %d (one per constrained sample)", ms.maskTimes, maxOut)
+	}
+}

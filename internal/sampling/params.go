@@ -55,6 +55,10 @@ type Structured struct {
 	Regex      string   // the whole output matches it
 	Choice     []string // the output is one of these
 	Grammar    string   // a GBNF or Lark-style EBNF grammar
+	// Compact forbids whitespace between JSON tokens (vLLM's
+	// disable_any_whitespace); regexes, choices and grammars have none to
+	// forbid.
+	Compact bool
 	// Param is the request field it came from ("response_format",
 	// "structured_outputs", "guided_json", …), named in errors.
 	Param string

@@ -70,6 +70,10 @@ type RunnerOutput struct {
 	// the logprobs of the prompt token after each position of the range.
 	// Nil when no request of the step has one.
 	PromptLogprobs [][]*sampling.Logprobs
+	// MaskTimes holds, for each request sampled under a structured-output
+	// constraint this step (in no particular order), the time its token
+	// mask took to compute and apply.
+	MaskTimes []time.Duration
 }
 
 // CoreOutput is one request's news from one step (vLLM EngineCoreOutput).
@@ -102,4 +106,7 @@ type CoreOutputs struct {
 	// whether the text now ends with one, and the core must hear its answer
 	// before it schedules that request again.
 	StopCheck bool
+	// MaskTimes are the runner's structured-output mask times of the step
+	// (RunnerOutput.MaskTimes), for the statistics.
+	MaskTimes []time.Duration
 }

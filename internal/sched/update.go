@@ -147,7 +147,11 @@ func (s *Scheduler) UpdateFromOutput(so *SchedulerOutput, ro *RunnerOutput) Core
 		s.running = slices.DeleteFunc(s.running, func(r *Request) bool { return r.Status == StatusFinished })
 	}
 	s.assertInvariants()
-	return CoreOutputs{Outputs: outs, SchedulerStats: s.MakeStats(), Timestamp: s.now(), StopCheck: stopCheck}
+	co := CoreOutputs{Outputs: outs, SchedulerStats: s.MakeStats(), Timestamp: s.now(), StopCheck: stopCheck}
+	if ro != nil {
+		co.MaskTimes = ro.MaskTimes
+	}
+	return co
 }
 
 // advanceConstraint moves r's structured-output state past its new token.

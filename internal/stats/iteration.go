@@ -71,6 +71,15 @@ type IterationStats struct {
 	NParamsIter                []int
 	TimeToFirstTokensIter      []time.Duration
 	InterTokenLatenciesIter    []time.Duration
+	// StructuredCompileTimesIter: one sample per request with a
+	// structured-output constraint, on its first output: the time the front
+	// end took to compile the constraint and start its states (a govllm
+	// extension; vLLM has no such statistic).
+	StructuredCompileTimesIter []time.Duration
+	// StructuredMaskTimesIter: one sample per constrained sequence sampled
+	// this step: the time to compute its token mask and apply it to the
+	// logits (a govllm extension).
+	StructuredMaskTimesIter []time.Duration
 }
 
 // Empty reports whether the step had nothing to say about requests (a
@@ -79,7 +88,8 @@ type IterationStats struct {
 func (it *IterationStats) Empty() bool {
 	return it.NumGenerationTokens == 0 && it.PromptTokenStats == (PromptTokenStats{}) && it.NumPreemptedReqs == 0 &&
 		len(it.FinishedRequests) == 0 && len(it.MaxNumGenerationTokensIter) == 0 && len(it.NParamsIter) == 0 &&
-		len(it.TimeToFirstTokensIter) == 0 && len(it.InterTokenLatenciesIter) == 0
+		len(it.TimeToFirstTokensIter) == 0 && len(it.InterTokenLatenciesIter) == 0 &&
+		len(it.StructuredCompileTimesIter) == 0 && len(it.StructuredMaskTimesIter) == 0
 }
 
 // NumPromptTokens is the prompt tokens first reported this iteration.
