@@ -38,8 +38,9 @@ func TestToolLoop(t *testing.T) {
 	for _, m := range []string{"dummy", "stories260K"} {
 		t.Run(m, func(t *testing.T) {
 			cfg := testServeConfig()
-			cfg.MaxModelLen = 1024
-			cfg.MaxNumBatchedTokens = 1024
+			cfg.MaxModelLen = 2048 // Qwen2.5's tools block is long
+			cfg.MaxNumBatchedTokens = 2048
+			cfg.KVCacheMemory = 128 << 20
 			cfg.ChatTemplate = filepath.Join(testmodels.Shared(t, "templates"), "Qwen-Qwen2.5-7B-Instruct.jinja")
 			cfg.EnableAutoToolChoice, cfg.ToolCallParser = true, "hermes"
 			if m == "stories260K" {
@@ -69,7 +70,8 @@ func TestToolLoop(t *testing.T) {
 				}
 			}
 			base := sdk.ChatCompletionNewParams{Model: "", Messages: msgs, Tools: []sdk.ChatCompletionToolUnionParam{weatherTool(t)},
-				MaxCompletionTokens: sdk.Int(200), Temperature: sdk.Float(1), Seed: sdk.Int(3)}
+				MaxCompletionTokens: sdk.Int(400), Temperature: sdk.Float(1), Seed: sdk.Int(3),
+				ParallelToolCalls: sdk.Bool(false)} // one call: a random model never stops adding calls
 
 			req := base
 			req.ToolChoice = sdk.ChatCompletionToolChoiceOptionUnionParam{OfAuto: sdk.String("required")}
@@ -92,6 +94,8 @@ func TestToolLoop(t *testing.T) {
 			}
 			checkCalls(t, nc.Choices[0].Message.ToolCalls)
 
+			// Parallel calls allowed, streamed through the SDK's accumulator.
+			req.ParallelToolCalls = sdk.Bool(true)
 			stream := client.Chat.Completions.NewStreaming(ctx, req)
 			acc := sdk.ChatCompletionAccumulator{}
 			for stream.Next() {

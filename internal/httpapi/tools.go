@@ -62,7 +62,9 @@ func (s *Server) planChatOutput(t *openai.ChatTools, kwargs *jsonvalue.Object, p
 			if err != nil {
 				return nil, err
 			}
-			p.Structured = &sampling.Structured{JSONSchema: schema, Param: "tool_choice"}
+			// Compact: the arguments are re-serialized anyway (required) or
+			// are JSON either way (named); whitespace would only cost tokens.
+			p.Structured = &sampling.Structured{JSONSchema: schema, Compact: true, Param: "tool_choice"}
 		}
 	}
 	if co.reasoning == nil && co.mode == "" {
@@ -120,7 +122,9 @@ func parserTools(t *openai.ChatTools) []toolparser.Tool {
 
 // toolSchema is vLLM's JSON Schema for tool_choice "required" (an array of
 // at least one {"name", "parameters"} object, anyOf the tools, the tools'
-// $defs at the root; at most one call when parallel_tool_calls is false)
+// $defs at the root; at most one call when parallel_tool_calls is false;
+// unlike vLLM's, a call object has no other members, which a model with
+// weak tool training would otherwise fill until max_tokens)
 // or for a named function (its parameters).
 func toolSchema(t *openai.ChatTools) (string, error) {
 	params := func(ft openai.FunctionTool) string {
@@ -142,7 +146,7 @@ func toolSchema(t *openai.ChatTools) (string, error) {
 	defs := jsonvalue.NewObject()
 	for i, ft := range t.Tools {
 		name, _ := json.Marshal(ft.Name)
-		items[i] = `{"properties":{"name":{"type":"string","enum":[` + string(name) + `]},"parameters":` + params(ft) + `},"required":["name","parameters"]}`
+		items[i] = `{"properties":{"name":{"type":"string","enum":[` + string(name) + `]},"parameters":` + params(ft) + `},"required":["name","parameters"],"additionalProperties":false}`
 		if err := mergeDefs(defs, ft, i); err != nil {
 			return "", err
 		}
