@@ -1385,7 +1385,7 @@ func printValue(v Value) string {
 	case KindUndefined:
 		return ""
 	case KindNone:
-		return ""
+		return "None" // Python's str(None), as Jinja2 prints it
 	case KindBool:
 		if v.AsBool() {
 			return "True"
