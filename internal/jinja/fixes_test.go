@@ -30,6 +30,7 @@ func TestPythonSemantics(t *testing.T) {
 		{"{{ d|tojson(separators=(',', ':'), sort_keys=True) }}", `{"a":[1,2.5,3.0],"items":"key named items","z":"é<&"}`},
 		{"{% for k, v in d.items() %}{{ k }};{% endfor %}", "z;a;items;"},
 		{"{{ d['items'] }}", "key named items"},
+		{`{{ ["it's", 'a"b', 'x\ny', 'back\\slash', 'é'] }}|{{ {"k'": 1} }}`, `["it's", 'a"b', 'x\ny', 'back\\slash', 'é']|{"k'": 1}`},
 		{"{{ n }}|{{ n ~ 'x' }}|{{ n|string }}|{{ [n] }}|{{ undefined_name }}|", "None|Nonex|None|[None]||"},
 	} {
 		tmpl, err := Compile(c.src)
