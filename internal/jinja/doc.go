@@ -16,6 +16,7 @@
 //     lookup does (a JSON schema's "items" key no longer hides items());
 //   - strings inside printed lists and dicts use Python's repr (double
 //     quotes around a single quote, \n and backslashes escaped);
+//   - floats print as Python's repr (3.0, not 3);
 //   - none prints as None ({{ x }}, ~, %s), as Python's Jinja does
 //     (upstream printed nothing, as @huggingface/jinja does);
 //   - Template.LoopsOverMessageContent reports vLLM's content-format rule

@@ -31,6 +31,7 @@ func TestPythonSemantics(t *testing.T) {
 		{"{% for k, v in d.items() %}{{ k }};{% endfor %}", "z;a;items;"},
 		{"{{ d['items'] }}", "key named items"},
 		{`{{ ["it's", 'a"b', 'x\ny', 'back\\slash', 'é'] }}|{{ {"k'": 1} }}`, `["it's", 'a"b', 'x\ny', 'back\\slash', 'é']|{"k'": 1}`},
+		{"{{ 3.0 }}|{{ 2.5 }}|{{ [0.0001, 10 ** 16 * 1.0] }}|{{ 7 / 2 }}", "3.0|2.5|[0.0001, 1e+16]|3.5"},
 		{"{{ n }}|{{ n ~ 'x' }}|{{ n|string }}|{{ [n] }}|{{ undefined_name }}|", "None|Nonex|None|[None]||"},
 	} {
 		tmpl, err := Compile(c.src)

@@ -185,7 +185,7 @@ func (v Value) String() string {
 		return fmt.Sprintf("%d", v.v.(int64))
 
 	case KindFloat:
-		return fmt.Sprintf("%g", v.v.(float64))
+		return pyFloat(v.v.(float64))
 
 	case KindString:
 		return pyRepr(v.v.(string))
