@@ -73,7 +73,7 @@ func TestToolConversationDecodes(t *testing.T) {
 		t.Fatalf("parts %q %q", a.Parts, tool.Parts)
 	}
 	var null []ChatMessage
-	if err := json.Unmarshal([]byte(`[{"role":"assistant","content":null}]`), &null); err != nil || null[0].Parts == nil || len(null[0].Parts) != 0 {
+	if err := json.Unmarshal([]byte(`[{"role":"assistant","content":null},{"role":"assistant"}]`), &null); err != nil || null[0].Parts == nil || len(null[0].Parts) != 0 || null[1].Parts == nil || len(null[1].Parts) != 0 {
 		t.Fatalf("null content parts %#v, %v", null, err)
 	}
 	if tool.ToolCallID != "c1" || tool.Name != "f" || tool.Content != "r" {
