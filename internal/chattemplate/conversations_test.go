@@ -73,6 +73,7 @@ var conversations = []struct {
 		{"role": "tool", "tool_call_id": "call_s", "content": "Found 2 pages."}]`, weatherTools},
 	{"tools-bare", `[{"role": "user", "content": "Ping the server."}]`,
 		`[{"type": "function", "function": {"name": "ping"}}]`},
+	{"tools-empty-list", `[{"role": "user", "content": "Hi"}]`, `[]`},
 	{"tool-history-without-tools", `[
 		{"role": "user", "content": "Weather in Oslo?"},
 		{"role": "assistant", "content": null, "tool_calls": [

@@ -208,7 +208,7 @@ func decodeConversation(t *testing.T, messages, tools string) ([]Message, []Tool
 	if err := json.Unmarshal([]byte(tools), &rawTools); err != nil {
 		t.Fatal(err)
 	}
-	out := make([]Tool, len(rawTools))
+	out := make([]Tool, len(rawTools)) // non-nil for "[]": tools = []
 	for i, r := range rawTools {
 		out[i] = Tool{Name: r.Function.Name, Description: r.Function.Description, Strict: r.Function.Strict}
 		if len(r.Function.Parameters) > 0 {

@@ -133,6 +133,17 @@ func TestParseToolsParams(t *testing.T) {
 	}
 }
 
+// "tools": [] is kept as an empty list (the template sees tools = []).
+func TestParseToolsEmptyList(t *testing.T) {
+	ct, err := ParseTools([]json.RawMessage{}, nil, nil)
+	if err != nil || ct == nil || ct.Tools == nil || len(ct.Tools) != 0 || ct.Choice.Mode != ToolChoiceNone {
+		t.Fatalf("got %+v, %v", ct, err)
+	}
+	if _, err := ParseTools([]json.RawMessage{}, json.RawMessage(`"required"`), nil); err == nil {
+		t.Fatal("required without tools accepted")
+	}
+}
+
 // The parameters keep the client's key order (they reach tojson).
 func TestParseToolsKeepsSchemaOrder(t *testing.T) {
 	ct, err := ParseTools([]json.RawMessage{json.RawMessage(weather)}, json.RawMessage(`"none"`), ptr(false))
