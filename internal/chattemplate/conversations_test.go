@@ -5,6 +5,9 @@ package chattemplate
 // values (decodeConversation); the reference side (testdata/npm/render.mjs)
 // applies vLLM's rules to the same JSON on its own.
 
+// A tool with neither description nor parameters ("tools-bare" below)
+// reaches the template with both null, as vLLM's model_dump gives them.
+
 // weatherTools are two function tools: nested objects, enums, arrays,
 // unicode descriptions, keys in non-alphabetical order.
 const weatherTools = `[
@@ -68,6 +71,9 @@ var conversations = []struct {
 		{"role": "assistant", "content": "Let me search.", "tool_calls": [
 			{"id": "call_s", "type": "function", "function": {"name": "search_docs", "arguments": "{\"query\": \"streaming\", \"tags\": [\"sse\", \"http\"]}"}}]},
 		{"role": "tool", "tool_call_id": "call_s", "content": "Found 2 pages."}]`, weatherTools},
+	{"tools-bare", `[{"role": "user", "content": "Ping the server."}]`,
+		`[{"type": "function", "function": {"name": "ping"}}]`},
+	{"tools-empty-list", `[{"role": "user", "content": "Hi"}]`, `[]`},
 	{"tool-history-without-tools", `[
 		{"role": "user", "content": "Weather in Oslo?"},
 		{"role": "assistant", "content": null, "tool_calls": [

@@ -34,10 +34,11 @@
 //
 // Reference check: TestMatchesHuggingFaceJinja renders 67 templates (the
 // 59 in ../shared/templates, six under testdata/templates, Default and the
-// stories260K-hf template) over 12 conversations (plain ones, content-part
-// arrays, a tools list with nested objects, enums and unicode, one call,
-// two parallel calls, tool results with tool_call_id and name, a final
-// assistant reply, history with calls but no tools) with
+// stories260K-hf template) over 14 conversations (plain ones, content-part
+// arrays, a tools list with nested objects, enums and unicode, a tool with
+// neither description nor parameters, an empty tools list, one call, two parallel calls, tool
+// results with tool_call_id and name, a final assistant reply, history with
+// calls but no tools) with
 // add_generation_prompt true and false, and compares byte for byte with
 // @huggingface/jinja (the renderer of transformers.js) run under node from
 // testdata/npm. render.mjs applies vLLM's message rules itself, from the
@@ -46,10 +47,10 @@
 // format; 14 of the 59 shared templates get "openai"). Cases the reference
 // cannot render (it throws on undefined values Python tolerates, or lacks
 // a filter) are skipped with the reason; cases where it deviates from
-// Python (lstrip's argument, printing lists, booleans and empty dicts) are
-// skipped against it and checked for Python's rendering instead. Today:
-// 1608 cases, 1268 byte-identical, 76 raised by both, 264 skipped, 0
-// failed.
+// Python (lstrip's argument, printing none, lists, booleans and empty
+// dicts) are skipped against it and checked for Python's rendering
+// instead. Today: 1876 cases, 1498 byte-identical, 76 raised by both, 302
+// skipped, 0 failed.
 //
 // Engine choice, measured with
 //

@@ -33,18 +33,22 @@ type refCase struct {
 // tolerates): those cases are skipped with the reason, not counted as
 // passing. Any other reference failure fails the test.
 var referenceUnsupported = map[string][]string{
+	"shared/Apertus-8B-Instruct.jinja":                           {"Cannot perform operation on null values"},
+	"shared/Qwen3-Coder.jinja":                                   {`Cannot apply filter "trim" to type: NullValue`},
+	"shared/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja":           {`Cannot apply filter "trim" to type: NullValue`},
+	"shared/openai-gpt-oss-120b.jinja":                           {"Cannot perform operation on null values"},
 	"shared/Apriel-1.6-15b-Thinker-fixed.jinja":                  {"Unknown ObjectValue filter: string"},
 	"shared/ByteDance-Seed-OSS.jinja":                            {"Object keys must be strings: got IntegerValue"},
-	"shared/CohereForAI-c4ai-command-r-plus-tool_use.jinja":      {"Cannot access property with non-string: got UndefinedValue", "Expected iterable or object type in for loop: got UndefinedValue"},
+	"shared/CohereForAI-c4ai-command-r-plus-tool_use.jinja":      {"Cannot access property with non-string: got UndefinedValue", "Expected iterable or object type in for loop: got UndefinedValue", `Cannot apply filter "items" to type: UndefinedValue`},
 	"shared/GigaChat3-10B-A1.8B.jinja":                           {"Cannot call something that is not a function: got ObjectValue"},
 	"shared/GigaChat3.1-10B-A1.8B.jinja":                         {"Cannot call something that is not a function: got ObjectValue"},
 	"shared/Kimi-K2-Instruct.jinja":                              {"Cannot call something that is not a function: got UndefinedValue"},
 	"shared/Kimi-K2-Thinking.jinja":                              {"Cannot call something that is not a function: got UndefinedValue"},
-	"shared/NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja": {`Cannot apply filter "trim" to type: UndefinedValue`, "Expected iterable or object type in for loop: got UndefinedValue"},
-	"shared/NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja":   {`Cannot apply filter "trim" to type: UndefinedValue`, "Expected iterable or object type in for loop: got UndefinedValue"},
+	"shared/NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja": {`Cannot apply filter "trim" to type: UndefinedValue`, "Expected iterable or object type in for loop: got UndefinedValue", `Cannot apply filter "items" to type: UndefinedValue`},
+	"shared/NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja":   {`Cannot apply filter "trim" to type: UndefinedValue`, "Expected iterable or object type in for loop: got UndefinedValue", `Cannot apply filter "items" to type: UndefinedValue`},
 	"shared/fireworks-ai-llama-3-firefunction-v2.jinja":          {"Cannot perform operation + on undefined values"},
-	"shared/meetkai-functionary-medium-v3.1.jinja":               {`Cannot apply filter "selectattr" to type: NullValue`},
-	"shared/meetkai-functionary-medium-v3.2.jinja":               {"Cannot unpack non-iterable type: TupleValue"},
+	"shared/meetkai-functionary-medium-v3.1.jinja":               {`Cannot apply filter "selectattr" to type: NullValue`, "Cannot perform operation on null values"},
+	"shared/meetkai-functionary-medium-v3.2.jinja":               {"Cannot unpack non-iterable type: TupleValue", "Cannot perform operation on null values"},
 	"shared/google-gemma-4-31B-it.jinja":                         {"Unknown ArrayValue filter: trim"},
 	"shared/google-gemma-4-31B-it-interleaved.jinja":             {"Unknown ArrayValue filter: trim"},
 	"shared/openbmb-MiniCPM5-1B.jinja":                           {"Unknown ArrayValue filter: min"},
@@ -76,6 +80,11 @@ var referenceDeviations = map[string]referenceDeviation{
 }
 
 func init() {
+	const none = "Python prints none as None; @huggingface/jinja prints nothing"
+	referenceDeviations["shared/Cohere2MoE.jinja/tools-bare"] = referenceDeviation{`{"name": "ping", "description": "None", "parameters": null`, none}
+	referenceDeviations["shared/CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja/tools-bare"] = referenceDeviation{`{"name": "ping", "description": "None", "parameters": null`, none}
+	referenceDeviations["shared/google-gemma-4-31B-it.jinja/tools-bare"] = referenceDeviation{`declaration:ping{description:<|"|>None<|"|>}`, none}
+	referenceDeviations["shared/google-gemma-4-31B-it-interleaved.jinja/tools-bare"] = referenceDeviation{`declaration:ping{description:<|"|>None<|"|>}`, none}
 	for _, tmpl := range []string{"shared/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja", "shared/Qwen3-Coder.jinja"} {
 		for _, conv := range []string{"tools-first-turn", "tools-one-call", "tools-parallel-calls", "tools-awaiting-answer"} {
 			referenceDeviations[tmpl+"/"+conv] = referenceDeviation{"<strict>True</strict>",
@@ -199,13 +208,16 @@ func decodeConversation(t *testing.T, messages, tools string) ([]Message, []Tool
 	if err := json.Unmarshal([]byte(tools), &rawTools); err != nil {
 		t.Fatal(err)
 	}
-	out := make([]Tool, len(rawTools))
+	out := make([]Tool, len(rawTools)) // non-nil for "[]": tools = []
 	for i, r := range rawTools {
-		params, err := jsonvalue.Parse(r.Function.Parameters)
-		if err != nil {
-			t.Fatal(err)
+		out[i] = Tool{Name: r.Function.Name, Description: r.Function.Description, Strict: r.Function.Strict}
+		if len(r.Function.Parameters) > 0 {
+			params, err := jsonvalue.Parse(r.Function.Parameters)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[i].Parameters = params
 		}
-		out[i] = Tool{Name: r.Function.Name, Description: r.Function.Description, Parameters: params, Strict: r.Function.Strict}
 	}
 	return msgs, out
 }

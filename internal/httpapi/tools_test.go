@@ -169,6 +169,11 @@ func TestContentPartsReachListTemplates(t *testing.T) {
 	if text := tokenizeText(t, f, r); !strings.Contains(text, "[INST]Part one.Part two.[/INST]") {
 		t.Fatalf("rendered %q", text)
 	}
+	// "tools": [] is an empty list to the template (Python: not none).
+	r = do(t, srv, "POST", "/tokenize", `{"tools":[],"messages":[{"role":"user","content":"Hi"}]}`)
+	if text := tokenizeText(t, f, r); !strings.Contains(text, "[AVAILABLE_TOOLS][][/AVAILABLE_TOOLS][INST]Hi[/INST]") {
+		t.Fatalf("empty tools %q", text)
+	}
 	// continue_final_message cuts after the last part, as transformers does
 	// for list content.
 	r = do(t, srv, "POST", "/tokenize", `{"continue_final_message":true,"messages":[{"role":"user","content":"Hi"},{"role":"assistant","content":[{"type":"text","text":"Once"},{"type":"text","text":" upon"}]}]}`)

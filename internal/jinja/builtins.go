@@ -1385,7 +1385,7 @@ func printValue(v Value) string {
 	case KindUndefined:
 		return ""
 	case KindNone:
-		return ""
+		return "None" // Python's str(None), as Jinja2 prints it
 	case KindBool:
 		if v.AsBool() {
 			return "True"
@@ -1394,9 +1394,7 @@ func printValue(v Value) string {
 	case KindInt:
 		return fmt.Sprintf("%d", v.AsInt())
 	case KindFloat:
-		f := v.AsFloat()
-		s := fmt.Sprintf("%g", f)
-		return s
+		return pyFloat(v.AsFloat())
 	case KindString:
 		return v.AsString()
 	case KindList:

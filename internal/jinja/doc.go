@@ -14,6 +14,11 @@
 //   - a dict method (items, keys, values, get, pop, update) wins over a key
 //     of the same name in attribute access, as Python's getattr-first
 //     lookup does (a JSON schema's "items" key no longer hides items());
+//   - strings inside printed lists and dicts use Python's repr (double
+//     quotes around a single quote, \n and backslashes escaped);
+//   - floats print as Python's repr (3.0, not 3);
+//   - none prints as None ({{ x }}, ~, %s), as Python's Jinja does
+//     (upstream printed nothing, as @huggingface/jinja does);
 //   - Template.LoopsOverMessageContent reports vLLM's content-format rule
 //     (whether a template loops over a message's content) from the AST;
 //   - the package comment moved here; upstream's tests, which read its own

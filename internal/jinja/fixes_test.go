@@ -30,6 +30,9 @@ func TestPythonSemantics(t *testing.T) {
 		{"{{ d|tojson(separators=(',', ':'), sort_keys=True) }}", `{"a":[1,2.5,3.0],"items":"key named items","z":"é<&"}`},
 		{"{% for k, v in d.items() %}{{ k }};{% endfor %}", "z;a;items;"},
 		{"{{ d['items'] }}", "key named items"},
+		{`{{ ["it's", 'a"b', 'x\ny', 'back\\slash', 'é'] }}|{{ {"k'": 1} }}`, `["it's", 'a"b', 'x\ny', 'back\\slash', 'é']|{"k'": 1}`},
+		{"{{ 3.0 }}|{{ 2.5 }}|{{ [0.0001, 10 ** 16 * 1.0] }}|{{ 7 / 2 }}", "3.0|2.5|[0.0001, 1e+16]|3.5"},
+		{"{{ n }}|{{ n ~ 'x' }}|{{ n|string }}|{{ [n] }}|{{ undefined_name }}|", "None|Nonex|None|[None]||"},
 	} {
 		tmpl, err := Compile(c.src)
 		if err != nil {

@@ -185,10 +185,10 @@ func (v Value) String() string {
 		return fmt.Sprintf("%d", v.v.(int64))
 
 	case KindFloat:
-		return fmt.Sprintf("%g", v.v.(float64))
+		return pyFloat(v.v.(float64))
 
 	case KindString:
-		return fmt.Sprintf("'%s'", v.v.(string))
+		return pyRepr(v.v.(string))
 
 	case KindList:
 		list := v.v.(*List)
@@ -211,7 +211,7 @@ func (v Value) String() string {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(&b, "'%s': %s", key, d.Data[key].String())
+			fmt.Fprintf(&b, "%s: %s", pyRepr(key), d.Data[key].String())
 		}
 		b.WriteByte('}')
 		return b.String()
@@ -453,4 +453,35 @@ func FromGoValue(v any) Value {
 	}
 
 	return Undefined()
+}
+
+// pyRepr is Python's repr of a string: single quotes, or double quotes when
+// the string holds a single quote and no double quote; backslash, the
+// quote, \n, \r, \t and other control characters escaped.
+func pyRepr(s string) string {
+	quote := '\''
+	if strings.ContainsRune(s, '\'') && !strings.ContainsRune(s, '"') {
+		quote = '"'
+	}
+	var b strings.Builder
+	b.WriteRune(quote)
+	for _, r := range s {
+		switch {
+		case r == quote || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteRune(quote)
+	return b.String()
 }

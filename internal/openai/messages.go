@@ -58,6 +58,9 @@ func (m *ChatMessage) UnmarshalJSON(b []byte) error {
 		return apierr.New("messages", "each message must be a JSON object")
 	}
 	*m = ChatMessage{}
+	if _, ok := fields["content"]; !ok {
+		m.Parts = []string{} // absent is null: no parts (vLLM)
+	}
 	for _, k := range slices.Sorted(maps.Keys(fields)) {
 		if err := m.decodeField(k, fields[k]); err != nil {
 			m.bad = err

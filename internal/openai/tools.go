@@ -44,8 +44,8 @@ type ChatTools struct {
 }
 
 // ParseTools validates tools, tool_choice and parallel_tool_calls. It
-// returns nil when the request has no tools (then tool_choice may only be
-// absent or "none"). tool_choice defaults to "auto" when tools are given,
+// returns nil when the request has no tools field, and ChatTools with no
+// tools for "tools": [] (then tool_choice may only be absent or "none"). tool_choice defaults to "auto" when tools are given,
 // as in OpenAI's API and vLLM.
 func ParseTools(tools []json.RawMessage, choice json.RawMessage, parallel *bool) (*ChatTools, error) {
 	c, err := parseToolChoice(choice, len(tools) > 0)
@@ -55,6 +55,10 @@ func ParseTools(tools []json.RawMessage, choice json.RawMessage, parallel *bool)
 	if len(tools) == 0 {
 		if c.Mode != ToolChoiceNone {
 			return nil, apierr.New("tool_choice", "tool_choice %q requires tools", c.Mode)
+		}
+		if tools != nil {
+			// "tools": [] reaches the template as an empty list, as in vLLM.
+			return &ChatTools{Choice: c, Parallel: parallel == nil || *parallel, Tools: []FunctionTool{}}, nil
 		}
 		return nil, nil
 	}

@@ -73,7 +73,7 @@ func TestToolConversationDecodes(t *testing.T) {
 		t.Fatalf("parts %q %q", a.Parts, tool.Parts)
 	}
 	var null []ChatMessage
-	if err := json.Unmarshal([]byte(`[{"role":"assistant","content":null}]`), &null); err != nil || null[0].Parts == nil || len(null[0].Parts) != 0 {
+	if err := json.Unmarshal([]byte(`[{"role":"assistant","content":null},{"role":"assistant"}]`), &null); err != nil || null[0].Parts == nil || len(null[0].Parts) != 0 || null[1].Parts == nil || len(null[1].Parts) != 0 {
 		t.Fatalf("null content parts %#v, %v", null, err)
 	}
 	if tool.ToolCallID != "c1" || tool.Name != "f" || tool.Content != "r" {
@@ -130,6 +130,17 @@ func TestParseToolsParams(t *testing.T) {
 				t.Fatalf("got %+v, want mode %q", ct, tt.mode)
 			}
 		})
+	}
+}
+
+// "tools": [] is kept as an empty list (the template sees tools = []).
+func TestParseToolsEmptyList(t *testing.T) {
+	ct, err := ParseTools([]json.RawMessage{}, nil, nil)
+	if err != nil || ct == nil || ct.Tools == nil || len(ct.Tools) != 0 || ct.Choice.Mode != ToolChoiceNone {
+		t.Fatalf("got %+v, %v", ct, err)
+	}
+	if _, err := ParseTools([]json.RawMessage{}, json.RawMessage(`"required"`), nil); err == nil {
+		t.Fatal("required without tools accepted")
 	}
 }
 
