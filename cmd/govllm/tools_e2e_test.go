@@ -94,8 +94,7 @@ func TestToolLoop(t *testing.T) {
 			}
 			checkCalls(t, nc.Choices[0].Message.ToolCalls)
 
-			// Parallel calls allowed, streamed through the SDK's accumulator.
-			req.ParallelToolCalls = sdk.Bool(true)
+			// Streamed through the SDK's accumulator.
 			stream := client.Chat.Completions.NewStreaming(ctx, req)
 			acc := sdk.ChatCompletionAccumulator{}
 			for stream.Next() {
@@ -119,6 +118,87 @@ func TestToolLoop(t *testing.T) {
 			if reply.Choices[0].Message.Content == "" || len(reply.Choices[0].Message.ToolCalls) != 0 {
 				t.Fatalf("second step %+v", reply.Choices[0].Message)
 			}
+		})
+	}
+}
+
+// TestAutoToolsAndReasoning serves the random-weight model with Qwen3's
+// parsers (--reasoning-parser qwen3, --tool-call-parser hermes) and forces
+// Qwen3-shaped outputs with a choice constraint: the answer's think block
+// must come back as reasoning_content, its <tool_call> as a tool call
+// (finish_reason tool_calls), the same whether streamed (through the SDK's
+// accumulator) or not; a plain answer stays content.
+func TestAutoToolsAndReasoning(t *testing.T) {
+	noLeaks(t)
+	cfg := testServeConfig()
+	cfg.MaxModelLen, cfg.MaxNumBatchedTokens, cfg.KVCacheMemory = 2048, 2048, 128<<20
+	cfg.ChatTemplate = filepath.Join(testmodels.Shared(t, "templates"), "Qwen-Qwen3-0.6B.jinja")
+	cfg.EnableAutoToolChoice, cfg.ToolCallParser, cfg.ReasoningParser = true, "hermes", "qwen3"
+	url, stop := startServe(t, cfg)
+	defer func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	client := sdk.NewClient(option.WithBaseURL(url+"/v1/"), option.WithAPIKey("none"), option.WithMaxRetries(0))
+	ctx := context.Background()
+	const call = "<think>\nThe user wants Paris.\n</think>\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"unit\": \"celsius\"}}\n</tool_call>"
+	const plain = "<think>\nNo tool needed.\n</think>\n\nIt is sunny."
+	for _, tc := range []struct {
+		name, output, reasoning, content, args string
+	}{
+		{"tool call", call, "\nThe user wants Paris.\n", "", `{"city": "Paris", "unit": "celsius"}`},
+		{"plain answer", plain, "\nNo tool needed.\n", "\n\nIt is sunny.", ""},
+	} {
+		req := sdk.ChatCompletionNewParams{Messages: []sdk.ChatCompletionMessageParamUnion{sdk.UserMessage("Weather in Paris?")},
+			Tools: []sdk.ChatCompletionToolUnionParam{weatherTool(t)}, MaxCompletionTokens: sdk.Int(200)}
+		choice, _ := json.Marshal([]string{tc.output})
+		opt := option.WithJSONSet("structured_outputs", json.RawMessage(`{"choice":`+string(choice)+`}`))
+		check := func(t *testing.T, m sdk.ChatCompletionMessage, reasoning, finish string) {
+			t.Helper()
+			if reasoning != tc.reasoning || m.Content != tc.content {
+				t.Fatalf("reasoning %q content %q, want %q and %q", reasoning, m.Content, tc.reasoning, tc.content)
+			}
+			if tc.args == "" {
+				if len(m.ToolCalls) != 0 || finish != "stop" {
+					t.Fatalf("calls %+v finish %q", m.ToolCalls, finish)
+				}
+				return
+			}
+			if len(m.ToolCalls) != 1 || m.ToolCalls[0].Function.Name != "get_weather" || m.ToolCalls[0].Function.Arguments != tc.args || finish != "tool_calls" {
+				t.Fatalf("calls %+v finish %q", m.ToolCalls, finish)
+			}
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := client.Chat.Completions.New(ctx, req, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var extra struct {
+				Reasoning string `json:"reasoning_content"`
+			}
+			json.Unmarshal([]byte(r.Choices[0].Message.RawJSON()), &extra)
+			check(t, r.Choices[0].Message, extra.Reasoning, string(r.Choices[0].FinishReason))
+		})
+		t.Run(tc.name+"/streamed", func(t *testing.T) {
+			stream := client.Chat.Completions.NewStreaming(ctx, req, opt)
+			acc := sdk.ChatCompletionAccumulator{}
+			var reasoning string
+			for stream.Next() {
+				c := stream.Current()
+				acc.AddChunk(c)
+				for _, ch := range c.Choices {
+					var d struct {
+						Reasoning string `json:"reasoning_content"`
+					}
+					json.Unmarshal([]byte(ch.Delta.RawJSON()), &d)
+					reasoning += d.Reasoning
+				}
+			}
+			if err := stream.Err(); err != nil || len(acc.Choices) != 1 {
+				t.Fatalf("stream: %v", err)
+			}
+			check(t, acc.Choices[0].Message, reasoning, string(acc.Choices[0].FinishReason))
 		})
 	}
 }
