@@ -139,6 +139,7 @@ func (s *Server) routes() {
 		{"POST", "/v1/completions", s.admit(s.completions)},
 		{"POST", "/v1/chat/completions", s.admit(s.chat)},
 		{"GET", "/v1/models", s.models},
+		{"GET", "/v1/models/{id...}", s.model},
 		{"POST", "/tokenize", s.tokenize},
 		{"POST", "/detokenize", s.detokenize},
 		{"GET", "/health", s.health},
@@ -196,7 +197,12 @@ func (s *Server) modelName(m string) (string, error) {
 	if slices.Contains(s.cfg.ServedModelNames, m) {
 		return m, nil
 	}
-	return "", &apierr.Error{Status: http.StatusNotFound, Param: "model", Msg: fmt.Sprintf("The model `%s` does not exist.", m)}
+	return "", s.unknownModel(m)
+}
+
+// unknownModel is the 404 of a model name that is not served.
+func (s *Server) unknownModel(m string) error {
+	return &apierr.Error{Status: http.StatusNotFound, Param: "model", Msg: fmt.Sprintf("The model `%s` does not exist.", m)}
 }
 
 // onUnknown is what openai.DecodeRequest does with an unknown field: nil
