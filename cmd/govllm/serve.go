@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -48,6 +49,9 @@ type serveConfig struct {
 	MaxConnections int
 	// AllowUnknownFields accepts unknown request fields (logged once each).
 	AllowUnknownFields bool
+	// CORS is vLLM's --allowed-origins, --allowed-methods,
+	// --allowed-headers and --allow-credentials.
+	httpapi.CORS
 
 	// LogLevel is the server log's level (--uvicorn-log-level).
 	LogLevel slog.Level
@@ -77,6 +81,7 @@ func defaultServeConfig() serveConfig {
 		SpareProcs:       1,
 		LogStatsInterval: metrics.DefaultLogInterval,
 		MaxConnections:   httpapi.DefaultMaxConnections,
+		CORS:             httpapi.DefaultCORS(),
 	}
 }
 
@@ -146,7 +151,8 @@ func parseServeArgs(args []string, stderr io.Writer) (serveConfig, error) {
 // does not define (yet) is skipped.
 var serveFlagGroups = []flagGroup{
 	{"Options", []string{"config", "model"}},
-	{"Frontend", []string{"host", "port", "uvicorn-log-level", "api-key", "chat-template", "enable-log-requests", "disable-log-requests", "max-connections", "shutdown-timeout", "allow-unknown-fields"}},
+	{"Frontend", []string{"host", "port", "uvicorn-log-level", "api-key", "chat-template", "enable-log-requests", "disable-log-requests", "max-connections", "shutdown-timeout", "allow-unknown-fields",
+		"allowed-origins", "allowed-methods", "allowed-headers", "allow-credentials", "no-allow-credentials"}},
 	{"ModelConfig", []string{"tokenizer", "served-model-name", "max-model-len", "dtype", "seed", "quantization", "generation-config", "trust-remote-code", "enforce-eager"}},
 	{"LoadConfig", []string{"load-format"}},
 	{"ParallelConfig", []string{"tensor-parallel-size", "pipeline-parallel-size", "data-parallel-size", "disable-custom-all-reduce"}},
@@ -189,8 +195,32 @@ func (c *serveConfig) addFlags(fs *flag.FlagSet, names, keys *stringList, model 
 	})
 	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "max open HTTP connections (idle keep-alives count); above it a new connection gets 503 with Retry-After")
 	fs.BoolVar(&c.AllowUnknownFields, "allow-unknown-fields", false, "accept request fields that are neither OpenAI's nor vLLM's (each name logged once) instead of answering 400")
+	c.addCORSFlags(fs)
 	addCompatFlags(fs, &c.compat)
 	return finish
+}
+
+// addCORSFlags registers vLLM's CORS flags. As in vLLM, the three lists
+// are each one JSON array ('["https://a.example"]'), not several values.
+func (c *serveConfig) addCORSFlags(fs *flag.FlagSet) {
+	fs.Func("allowed-origins", `CORS: allowed origins, a JSON list (default ["*"])`, jsonList(&c.AllowedOrigins))
+	fs.Func("allowed-methods", `CORS: allowed methods, a JSON list (default ["*"]: DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT)`, jsonList(&c.AllowedMethods))
+	fs.Func("allowed-headers", `CORS: allowed request headers, a JSON list (default ["*"])`, jsonList(&c.AllowedHeaders))
+	fs.BoolFunc("allow-credentials", "CORS: allow credentials (Access-Control-Allow-Credentials: true)", setBool(&c.AllowCredentials, false))
+	fs.BoolFunc("no-allow-credentials", "CORS: no credentials (the default)", setBool(&c.AllowCredentials, true))
+}
+
+// jsonList is the Set of a flag whose value is a JSON array of strings
+// (vLLM reads these flags with json.loads).
+func jsonList(dst *[]string) func(string) error {
+	return func(v string) error {
+		var list []string
+		if err := json.Unmarshal([]byte(v), &list); err != nil || list == nil {
+			return fmt.Errorf("want a JSON list of strings such as '[\"*\"]', got %q", v)
+		}
+		*dst = list
+		return nil
+	}
 }
 
 // logLevels are --uvicorn-log-level's values (uvicorn's names; critical

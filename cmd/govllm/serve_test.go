@@ -60,6 +60,12 @@ func TestParseServeArgs(t *testing.T) {
 		{"unknown fields allowed", []string{"--allow-unknown-fields"}, "", func(c *serveConfig) { c.AllowUnknownFields = true }, nil},
 		{"scheduling of threads", []string{"--engine-nice", "0", "--spare-procs", "2"}, "", func(c *serveConfig) { c.EngineNice, c.SpareProcs = 0, 2 }, nil},
 		{"api key flag", []string{"--api-key", "k1"}, "k2", func(c *serveConfig) { c.APIKey = []string{"k1"} }, nil},
+		{"CORS as vLLM parses it", []string{"--allowed-origins", `["https://a.example","https://b.example"]`, "--allowed-methods=[\"GET\",\"POST\"]",
+			"--allowed-headers", "[]", "--allow-credentials"}, "", func(c *serveConfig) {
+			c.AllowedOrigins, c.AllowedMethods = []string{"https://a.example", "https://b.example"}, []string{"GET", "POST"}
+			c.AllowedHeaders, c.AllowCredentials = []string{}, true
+		}, nil},
+		{"CORS credentials off", []string{"--allow-credentials", "--no-allow-credentials"}, "", func(c *serveConfig) {}, nil},
 		{"api key env", nil, "k2", func(c *serveConfig) { c.APIKey = []string{"k2"} }, nil},
 		{"help", []string{"--help"}, "", nil, flag.ErrHelp},
 		{"two models", []string{"/a", "/b"}, "", nil, errUsage},

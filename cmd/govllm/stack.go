@@ -93,6 +93,7 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 		DisableLogRequests: cfg.DisableLogRequests,
 		Version:            version(),
 		AllowUnknownFields: cfg.AllowUnknownFields,
+		CORS:               &cfg.CORS,
 	}, st.Engine)
 	if err != nil {
 		return nil, err

@@ -69,6 +69,15 @@ type Config struct {
 	// OpenAI's nor vLLM's (logged once per field name) instead of
 	// answering 400 naming them.
 	AllowUnknownFields bool
+	// CORS is the cross-origin policy; nil means DefaultCORS (vLLM's).
+	CORS *CORS
+}
+
+func (c *Config) corsConfig() CORS {
+	if c.CORS == nil {
+		return DefaultCORS()
+	}
+	return *c.CORS
 }
 
 // Server is the HTTP handler. It is safe for concurrent use.
@@ -172,8 +181,10 @@ func (s *Server) routes() {
 	s.routeKeys = append(s.routeKeys, [2]string{"GET", "none"}, [2]string{"POST", "none"})
 	s.mux = mux
 	// The API key is checked before routing, for every /v1 path: an
-	// unauthenticated client cannot tell routes and methods apart.
-	s.handler = s.recoverPanics(s.limitBody(s.auth(mux, append(paths, "none"))))
+	// unauthenticated client cannot tell routes and methods apart. CORS
+	// comes first: a browser's preflight carries no key (vLLM's
+	// authentication lets OPTIONS through for it).
+	s.handler = s.recoverPanics(s.cors(s.limitBody(s.auth(mux, append(paths, "none")))))
 }
 
 // Routes lists the method and the handler label (the route's path) of
