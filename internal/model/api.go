@@ -86,6 +86,11 @@ type Seq struct {
 	Start      int     // position of its first token in the batch
 	BlockTable []int32 // physical block ids covering Start+NumTokens positions
 	NeedLogits bool    // compute logits for its last token
+	// Hidden, when non-nil (NumTokens × Dim floats), receives the final
+	// hidden state of each of its tokens: after the last layer's residual
+	// add and the final norm, the vector the output head would read
+	// (embedding requests pool it).
+	Hidden []float32
 }
 
 // Batch is one flattened forward pass: every sequence's tokens back to back.

@@ -190,6 +190,9 @@ func (m *Model) Forward(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCache,
 	if err != nil {
 		return err
 	}
+	if err := m.checkHidden(b); err != nil {
+		return err
+	}
 	if ws == nil || ws.cfg.Dim != m.Config.Dim || ws.cfg.HiddenDim != m.Config.HiddenDim ||
 		ws.cfg.QDim() != m.Config.QDim() || ws.cfg.KVDim() != m.Config.KVDim() || ws.cfg.HeadDim != m.Config.HeadDim ||
 		ws.cfg.NumExperts != m.Config.NumExperts || ws.cfg.NumExpertsUsed != m.Config.NumExpertsUsed ||
@@ -244,6 +247,7 @@ func (m *Model) Forward(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCache,
 		m.layer(ws, pool, b, kv, l, maxPos, &t)
 	}
 	ws.rows = rowJob{}
+	m.hidden(ws, b)
 	if k == 0 {
 		return nil
 	}

@@ -33,6 +33,9 @@ type Request struct {
 	Params         sampling.Params // N sequences; MaxTokens already filled
 	Kind           Kind
 	ArrivalTime    time.Time // stamped before tokenization
+	// Pooling marks an embedding request: it has no max_tokens of its own
+	// (vLLM's max_tokens_param is None), so none is observed.
+	Pooling bool
 }
 
 // group is one user request: a parallel-sampling parent with n sequences
@@ -64,6 +67,7 @@ type seqState struct {
 	text     []byte
 	finish   stats.FinishReason
 	stop     any
+	pooled   []float32 // an embedding request's vector
 
 	// Delta bookkeeping: what has been handed out.
 	sentText, sentTokens, sentLogprobs int
@@ -198,6 +202,7 @@ func (p *Processor) Process(co *sched.CoreOutputs, it *stats.IterationStats) (ou
 				PrefillStats:    o.PrefillStats,
 				EngineTimestamp: co.Timestamp,
 				IsPrefilling:    s.isPrefilling,
+				Pooled:          o.Pooled != nil,
 			}, &s.stats)
 		}
 		if s.isPrefilling {
@@ -232,6 +237,9 @@ func (p *Processor) Process(co *sched.CoreOutputs, it *stats.IterationStats) (ou
 func (p *Processor) update(s *seqState, o *sched.CoreOutput) (abortInCore bool) {
 	params := &s.g.req.Params
 	s.news = true
+	if o.Pooled != nil {
+		s.pooled = o.Pooled
+	}
 	s.tokenIDs = append(s.tokenIDs, o.NewTokenIDs...)
 	if params.Logprobs != nil {
 		for _, lp := range o.NewLogprobs {
@@ -279,7 +287,7 @@ func (p *Processor) finishSeq(s *seqState, it *stats.IterationStats) {
 		it.UpdateFromFinished(stats.FinishInfo{
 			Reason:          s.finish,
 			NumPromptTokens: len(g.req.PromptTokenIDs),
-			MaxTokensParam:  g.req.Params.MaxTokens,
+			MaxTokensParam:  maxTokensParam(&g.req),
 			NumCachedTokens: s.numCached,
 			ClientAbort:     s.clientAbort && s.finish == stats.FinishAbort,
 		}, &s.stats)
@@ -290,6 +298,14 @@ func (p *Processor) finishSeq(s *seqState, it *stats.IterationStats) {
 		}
 		delete(p.groups, g.req.ID)
 	}
+}
+
+// maxTokensParam is the request's max_tokens for the statistics (0: none).
+func maxTokensParam(r *Request) int {
+	if r.Pooling {
+		return 0
+	}
+	return r.Params.MaxTokens
 }
 
 // output builds the group's RequestOutput for this Process call, or nil
@@ -321,7 +337,7 @@ func (s *seqState) completion(kind Kind, finished bool) CompletionOutput {
 	if !finished && !s.g.req.Params.IncludeStopStrInOutput {
 		end -= holdBack(s.text, s.g.req.Params.Stop)
 	}
-	c := CompletionOutput{Index: s.index, FinishReason: s.finish, StopReason: s.stop}
+	c := CompletionOutput{Index: s.index, FinishReason: s.finish, StopReason: s.stop, Pooled: s.pooled}
 	if kind != Delta {
 		c.Text = string(s.text[:end])
 		c.TokenIDs = s.tokenIDs[:len(s.tokenIDs):len(s.tokenIDs)]

@@ -55,6 +55,8 @@ type CompletionOutput struct {
 	// StopReason is nil, the matched stop string (string), or the stop
 	// token id that finished the sequence (int32).
 	StopReason any
+	// Pooled is an embedding request's vector, once it finished.
+	Pooled []float32
 }
 
 // ChildID is the engine request id of sequence index of a user request

@@ -85,6 +85,7 @@ type Runner struct {
 	blockIDs []int32   // backing store of every Seq.BlockTable of the step
 	logits   []float32 // rows × vocab
 	rows     []row     // the requests that sample, in logits-row order
+	hidden   []float32 // backing store of every Seq.Hidden of the step (embedding requests)
 
 	samplers []sampling.Sampler // one per pool thread
 	masks    [][]uint64         // one structured-output mask buffer per pool thread
@@ -166,6 +167,7 @@ func (r *Runner) Execute(ctx context.Context, so *sched.SchedulerOutput) (*sched
 			return nil, fmt.Errorf("runner: forward: %w", err)
 		}
 	}
+	r.poolOutputs(so, out)
 	ts := time.Now()
 	r.sample(so, out)
 	now := time.Now()
@@ -183,7 +185,7 @@ func (r *Runner) prepare(so *sched.SchedulerOutput) error {
 		if len(req.TokenIDs) == 0 {
 			return fmt.Errorf("%w: request %q schedules no tokens", ErrInvalidStep, req.ID)
 		}
-		if req.Sample && req.Params == nil {
+		if req.Sample && req.Params == nil && req.Pool == nil {
 			return fmt.Errorf("%w: request %q samples without params", ErrInvalidStep, req.ID)
 		}
 		nTok += len(req.TokenIDs)
@@ -200,6 +202,7 @@ func (r *Runner) prepare(so *sched.SchedulerOutput) error {
 		b.Tokens = make([]int32, 0, nTok)
 	}
 	ids := r.blockIDs[:0]
+	hidden := r.hiddenBuffer(so)
 	for i := range so.Requests {
 		req := &so.Requests[i]
 		b.Tokens = append(b.Tokens, req.TokenIDs...)
@@ -207,13 +210,18 @@ func (r *Runner) prepare(so *sched.SchedulerOutput) error {
 		for _, id := range req.BlockTable {
 			ids = append(ids, int32(id))
 		}
-		b.Seqs = append(b.Seqs, model.Seq{
+		seq := model.Seq{
 			NumTokens:  len(req.TokenIDs),
 			Start:      req.Start,
 			BlockTable: ids[start:len(ids):len(ids)],
-			NeedLogits: req.Sample,
-		})
-		if req.Sample {
+			NeedLogits: req.Sample && req.Pool == nil,
+		}
+		if req.Pool != nil {
+			n := len(req.TokenIDs) * r.m.Config.Dim
+			seq.Hidden, hidden = hidden[:n:n], hidden[n:]
+		}
+		b.Seqs = append(b.Seqs, seq)
+		if seq.NeedLogits {
 			rw := row{req: i}
 			if s := req.Params.Seed; s != nil {
 				rw.rng = sampling.SeededRNG(*s, len(req.OutputTokenIDs))
