@@ -20,6 +20,7 @@ import (
 	"govllm/internal/core"
 	"govllm/internal/httpapi"
 	"govllm/internal/metrics"
+	"govllm/internal/pooling"
 )
 
 // serveConfig is everything `govllm serve` is configured with: the engine
@@ -52,6 +53,8 @@ type serveConfig struct {
 	// CORS is vLLM's --allowed-origins, --allowed-methods,
 	// --allowed-headers and --allow-credentials.
 	httpapi.CORS
+	// Pooler is the pooling of /v1/embeddings (vLLM's --pooler-config).
+	Pooler pooling.Params
 
 	// LogLevel is the server log's level (--uvicorn-log-level).
 	LogLevel slog.Level
@@ -82,6 +85,7 @@ func defaultServeConfig() serveConfig {
 		LogStatsInterval: metrics.DefaultLogInterval,
 		MaxConnections:   httpapi.DefaultMaxConnections,
 		CORS:             httpapi.DefaultCORS(),
+		Pooler:           pooling.Default(),
 	}
 }
 
@@ -98,7 +102,7 @@ func parseServeArgs(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: govllm serve [MODEL] [flags]\n\n"+
 			"Serve MODEL (GGUF file, Hugging Face directory, or llama2.c checkpoint with --tokenizer)\n"+
-			"over an OpenAI-compatible API: /v1/completions, /v1/chat/completions, /v1/models,\n"+
+			"over an OpenAI-compatible API: /v1/completions, /v1/chat/completions, /v1/embeddings, /v1/models,\n"+
 			"/tokenize, /detokenize, /health, /ping, /version, /metrics.\n"+
 			"Without MODEL (or with --load-format dummy) a built-in random-weight model is served.\n"+
 			"Flags are read as vLLM reads them: --x=y or --x y, --max_model_len, -tp 1, several\n"+
@@ -153,7 +157,7 @@ var serveFlagGroups = []flagGroup{
 	{"Options", []string{"config", "model"}},
 	{"Frontend", []string{"host", "port", "uvicorn-log-level", "api-key", "chat-template", "enable-log-requests", "disable-log-requests", "max-connections", "shutdown-timeout", "allow-unknown-fields",
 		"allowed-origins", "allowed-methods", "allowed-headers", "allow-credentials", "no-allow-credentials"}},
-	{"ModelConfig", []string{"tokenizer", "served-model-name", "max-model-len", "dtype", "seed", "quantization", "generation-config", "trust-remote-code", "enforce-eager"}},
+	{"ModelConfig", []string{"tokenizer", "served-model-name", "pooler-config", "max-model-len", "dtype", "seed", "quantization", "generation-config", "trust-remote-code", "enforce-eager"}},
 	{"LoadConfig", []string{"load-format"}},
 	{"ParallelConfig", []string{"tensor-parallel-size", "pipeline-parallel-size", "data-parallel-size", "disable-custom-all-reduce"}},
 	{"CacheConfig", []string{"block-size", "enable-prefix-caching", "no-enable-prefix-caching", "num-gpu-blocks-override", "gpu-memory-utilization", "kv-cache-dtype", "swap-space", "cpu-offload-gb"}},
@@ -196,6 +200,12 @@ func (c *serveConfig) addFlags(fs *flag.FlagSet, names, keys *stringList, model 
 	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "max open HTTP connections (idle keep-alives count); above it a new connection gets 503 with Retry-After")
 	fs.BoolVar(&c.AllowUnknownFields, "allow-unknown-fields", false, "accept request fields that are neither OpenAI's nor vLLM's (each name logged once) instead of answering 400")
 	c.addCORSFlags(fs)
+	fs.Func("pooler-config", `pooling of /v1/embeddings, vLLM's PoolerConfig JSON: {"pooling_type": "LAST"|"MEAN"|"CLS", "normalize": true|false} (default LAST, normalized: vLLM's for a decoder model)`,
+		func(v string) error {
+			p, err := pooling.ParseConfig(v, c.Pooler)
+			c.Pooler = p
+			return err
+		})
 	addCompatFlags(fs, &c.compat)
 	return finish
 }

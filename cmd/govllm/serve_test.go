@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"govllm/internal/pooling"
 	"govllm/internal/tensor"
 	"io"
 	"log/slog"
@@ -64,6 +65,9 @@ func TestParseServeArgs(t *testing.T) {
 			"--allowed-headers", "[]", "--allow-credentials"}, "", func(c *serveConfig) {
 			c.AllowedOrigins, c.AllowedMethods = []string{"https://a.example", "https://b.example"}, []string{"GET", "POST"}
 			c.AllowedHeaders, c.AllowCredentials = []string{}, true
+		}, nil},
+		{"pooler config", []string{"--pooler-config", `{"pooling_type": "MEAN", "normalize": false}`}, "", func(c *serveConfig) {
+			c.Pooler = pooling.Params{Type: pooling.Mean}
 		}, nil},
 		{"CORS credentials off", []string{"--allow-credentials", "--no-allow-credentials"}, "", func(c *serveConfig) {}, nil},
 		{"api key env", nil, "k2", func(c *serveConfig) { c.APIKey = []string{"k2"} }, nil},

@@ -94,6 +94,7 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 		Version:            version(),
 		AllowUnknownFields: cfg.AllowUnknownFields,
 		CORS:               &cfg.CORS,
+		Pooler:             &cfg.Pooler,
 	}, st.Engine)
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"govllm/internal/llm"
 	"govllm/internal/openai"
 	"govllm/internal/output"
+	"govllm/internal/pooling"
 	"govllm/internal/sampling"
 )
 
@@ -49,6 +50,9 @@ type genRequest struct {
 	user     string // the end user the client names (OpenAI "user"), logged with the request
 	stream   bool
 	usage    *openai.StreamOptions
+	// pooling makes every prompt an embedding request (/v1/embeddings):
+	// params is then zero, and a "prompt" error names "input".
+	pooling *pooling.Params
 }
 
 // genPrompt is one prompt of a request, i.e. one engine request.
@@ -126,9 +130,12 @@ func (s *Server) check(g *genRequest) error {
 	reqs := make([]llm.Request, len(g.prompts))
 	for i := range g.prompts {
 		reqs[i] = llm.Request{ID: g.engineID(i), PromptTokenIDs: g.prompts[i].ids, Params: g.params,
-			Priority: g.priority, ArrivalTime: g.arrival, OutputKind: g.kind(), TruncatePromptTokens: g.truncate}
+			Priority: g.priority, ArrivalTime: g.arrival, OutputKind: g.kind(), TruncatePromptTokens: g.truncate, Pooling: g.pooling}
 	}
 	prs, err := s.eng.Prepare(reqs...)
+	if err != nil && g.pooling != nil {
+		return openai.AsInput(err)
+	}
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"govllm/internal/chattemplate"
 	"govllm/internal/llm"
 	"govllm/internal/output"
+	"govllm/internal/pooling"
 	"govllm/internal/sampling"
 	"govllm/internal/tokenizer"
 )
@@ -71,6 +72,9 @@ type Config struct {
 	AllowUnknownFields bool
 	// CORS is the cross-origin policy; nil means DefaultCORS (vLLM's).
 	CORS *CORS
+	// Pooler is the pooling of /v1/embeddings (--pooler-config); nil means
+	// pooling.Default() (vLLM's for a decoder model: LAST, normalized).
+	Pooler *pooling.Params
 }
 
 func (c *Config) corsConfig() CORS {
@@ -147,6 +151,7 @@ func (s *Server) routes() {
 	rs := []route{
 		{"POST", "/v1/completions", s.admit(s.completions)},
 		{"POST", "/v1/chat/completions", s.admit(s.chat)},
+		{"POST", "/v1/embeddings", s.admit(s.embeddings)},
 		{"GET", "/v1/models", s.models},
 		{"GET", "/v1/models/{id...}", s.model},
 		{"POST", "/tokenize", s.tokenize},

@@ -150,7 +150,7 @@ func (p *Prepared) Request() Request {
 	r := Request{ID: p.out.ID, PromptTokenIDs: p.out.PromptTokenIDs, Params: p.out.Params,
 		ArrivalTime: p.out.ArrivalTime, OutputKind: p.out.Kind}
 	if len(p.engine) > 0 {
-		r.Priority = p.engine[0].Priority
+		r.Priority, r.Pooling = p.engine[0].Priority, p.engine[0].Pooling
 	}
 	return r
 }
