@@ -167,9 +167,7 @@ func (s *Server) start(r *http.Request, g *genRequest) (*fanIn, error) {
 	for i := range g.prompts {
 		p := &g.prompts[i]
 		if !s.cfg.DisableLogRequests {
-			q := p.pr.Request()
-			s.log.Info("received request", "id", q.ID, "path", r.URL.Path, "prompt_tokens", len(p.ids),
-				"max_tokens", q.Params.MaxTokens, "n", q.Params.N, "temperature", q.Params.Temperature, "stream", g.stream, "user", g.user)
+			s.logRequest(r, g, p)
 		}
 		st, err := s.eng.Submit(ctx, p.pr)
 		if err != nil {
@@ -179,6 +177,19 @@ func (s *Server) start(r *http.Request, g *genRequest) (*fanIn, error) {
 		streams = append(streams, st)
 	}
 	return newFanIn(ctx, cancel, streams), nil
+}
+
+// logRequest is the one log line of an engine request: its sampling, or
+// for an embedding its pooling.
+func (s *Server) logRequest(r *http.Request, g *genRequest, p *genPrompt) {
+	q := p.pr.Request()
+	attrs := []any{"id", q.ID, "path", r.URL.Path, "prompt_tokens", len(p.ids)}
+	if g.pooling != nil {
+		attrs = append(attrs, "pooling", g.pooling.Type.String(), "normalize", g.pooling.Normalize)
+	} else {
+		attrs = append(attrs, "max_tokens", q.Params.MaxTokens, "n", q.Params.N, "temperature", q.Params.Temperature, "stream", g.stream)
+	}
+	s.log.Info("received request", append(attrs, "user", g.user)...)
 }
 
 // completionTokens counts the generated tokens of a final output.
