@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -115,4 +116,36 @@ func sameVectors(got [][]float64, want [][]float32) bool {
 		}
 	}
 	return true
+}
+
+// TestRunnerFlags: vLLM's --runner and --convert values, and the ones
+// refused (vLLM's other conversions, and embed with the generate runner).
+func TestRunnerFlags(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string // httpapi.Config.Runner; "error" when refused
+	}{
+		{nil, ""},
+		{[]string{"--runner", "auto"}, ""},
+		{[]string{"--runner", "generate"}, "generate"},
+		{[]string{"--runner", "pooling"}, "pooling"},
+		{[]string{"--convert", "embed"}, "pooling"},
+		{[]string{"--convert", "none", "--runner", "generate"}, "generate"},
+		{[]string{"--convert", "embed", "--runner", "generate"}, "error"},
+		{[]string{"--convert", "classify"}, "error"},
+		{[]string{"--runner", "draft"}, "error"},
+	}
+	for _, tt := range tests {
+		c, err := parseServeArgs(tt.args, io.Discard)
+		got := "error"
+		if err == nil {
+			got, err = c.apiRunner()
+		}
+		if err != nil {
+			got = "error"
+		}
+		if got != tt.want {
+			t.Errorf("%v: %q, want %q", tt.args, got, tt.want)
+		}
+	}
 }

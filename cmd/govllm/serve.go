@@ -55,6 +55,9 @@ type serveConfig struct {
 	httpapi.CORS
 	// Pooler is the pooling of /v1/embeddings (vLLM's --pooler-config).
 	Pooler pooling.Params
+	// Runner and Convert are vLLM's --runner (auto, generate, pooling)
+	// and --convert (auto, none, embed): which APIs are served.
+	Runner, Convert string
 
 	// LogLevel is the server log's level (--uvicorn-log-level).
 	LogLevel slog.Level
@@ -86,6 +89,8 @@ func defaultServeConfig() serveConfig {
 		MaxConnections:   httpapi.DefaultMaxConnections,
 		CORS:             httpapi.DefaultCORS(),
 		Pooler:           pooling.Default(),
+		Runner:           "auto",
+		Convert:          "auto",
 	}
 }
 
@@ -139,6 +144,9 @@ func parseServeArgs(args []string, stderr io.Writer) (serveConfig, error) {
 	if err := finish(); err != nil {
 		return c, err
 	}
+	if _, err := c.apiRunner(); err != nil {
+		return c, err
+	}
 	c.ServedModelNames, c.APIKey = names, keys
 	if len(c.APIKey) == 0 {
 		for _, env := range []string{"GOVLLM_API_KEY", "VLLM_API_KEY"} {
@@ -157,7 +165,7 @@ var serveFlagGroups = []flagGroup{
 	{"Options", []string{"config", "model"}},
 	{"Frontend", []string{"host", "port", "uvicorn-log-level", "api-key", "chat-template", "enable-log-requests", "disable-log-requests", "max-connections", "shutdown-timeout", "allow-unknown-fields",
 		"allowed-origins", "allowed-methods", "allowed-headers", "allow-credentials", "no-allow-credentials"}},
-	{"ModelConfig", []string{"tokenizer", "served-model-name", "pooler-config", "max-model-len", "dtype", "seed", "quantization", "generation-config", "trust-remote-code", "enforce-eager"}},
+	{"ModelConfig", []string{"tokenizer", "served-model-name", "runner", "convert", "pooler-config", "max-model-len", "dtype", "seed", "quantization", "generation-config", "trust-remote-code", "enforce-eager"}},
 	{"LoadConfig", []string{"load-format"}},
 	{"ParallelConfig", []string{"tensor-parallel-size", "pipeline-parallel-size", "data-parallel-size", "disable-custom-all-reduce"}},
 	{"CacheConfig", []string{"block-size", "enable-prefix-caching", "no-enable-prefix-caching", "num-gpu-blocks-override", "gpu-memory-utilization", "kv-cache-dtype", "swap-space", "cpu-offload-gb"}},
@@ -206,8 +214,39 @@ func (c *serveConfig) addFlags(fs *flag.FlagSet, names, keys *stringList, model 
 			c.Pooler = p
 			return err
 		})
+	fs.Func("runner", "auto (the default: generation and embeddings), generate (no /v1/embeddings) or pooling (only /v1/embeddings), as vLLM's --runner",
+		oneOfInto(&c.Runner, "auto", "generate", "pooling"))
+	fs.Func("convert", "auto (the default), none, or embed (serve the model for embeddings only, as --runner pooling), as vLLM's --convert",
+		oneOfInto(&c.Convert, "auto", "none", "embed"))
 	addCompatFlags(fs, &c.compat)
 	return finish
+}
+
+// oneOfInto is the Set of a flag that takes one of values into *dst.
+func oneOfInto(dst *string, values ...string) func(string) error {
+	check := oneOf(values...)
+	return func(v string) error {
+		if err := check(v); err != nil {
+			return err
+		}
+		*dst = v
+		return nil
+	}
+}
+
+// apiRunner resolves --runner and --convert to httpapi.Config.Runner, as
+// vLLM does: --convert embed makes the auto runner pooling, and cannot be
+// combined with --runner generate.
+func (c *serveConfig) apiRunner() (string, error) {
+	switch {
+	case c.Convert == "embed" && c.Runner == "generate":
+		return "", errors.New("--convert embed converts the model for pooling: it cannot run with --runner generate")
+	case c.Convert == "embed" || c.Runner == "pooling":
+		return httpapi.RunnerPooling, nil
+	case c.Runner == "generate":
+		return httpapi.RunnerGenerate, nil
+	}
+	return "", nil // auto: both
 }
 
 // addCORSFlags registers vLLM's CORS flags. As in vLLM, the three lists

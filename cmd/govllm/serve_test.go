@@ -69,6 +69,8 @@ func TestParseServeArgs(t *testing.T) {
 		{"pooler config", []string{"--pooler-config", `{"pooling_type": "MEAN", "normalize": false}`}, "", func(c *serveConfig) {
 			c.Pooler = pooling.Params{Type: pooling.Mean}
 		}, nil},
+		{"runner pooling", []string{"--runner", "pooling"}, "", func(c *serveConfig) { c.Runner = "pooling" }, nil},
+		{"convert embed", []string{"--convert=embed", "--runner", "auto"}, "", func(c *serveConfig) { c.Convert = "embed" }, nil},
 		{"CORS credentials off", []string{"--allow-credentials", "--no-allow-credentials"}, "", func(c *serveConfig) {}, nil},
 		{"api key env", nil, "k2", func(c *serveConfig) { c.APIKey = []string{"k2"} }, nil},
 		{"help", []string{"--help"}, "", nil, flag.ErrHelp},

@@ -52,6 +52,10 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 	if err != nil {
 		return nil, err
 	}
+	runner, err := cfg.apiRunner()
+	if err != nil {
+		return nil, err
+	}
 	parts, err := buildEngine(cfg.engineConfig, logger, cfg.wrapExecutor)
 	if err != nil {
 		return nil, err
@@ -95,6 +99,7 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 		AllowUnknownFields: cfg.AllowUnknownFields,
 		CORS:               &cfg.CORS,
 		Pooler:             &cfg.Pooler,
+		Runner:             runner,
 	}, st.Engine)
 	if err != nil {
 		return nil, err

@@ -235,3 +235,31 @@ func TestEmbeddingsRequestOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestRunner: with vLLM's --runner pooling only /v1/embeddings is served
+// and generation answers vLLM's 400 "The model does not support
+// Completions API"; with --runner generate it is the other way round.
+func TestRunner(t *testing.T) {
+	tests := []struct {
+		runner, path, body string
+		status             int
+		contains           string
+	}{
+		{RunnerPooling, "/v1/embeddings", `{"input":"a"}`, 200, `"object":"list"`},
+		{RunnerPooling, "/v1/completions", `{"prompt":"a"}`, 400, "does not support Completions API"},
+		{RunnerPooling, "/v1/chat/completions", `{"messages":[{"role":"user","content":"a"}]}`, 400, "does not support Chat Completions API"},
+		{RunnerGenerate, "/v1/embeddings", `{"input":"a"}`, 400, "does not support Embeddings API"},
+		{RunnerGenerate, "/v1/completions", `{"prompt":"a","max_tokens":1}`, 200, `"text_completion"`},
+		{"", "/v1/embeddings", `{"input":"a"}`, 200, `"object":"list"`},
+	}
+	for _, tt := range tests {
+		srv := newTestServer(t, newFake(), func(c *Config) { c.Runner = tt.runner })
+		r := do(t, srv, "POST", tt.path, tt.body)
+		if r.status != tt.status || !strings.Contains(string(r.body), tt.contains) || tt.status == 400 && !strings.Contains(string(r.body), `"param":"model"`) {
+			t.Errorf("runner %q %s: %d %s", tt.runner, tt.path, r.status, r.body)
+		}
+	}
+	if _, err := New(Config{ServedModelNames: []string{model}, Runner: "draft"}, newFake()); err == nil {
+		t.Error("an unknown runner was accepted")
+	}
+}

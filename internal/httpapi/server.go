@@ -75,7 +75,17 @@ type Config struct {
 	// Pooler is the pooling of /v1/embeddings (--pooler-config); nil means
 	// pooling.Default() (vLLM's for a decoder model: LAST, normalized).
 	Pooler *pooling.Params
+	// Runner is vLLM's --runner as resolved: "" serves generation and
+	// embeddings alike, RunnerGenerate only generation, RunnerPooling only
+	// embeddings; the other endpoints answer 400 as vLLM does.
+	Runner string
 }
+
+// The values of Config.Runner besides "".
+const (
+	RunnerGenerate = "generate"
+	RunnerPooling  = "pooling"
+)
 
 func (c *Config) corsConfig() CORS {
 	if c.CORS == nil {
@@ -110,6 +120,9 @@ func New(cfg Config, eng Engine) (*Server, error) {
 	}
 	if eng == nil || eng.Tokenizer() == nil {
 		return nil, errors.New("httpapi: an engine with a tokenizer is required")
+	}
+	if r := cfg.Runner; r != "" && r != RunnerGenerate && r != RunnerPooling {
+		return nil, fmt.Errorf("httpapi: unknown runner %q", r)
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
@@ -149,9 +162,9 @@ type route struct {
 
 func (s *Server) routes() {
 	rs := []route{
-		{"POST", "/v1/completions", s.admit(s.completions)},
-		{"POST", "/v1/chat/completions", s.admit(s.chat)},
-		{"POST", "/v1/embeddings", s.admit(s.embeddings)},
+		{"POST", "/v1/completions", s.admit(s.serves(RunnerGenerate, "Completions", s.completions))},
+		{"POST", "/v1/chat/completions", s.admit(s.serves(RunnerGenerate, "Chat Completions", s.chat))},
+		{"POST", "/v1/embeddings", s.admit(s.serves(RunnerPooling, "Embeddings", s.embeddings))},
 		{"GET", "/v1/models", s.models},
 		{"GET", "/v1/models/{id...}", s.model},
 		{"POST", "/tokenize", s.tokenize},
@@ -190,6 +203,18 @@ func (s *Server) routes() {
 	// comes first: a browser's preflight carries no key (vLLM's
 	// authentication lets OPTIONS through for it).
 	s.handler = s.recoverPanics(s.cors(s.limitBody(s.auth(mux, append(paths, "none")))))
+}
+
+// serves is h when the server's runner serves the task (RunnerGenerate
+// or RunnerPooling), else vLLM's answer: 400 "The model does not support
+// <api> API", naming the model.
+func (s *Server) serves(task, api string, h http.HandlerFunc) http.HandlerFunc {
+	if s.cfg.Runner == "" || s.cfg.Runner == task {
+		return h
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusBadRequest, "model", "The model does not support "+api+" API (the server runs with --runner "+s.cfg.Runner+")")
+	}
 }
 
 // Routes lists the method and the handler label (the route's path) of
