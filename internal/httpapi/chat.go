@@ -33,6 +33,7 @@ func (s *Server) chatResponse(g *genRequest, outs []*output.RequestOutput) any {
 		resp.Choices = append(resp.Choices, ch)
 	}
 	resp.PromptTokenIDs = g.ids(g.prompts[0].ids)
+	resp.Timings = s.timings(g, outs)
 	return resp
 }
 

@@ -44,6 +44,7 @@ func (s *Server) completionResponse(g *genRequest, outs []*output.RequestOutput)
 	}
 	slices.SortFunc(resp.Choices, func(a, b openai.CompletionChoice) int { return a.Index - b.Index })
 	resp.Usage = openai.NewUsage(prompt, completion, cached)
+	resp.Timings = s.timings(g, outs)
 	return resp
 }
 
