@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -29,6 +30,8 @@ type timingsObj struct {
 	GeneratedTokens       int     `json:"generated_tokens"`
 }
 
+// postJSON posts body and decodes the reply into v; a stream's reply is
+// its last data chunk before [DONE] (the usage chunk).
 func postJSON(t *testing.T, url, body string, v any) {
 	t.Helper()
 	resp, err := http.Post(url, "application/json", strings.NewReader(body))
@@ -36,8 +39,19 @@ func postJSON(t *testing.T, url, body string, v any) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("%s: %d %v", body, resp.StatusCode, err)
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%s: %d %v %s", body, resp.StatusCode, err, b)
+	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		events := strings.Split(strings.TrimSpace(string(b)), "\n\n")
+		if len(events) < 2 || events[len(events)-1] != "data: [DONE]" {
+			t.Fatalf("stream %s", b)
+		}
+		b = []byte(strings.TrimPrefix(events[len(events)-2], "data: "))
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v %s", body, err, b)
 	}
 }
 
@@ -55,6 +69,9 @@ func TestResponseTimings(t *testing.T) {
 		{"completion", "/v1/completions", `{"prompt":"` + prompt + `","max_tokens":6,"ignore_eos":true}`, 1},
 		{"chat", "/v1/chat/completions", `{"messages":[{"role":"user","content":"` + prompt + `"}],"max_tokens":5,"ignore_eos":true}`, 1},
 		{"two choices", "/v1/completions", `{"prompt":"` + prompt + `","max_tokens":4,"n":2,"ignore_eos":true,"temperature":1}`, 2},
+		{"embeddings", "/v1/embeddings", `{"input":["` + prompt + `","` + prompt + `x"]}`, 2},
+		{"completion stream", "/v1/completions", `{"prompt":"` + prompt + `","max_tokens":6,"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true}}`, 1},
+		{"chat stream, two choices", "/v1/chat/completions", `{"messages":[{"role":"user","content":"` + prompt + `"}],"max_tokens":5,"n":2,"temperature":1,"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true}}`, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,12 +107,13 @@ func TestResponseTimings(t *testing.T) {
 				for _, x := range ts {
 					want += h.get(x)
 				}
-				if count != float64(tt.n) || sum != want || want <= 0 {
+				nothingToDecode := tt.path == "/v1/embeddings" && (strings.Contains(h.family, "decode") || strings.Contains(h.family, "per_output"))
+				if count != float64(tt.n) || sum != want || want <= 0 && !nothingToDecode {
 					t.Errorf("%s: %g observations summing to %g; the timings say %g", h.family, count, sum, want)
 				}
 			}
 			for _, x := range ts {
-				if want := float64(x.GeneratedTokens) / x.InferenceTime; x.TokensPerSecond != want {
+				if want := float64(x.GeneratedTokens) / x.InferenceTime; x.TokensPerSecond != want || x.InferenceTime <= 0 {
 					t.Errorf("tokens/s %g, want %g", x.TokensPerSecond, want)
 				}
 			}

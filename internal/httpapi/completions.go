@@ -105,7 +105,11 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, g *gen
 			ch.Logprobs, offsets[idx] = openai.CompletionLogprobsFrom(c.Logprobs, s.tok.Piece, offsets[idx])
 		}
 		return chunk([]openai.CompletionChoice{ch}, u)
-	}, func(u *openai.Usage) any { return chunk([]openai.CompletionChoice{}, u) })
+	}, func(u *openai.Usage, timings any) any {
+		c := chunk([]openai.CompletionChoice{}, u).(openai.CompletionResponse)
+		c.Timings = timings
+		return c
+	})
 }
 
 // addTokenIDs sets, with return_token_ids, the choice's generated ids and,
