@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"govllm/internal/core"
 	"govllm/internal/httpapi"
 	"govllm/internal/metrics"
+	"govllm/internal/pooling"
 	"govllm/internal/reasoning"
 	"govllm/internal/toolparser"
 )
@@ -55,6 +57,17 @@ type serveConfig struct {
 	EnableAutoToolChoice bool
 	ToolCallParser       string
 	ReasoningParser      string
+	// CORS is vLLM's --allowed-origins, --allowed-methods,
+	// --allowed-headers and --allow-credentials.
+	httpapi.CORS
+	// Pooler is the pooling of /v1/embeddings (vLLM's --pooler-config).
+	Pooler pooling.Params
+	// ResponseTimings adds per-request timings to responses
+	// (--enable-response-timings).
+	ResponseTimings bool
+	// Runner and Convert are vLLM's --runner (auto, generate, pooling)
+	// and --convert (auto, none, embed): which APIs are served.
+	Runner, Convert string
 
 	// LogLevel is the server log's level (--uvicorn-log-level).
 	LogLevel slog.Level
@@ -84,6 +97,10 @@ func defaultServeConfig() serveConfig {
 		SpareProcs:       1,
 		LogStatsInterval: metrics.DefaultLogInterval,
 		MaxConnections:   httpapi.DefaultMaxConnections,
+		CORS:             httpapi.DefaultCORS(),
+		Pooler:           pooling.Default(),
+		Runner:           "auto",
+		Convert:          "auto",
 	}
 }
 
@@ -100,7 +117,7 @@ func parseServeArgs(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: govllm serve [MODEL] [flags]\n\n"+
 			"Serve MODEL (GGUF file, Hugging Face directory, or llama2.c checkpoint with --tokenizer)\n"+
-			"over an OpenAI-compatible API: /v1/completions, /v1/chat/completions, /v1/models,\n"+
+			"over an OpenAI-compatible API: /v1/completions, /v1/chat/completions, /v1/embeddings, /v1/models,\n"+
 			"/tokenize, /detokenize, /health, /ping, /version, /metrics.\n"+
 			"Without MODEL (or with --load-format dummy) a built-in random-weight model is served.\n"+
 			"Flags are read as vLLM reads them: --x=y or --x y, --max_model_len, -tp 1, several\n"+
@@ -137,6 +154,9 @@ func parseServeArgs(args []string, stderr io.Writer) (serveConfig, error) {
 	if err := finish(); err != nil {
 		return c, err
 	}
+	if _, err := c.apiRunner(); err != nil {
+		return c, err
+	}
 	c.ServedModelNames, c.APIKey = names, keys
 	if len(c.APIKey) == 0 {
 		for _, env := range []string{"GOVLLM_API_KEY", "VLLM_API_KEY"} {
@@ -153,9 +173,10 @@ func parseServeArgs(args []string, stderr io.Writer) (serveConfig, error) {
 // does not define (yet) is skipped.
 var serveFlagGroups = []flagGroup{
 	{"Options", []string{"config", "model"}},
-	{"Frontend", []string{"host", "port", "uvicorn-log-level", "api-key", "chat-template", "enable-log-requests", "disable-log-requests", "max-connections", "shutdown-timeout", "allow-unknown-fields", "enable-auto-tool-choice", "tool-call-parser"}},
+	{"Frontend", []string{"host", "port", "uvicorn-log-level", "api-key", "chat-template", "enable-log-requests", "disable-log-requests", "max-connections", "shutdown-timeout", "allow-unknown-fields", "enable-response-timings", "enable-auto-tool-choice", "tool-call-parser",
+		"allowed-origins", "allowed-methods", "allowed-headers", "allow-credentials", "no-allow-credentials"}},
 	{"StructuredOutputsConfig", []string{"reasoning-parser"}},
-	{"ModelConfig", []string{"tokenizer", "served-model-name", "max-model-len", "dtype", "seed", "quantization", "generation-config", "trust-remote-code", "enforce-eager", "max-logprobs"}},
+	{"ModelConfig", []string{"tokenizer", "served-model-name", "runner", "convert", "pooler-config", "max-model-len", "dtype", "seed", "quantization", "generation-config", "trust-remote-code", "enforce-eager", "max-logprobs"}},
 	{"LoadConfig", []string{"load-format"}},
 	{"ParallelConfig", []string{"tensor-parallel-size", "pipeline-parallel-size", "data-parallel-size", "disable-custom-all-reduce"}},
 	{"CacheConfig", []string{"block-size", "enable-prefix-caching", "no-enable-prefix-caching", "num-gpu-blocks-override", "gpu-memory-utilization", "kv-cache-dtype", "swap-space", "cpu-offload-gb"}},
@@ -212,8 +233,70 @@ func (c *serveConfig) addFlags(fs *flag.FlagSet, names, keys *stringList, model 
 		c.ReasoningParser = v
 		return nil
 	})
+	c.addCORSFlags(fs)
+	fs.Func("pooler-config", `pooling of /v1/embeddings, vLLM's PoolerConfig JSON: {"pooling_type": "LAST"|"MEAN"|"CLS", "normalize": true|false} (default LAST, normalized: vLLM's for a decoder model)`,
+		func(v string) error {
+			p, err := pooling.ParseConfig(v, c.Pooler)
+			c.Pooler = p
+			return err
+		})
+	fs.BoolVar(&c.ResponseTimings, "enable-response-timings", false, "add a timings object beside usage in non-streaming completion and chat responses:\nqueue, prefill, decode, inference, TTFT, e2e, mean inter-token latency (the values of the vllm:* histograms), tokens/s, prefix-cache hits")
+	fs.Func("runner", "auto (the default: generation and embeddings), generate (no /v1/embeddings) or pooling (only /v1/embeddings), as vLLM's --runner",
+		oneOfInto(&c.Runner, "auto", "generate", "pooling"))
+	fs.Func("convert", "auto (the default), none, or embed (serve the model for embeddings only, as --runner pooling), as vLLM's --convert",
+		oneOfInto(&c.Convert, "auto", "none", "embed"))
 	addCompatFlags(fs, &c.compat)
 	return finish
+}
+
+// oneOfInto is the Set of a flag that takes one of values into *dst.
+func oneOfInto(dst *string, values ...string) func(string) error {
+	check := oneOf(values...)
+	return func(v string) error {
+		if err := check(v); err != nil {
+			return err
+		}
+		*dst = v
+		return nil
+	}
+}
+
+// apiRunner resolves --runner and --convert to httpapi.Config.Runner, as
+// vLLM does: --convert embed makes the auto runner pooling, and cannot be
+// combined with --runner generate.
+func (c *serveConfig) apiRunner() (string, error) {
+	switch {
+	case c.Convert == "embed" && c.Runner == "generate":
+		return "", errors.New("--convert embed converts the model for pooling: it cannot run with --runner generate")
+	case c.Convert == "embed" || c.Runner == "pooling":
+		return httpapi.RunnerPooling, nil
+	case c.Runner == "generate":
+		return httpapi.RunnerGenerate, nil
+	}
+	return "", nil // auto: both
+}
+
+// addCORSFlags registers vLLM's CORS flags. As in vLLM, the three lists
+// are each one JSON array ('["https://a.example"]'), not several values.
+func (c *serveConfig) addCORSFlags(fs *flag.FlagSet) {
+	fs.Func("allowed-origins", `CORS: allowed origins, a JSON list (default ["*"])`, jsonList(&c.AllowedOrigins))
+	fs.Func("allowed-methods", `CORS: allowed methods, a JSON list (default ["*"]: DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT)`, jsonList(&c.AllowedMethods))
+	fs.Func("allowed-headers", `CORS: allowed request headers, a JSON list (default ["*"])`, jsonList(&c.AllowedHeaders))
+	fs.BoolFunc("allow-credentials", "CORS: allow credentials (Access-Control-Allow-Credentials: true)", setBool(&c.AllowCredentials, false))
+	fs.BoolFunc("no-allow-credentials", "CORS: no credentials (the default)", setBool(&c.AllowCredentials, true))
+}
+
+// jsonList is the Set of a flag whose value is a JSON array of strings
+// (vLLM reads these flags with json.loads).
+func jsonList(dst *[]string) func(string) error {
+	return func(v string) error {
+		var list []string
+		if err := json.Unmarshal([]byte(v), &list); err != nil || list == nil {
+			return fmt.Errorf("want a JSON list of strings such as '[\"*\"]', got %q", v)
+		}
+		*dst = list
+		return nil
+	}
 }
 
 // logLevels are --uvicorn-log-level's values (uvicorn's names; critical

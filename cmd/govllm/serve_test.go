@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"govllm/internal/pooling"
 	"govllm/internal/tensor"
 	"io"
 	"log/slog"
@@ -60,6 +61,17 @@ func TestParseServeArgs(t *testing.T) {
 		{"unknown fields allowed", []string{"--allow-unknown-fields"}, "", func(c *serveConfig) { c.AllowUnknownFields = true }, nil},
 		{"scheduling of threads", []string{"--engine-nice", "0", "--spare-procs", "2"}, "", func(c *serveConfig) { c.EngineNice, c.SpareProcs = 0, 2 }, nil},
 		{"api key flag", []string{"--api-key", "k1"}, "k2", func(c *serveConfig) { c.APIKey = []string{"k1"} }, nil},
+		{"CORS as vLLM parses it", []string{"--allowed-origins", `["https://a.example","https://b.example"]`, "--allowed-methods=[\"GET\",\"POST\"]",
+			"--allowed-headers", "[]", "--allow-credentials"}, "", func(c *serveConfig) {
+			c.AllowedOrigins, c.AllowedMethods = []string{"https://a.example", "https://b.example"}, []string{"GET", "POST"}
+			c.AllowedHeaders, c.AllowCredentials = []string{}, true
+		}, nil},
+		{"pooler config", []string{"--pooler-config", `{"pooling_type": "MEAN", "normalize": false}`}, "", func(c *serveConfig) {
+			c.Pooler = pooling.Params{Type: pooling.Mean}
+		}, nil},
+		{"runner pooling", []string{"--runner", "pooling"}, "", func(c *serveConfig) { c.Runner = "pooling" }, nil},
+		{"convert embed", []string{"--convert=embed", "--runner", "auto"}, "", func(c *serveConfig) { c.Convert = "embed" }, nil},
+		{"CORS credentials off", []string{"--allow-credentials", "--no-allow-credentials"}, "", func(c *serveConfig) {}, nil},
 		{"api key env", nil, "k2", func(c *serveConfig) { c.APIKey = []string{"k2"} }, nil},
 		{"help", []string{"--help"}, "", nil, flag.ErrHelp},
 		{"two models", []string{"/a", "/b"}, "", nil, errUsage},

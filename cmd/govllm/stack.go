@@ -52,6 +52,10 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 	if err != nil {
 		return nil, err
 	}
+	runner, err := cfg.apiRunner()
+	if err != nil {
+		return nil, err
+	}
 	parts, err := buildEngine(cfg.engineConfig, logger, cfg.wrapExecutor)
 	if err != nil {
 		return nil, err
@@ -78,7 +82,9 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 	if err != nil {
 		return nil, err
 	}
-	if st.Engine, err = llm.NewAsyncEngine(rc.LLM(), parts.Core, parts.Tok, loggers...); err != nil {
+	lc := rc.LLM()
+	lc.RequestStats = cfg.ResponseTimings
+	if st.Engine, err = llm.NewAsyncEngine(lc, parts.Core, parts.Tok, loggers...); err != nil {
 		return nil, err
 	}
 	go logEngineDeath(st.Engine, logger)
@@ -96,6 +102,10 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 		EnableAutoToolChoice: cfg.EnableAutoToolChoice,
 		ToolCallParser:       cfg.ToolCallParser,
 		ReasoningParser:      cfg.ReasoningParser,
+		CORS:                 &cfg.CORS,
+		Pooler:               &cfg.Pooler,
+		Runner:               runner,
+		ResponseTimings:      cfg.ResponseTimings,
 	}, st.Engine)
 	if err != nil {
 		return nil, err

@@ -81,6 +81,7 @@ var (
 		"internal/apierr":      nil,
 		"internal/sampling":    {"internal/apierr"},
 		"internal/stats":       nil,
+		"internal/pooling":     nil,
 		"internal/tensor":      nil,
 		"internal/gguf":        nil,
 		"internal/safetensors": nil,

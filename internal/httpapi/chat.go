@@ -39,6 +39,7 @@ func (s *Server) chatResponse(g *genRequest, outs []*output.RequestOutput) any {
 	if o.PromptLogprobs != nil {
 		resp.PromptLogprobs = openai.PromptLogprobsFrom(o.PromptLogprobs, s.tok.Piece)
 	}
+	resp.Timings = s.timings(g, outs)
 	return resp
 }
 
@@ -165,7 +166,11 @@ func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, g *genReques
 			ch.Logprobs = openai.ChatLogprobsFrom(c.Logprobs, s.tok.Piece)
 		}
 		return chunk([]openai.ChatChunkChoice{ch}, u)
-	}, func(u *openai.Usage) any { return chunk([]openai.ChatChunkChoice{}, u) })
+	}, func(u *openai.Usage, timings any) any {
+		c := chunk([]openai.ChatChunkChoice{}, u)
+		c.Timings = timings
+		return c
+	})
 }
 
 // ids is ids with return_token_ids, else nil (left out of the response).

@@ -39,6 +39,7 @@ func (s *Server) completionResponse(g *genRequest, outs []*output.RequestOutput)
 	}
 	slices.SortFunc(resp.Choices, func(a, b openai.CompletionChoice) int { return a.Index - b.Index })
 	resp.Usage = openai.NewUsage(prompt, completion, cached)
+	resp.Timings = s.timings(g, outs)
 	return resp
 }
 
@@ -138,7 +139,11 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, g *gen
 			offsets[idx] = end
 		}
 		return chunk([]openai.CompletionChoice{ch}, u)
-	}, func(u *openai.Usage) any { return chunk([]openai.CompletionChoice{}, u) })
+	}, func(u *openai.Usage, timings any) any {
+		c := chunk([]openai.CompletionChoice{}, u).(openai.CompletionResponse)
+		c.Timings = timings
+		return c
+	})
 }
 
 // addTokenIDs sets, with return_token_ids, the choice's generated ids and,

@@ -135,6 +135,15 @@ func (f *fakeEngine) Submit(ctx context.Context, pr *llm.Prepared) (*output.Stre
 }
 
 func (f *fakeEngine) run(ctx context.Context, req llm.Request, st *output.Stream) {
+	if req.Pooling != nil { // an embedding: a vector made of the prompt's ids
+		v := make([]float32, 4)
+		for i, id := range req.PromptTokenIDs {
+			v[i%4] += float32(id)
+		}
+		st.Put(&output.RequestOutput{RequestID: req.ID, PromptTokenIDs: req.PromptTokenIDs, Finished: true,
+			Outputs: []output.CompletionOutput{{FinishReason: stats.FinishStop, Pooled: v}}})
+		return
+	}
 	p := req.Params
 	final := &output.RequestOutput{RequestID: req.ID, PromptTokenIDs: req.PromptTokenIDs, Outputs: make([]output.CompletionOutput, p.N)}
 	for i := range final.Outputs {

@@ -13,6 +13,7 @@ import (
 	"govllm/internal/llm"
 	"govllm/internal/openai"
 	"govllm/internal/output"
+	"govllm/internal/pooling"
 	"govllm/internal/sampling"
 )
 
@@ -58,6 +59,9 @@ type genRequest struct {
 	// out turns a chat choice's text into reasoning, content and tool
 	// calls (nil: the text is the content).
 	out *chatOutput
+	// pooling makes every prompt an embedding request (/v1/embeddings):
+	// params is then zero, and a "prompt" error names "input".
+	pooling *pooling.Params
 }
 
 // genPrompt is one prompt of a request, i.e. one engine request.
@@ -81,7 +85,7 @@ func (g *genRequest) engineID(i int) string {
 
 // choiceIndex is the response index of sequence c of prompt i:
 // i·n + c (vLLM's order).
-func (g *genRequest) choiceIndex(i, c int) int { return i*g.params.N + c }
+func (g *genRequest) choiceIndex(i, c int) int { return i*max(g.params.N, 1) + c }
 
 // serveGenerate is the flow both generation endpoints share: take the
 // arrival time first (before decoding, template rendering and tokenization),
@@ -138,9 +142,12 @@ func (s *Server) check(g *genRequest) error {
 	reqs := make([]llm.Request, len(g.prompts))
 	for i := range g.prompts {
 		reqs[i] = llm.Request{ID: g.engineID(i), PromptTokenIDs: g.prompts[i].ids, Params: g.params,
-			Priority: g.priority, ArrivalTime: g.arrival, OutputKind: g.kind(), TruncatePromptTokens: g.truncate}
+			Priority: g.priority, ArrivalTime: g.arrival, OutputKind: g.kind(), TruncatePromptTokens: g.truncate, Pooling: g.pooling}
 	}
 	prs, err := s.eng.Prepare(reqs...)
+	if err != nil && g.pooling != nil {
+		return openai.AsInput(err)
+	}
 	if err != nil {
 		return err
 	}
@@ -172,9 +179,7 @@ func (s *Server) start(r *http.Request, g *genRequest) (*fanIn, error) {
 	for i := range g.prompts {
 		p := &g.prompts[i]
 		if !s.cfg.DisableLogRequests {
-			q := p.pr.Request()
-			s.log.Info("received request", "id", q.ID, "path", r.URL.Path, "prompt_tokens", len(p.ids),
-				"max_tokens", q.Params.MaxTokens, "n", q.Params.N, "temperature", q.Params.Temperature, "stream", g.stream, "user", g.user)
+			s.logRequest(r, g, p)
 		}
 		st, err := s.eng.Submit(ctx, p.pr)
 		if err != nil {
@@ -184,6 +189,19 @@ func (s *Server) start(r *http.Request, g *genRequest) (*fanIn, error) {
 		streams = append(streams, st)
 	}
 	return newFanIn(ctx, cancel, streams), nil
+}
+
+// logRequest is the one log line of an engine request: its sampling, or
+// for an embedding its pooling.
+func (s *Server) logRequest(r *http.Request, g *genRequest, p *genPrompt) {
+	q := p.pr.Request()
+	attrs := []any{"id", q.ID, "path", r.URL.Path, "prompt_tokens", len(p.ids)}
+	if g.pooling != nil {
+		attrs = append(attrs, "pooling", g.pooling.Type.String(), "normalize", g.pooling.Normalize)
+	} else {
+		attrs = append(attrs, "max_tokens", q.Params.MaxTokens, "n", q.Params.N, "temperature", q.Params.Temperature, "stream", g.stream)
+	}
+	s.log.Info("received request", append(attrs, "user", g.user)...)
 }
 
 // completionTokens counts the generated tokens of a final output.
@@ -224,12 +242,13 @@ func empty(c *output.CompletionOutput) bool {
 // non-empty delta of every prompt becomes the chunk choice returns (with
 // the prompt's usage so far when continuous_usage_stats asks); after the
 // last prompt finished, with include_usage, the chunk final returns for the
-// whole request's usage; then [DONE], or an error event before it when the
-// engine failed. A client that left gets nothing more.
+// whole request's usage (and with ResponseTimings every choice's
+// timings); then [DONE], or an error event before it when the engine
+// failed. A client that left gets nothing more.
 func (s *Server) streamDeltas(w http.ResponseWriter, r *http.Request, g *genRequest, src *fanIn,
 	open func(*sseWriter) error,
 	choice func(prompt int, o *output.RequestOutput, c *output.CompletionOutput, usage *openai.Usage) any,
-	final func(usage *openai.Usage) any) {
+	final func(usage *openai.Usage, timings any) any) {
 	sse := startSSE(w)
 	if open != nil {
 		if err := open(sse); err != nil {
@@ -240,10 +259,12 @@ func (s *Server) streamDeltas(w http.ResponseWriter, r *http.Request, g *genRequ
 	cached := make([]int, len(g.prompts))
 	running := len(g.prompts)
 	continuous := g.usage != nil && g.usage.IncludeUsage && g.usage.ContinuousUsageStats
+	var timings []openai.Timings // of the finished choices, with ResponseTimings
 	err := streamLoop(src, func(pi int, o *output.RequestOutput) error {
 		for i := range o.Outputs {
 			c := &o.Outputs[i]
 			generated[pi] += len(c.TokenIDs)
+			timings = s.addTimings(timings, g, pi, c)
 			if empty(c) {
 				continue
 			}
@@ -263,7 +284,7 @@ func (s *Server) streamDeltas(w http.ResponseWriter, r *http.Request, g *genRequ
 			return sse.flush()
 		}
 		if g.usage != nil && g.usage.IncludeUsage { // the last output: [DONE] follows and flushes
-			return sse.write(final(openai.NewUsage(g.promptTokens(), sum(generated), sum(cached))))
+			return sse.write(final(openai.NewUsage(g.promptTokens(), sum(generated), sum(cached)), timingsOf(timings)))
 		}
 		return nil
 	})

@@ -14,6 +14,7 @@ import (
 	"govllm/internal/chattemplate"
 	"govllm/internal/llm"
 	"govllm/internal/output"
+	"govllm/internal/pooling"
 	"govllm/internal/sampling"
 	"govllm/internal/tokenizer"
 )
@@ -77,6 +78,33 @@ type Config struct {
 	EnableAutoToolChoice bool
 	ToolCallParser       string
 	ReasoningParser      string
+	// CORS is the cross-origin policy; nil means DefaultCORS (vLLM's).
+	CORS *CORS
+	// Pooler is the pooling of /v1/embeddings (--pooler-config); nil means
+	// pooling.Default() (vLLM's for a decoder model: LAST, normalized).
+	Pooler *pooling.Params
+	// ResponseTimings puts each sequence's timings (openai.Timings) beside
+	// usage in non-streaming completion and chat responses
+	// (--enable-response-timings); the engine must collect request
+	// statistics (llm.Config.RequestStats, or a stat logger).
+	ResponseTimings bool
+	// Runner is vLLM's --runner as resolved: "" serves generation and
+	// embeddings alike, RunnerGenerate only generation, RunnerPooling only
+	// embeddings; the other endpoints answer 400 as vLLM does.
+	Runner string
+}
+
+// The values of Config.Runner besides "".
+const (
+	RunnerGenerate = "generate"
+	RunnerPooling  = "pooling"
+)
+
+func (c *Config) corsConfig() CORS {
+	if c.CORS == nil {
+		return DefaultCORS()
+	}
+	return *c.CORS
 }
 
 // Server is the HTTP handler. It is safe for concurrent use.
@@ -108,6 +136,9 @@ func New(cfg Config, eng Engine) (*Server, error) {
 	}
 	if err := checkParsers(cfg); err != nil {
 		return nil, err
+	}
+	if r := cfg.Runner; r != "" && r != RunnerGenerate && r != RunnerPooling {
+		return nil, fmt.Errorf("httpapi: unknown runner %q", r)
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
@@ -147,9 +178,11 @@ type route struct {
 
 func (s *Server) routes() {
 	rs := []route{
-		{"POST", "/v1/completions", s.admit(s.completions)},
-		{"POST", "/v1/chat/completions", s.admit(s.chat)},
+		{"POST", "/v1/completions", s.admit(s.serves(RunnerGenerate, "Completions", s.completions))},
+		{"POST", "/v1/chat/completions", s.admit(s.serves(RunnerGenerate, "Chat Completions", s.chat))},
+		{"POST", "/v1/embeddings", s.admit(s.serves(RunnerPooling, "Embeddings", s.embeddings))},
 		{"GET", "/v1/models", s.models},
+		{"GET", "/v1/models/{id...}", s.model},
 		{"POST", "/tokenize", s.tokenize},
 		{"POST", "/detokenize", s.detokenize},
 		{"GET", "/health", s.health},
@@ -182,8 +215,22 @@ func (s *Server) routes() {
 	s.routeKeys = append(s.routeKeys, [2]string{"GET", "none"}, [2]string{"POST", "none"})
 	s.mux = mux
 	// The API key is checked before routing, for every /v1 path: an
-	// unauthenticated client cannot tell routes and methods apart.
-	s.handler = s.recoverPanics(s.limitBody(s.auth(mux, append(paths, "none"))))
+	// unauthenticated client cannot tell routes and methods apart. CORS
+	// comes first: a browser's preflight carries no key (vLLM's
+	// authentication lets OPTIONS through for it).
+	s.handler = s.recoverPanics(s.cors(s.limitBody(s.auth(mux, append(paths, "none")))))
+}
+
+// serves is h when the server's runner serves the task (RunnerGenerate
+// or RunnerPooling), else vLLM's answer: 400 "The model does not support
+// <api> API", naming the model.
+func (s *Server) serves(task, api string, h http.HandlerFunc) http.HandlerFunc {
+	if s.cfg.Runner == "" || s.cfg.Runner == task {
+		return h
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusBadRequest, "model", "The model does not support "+api+" API (the server runs with --runner "+s.cfg.Runner+")")
+	}
 }
 
 // Routes lists the method and the handler label (the route's path) of
@@ -207,7 +254,12 @@ func (s *Server) modelName(m string) (string, error) {
 	if slices.Contains(s.cfg.ServedModelNames, m) {
 		return m, nil
 	}
-	return "", &apierr.Error{Status: http.StatusNotFound, Param: "model", Msg: fmt.Sprintf("The model `%s` does not exist.", m)}
+	return "", s.unknownModel(m)
+}
+
+// unknownModel is the 404 of a model name that is not served.
+func (s *Server) unknownModel(m string) error {
+	return &apierr.Error{Status: http.StatusNotFound, Param: "model", Msg: fmt.Sprintf("The model `%s` does not exist.", m)}
 }
 
 // onUnknown is what openai.DecodeRequest does with an unknown field: nil

@@ -55,6 +55,9 @@ func (s *stories) core(t testing.TB, o coreOpts) (*core.Engine, *gate) {
 	if o.maxModelLen > 0 {
 		cfg.Sched.MaxModelLen = o.maxModelLen
 	}
+	if o.budget > 0 {
+		cfg.Sched.MaxNumBatchedTokens = o.budget
+	}
 	cfg.KV.EnablePrefixCaching = o.prefixCaching
 	r, err := runner.New(s.model, nil, runner.Config{
 		NumBlocks: cfg.KV.NumBlocks, BlockSize: cfg.KV.BlockSize,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"govllm/internal/apierr"
 	"govllm/internal/core"
 	"govllm/internal/output"
+	"govllm/internal/pooling"
 	"govllm/internal/sampling"
 	"govllm/internal/sched"
 	"govllm/internal/tokenizer"
@@ -31,6 +33,10 @@ type Request struct {
 	// TruncatePromptTokens, when set, keeps only the prompt's last k
 	// tokens (vLLM truncate_prompt_tokens; k in [1, max-model-len]).
 	TruncatePromptTokens *int
+	// Pooling, when set, makes this an embedding request: the prompt is
+	// computed and pooled, nothing is generated. Params must then be the
+	// zero value (the engine sets its own: one sequence, max_tokens 1).
+	Pooling *pooling.Params
 }
 
 // Errors a caller branches on.
@@ -52,6 +58,10 @@ type Config struct {
 	// Limits bound the work of one request; zero fields take
 	// DefaultLimits' values.
 	Limits Limits
+	// RequestStats collects every step's statistics even without a stat
+	// logger, so that each finished sequence's output carries its Timings
+	// (--enable-response-timings).
+	RequestStats bool
 }
 
 // DefaultConfig takes every limit from the core.
@@ -144,7 +154,7 @@ func (p *Prepared) Request() Request {
 	r := Request{ID: p.out.ID, PromptTokenIDs: p.out.PromptTokenIDs, Params: p.out.Params,
 		ArrivalTime: p.out.ArrivalTime, OutputKind: p.out.Kind}
 	if len(p.engine) > 0 {
-		r.Priority = p.engine[0].Priority
+		r.Priority, r.Pooling = p.engine[0].Priority, p.engine[0].Pooling
 	}
 	return r
 }
@@ -198,11 +208,11 @@ func (pp *Preparer) prepareOne(r *Request) (*Prepared, error) {
 	if err := checkVocab("prompt", ids, tok.VocabSize()); err != nil {
 		return nil, err
 	}
-	p, err := finishParams(&pp.cfg, tok, r.Params, len(ids))
+	p, err := pp.params(r, len(ids))
 	if err != nil {
 		return nil, err
 	}
-	pr := &Prepared{out: output.Request{ID: r.ID, PromptTokenIDs: ids, Params: p, Kind: r.OutputKind, ArrivalTime: r.ArrivalTime}}
+	pr := &Prepared{out: output.Request{ID: r.ID, PromptTokenIDs: ids, Params: p, Kind: r.OutputKind, ArrivalTime: r.ArrivalTime, Pooling: r.Pooling != nil}}
 	var constraints []sampling.Constraint
 	if p.Structured != nil {
 		t0 := time.Now()
@@ -221,9 +231,29 @@ func (pp *Preparer) prepareOne(r *Request) (*Prepared, error) {
 			EOSTokenID:     tok.EOS(),
 			Priority:       r.Priority,
 			ArrivalTime:    r.ArrivalTime,
+			Pooling:        r.Pooling,
 		}
 	}
 	return pr, nil
+}
+
+// params finishes a request's sampling parameters (finishParams), or,
+// for an embedding request, sets vLLM's: one sequence, max_tokens 1 (the
+// engine computes the prompt and samples nothing).
+func (pp *Preparer) params(r *Request, promptLen int) (sampling.Params, error) {
+	if r.Pooling == nil {
+		return finishParams(&pp.cfg, pp.tok, r.Params, promptLen)
+	}
+	if !reflect.ValueOf(r.Params).IsZero() {
+		return r.Params, errors.New("llm: an embedding request takes no sampling parameters")
+	}
+	if maxLen := pp.cfg.MaxModelLen; promptLen >= maxLen {
+		return r.Params, &apierr.Error{Param: "prompt", Err: ErrPromptTooLong, Msg: fmt.Sprintf(
+			"this model's maximum context length is %d tokens for an embedding input, and the input has %d tokens", maxLen-1, promptLen)}
+	}
+	p := sampling.Default()
+	p.N, p.MaxTokens = 1, 1
+	return p, p.Validate()
 }
 
 // truncate keeps the last *k tokens of ids (left truncation, as vLLM).

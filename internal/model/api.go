@@ -86,11 +86,11 @@ type Seq struct {
 	Start      int     // position of its first token in the batch
 	BlockTable []int32 // physical block ids covering Start+NumTokens positions
 	NeedLogits bool    // compute logits for its last token
-	// KeepHidden keeps the final hidden state (after the last residual add
-	// and the final norm) of every token of this Seq: Workspace.Hidden,
-	// rows in Seq order then token order, for Model.Project (prompt
-	// logprobs) or pooling.
-	KeepHidden bool
+	// Hidden, when non-nil (NumTokens × Dim floats), receives the final
+	// hidden state of each of its tokens: after the last layer's residual
+	// add and the final norm, the vector the output head would read
+	// (embedding requests pool it).
+	Hidden []float32
 }
 
 // Batch is one flattened forward pass: every sequence's tokens back to back.

@@ -23,8 +23,6 @@ type Workspace struct {
 	h13            []float32 // n × 2·HiddenDim
 	hb             []float32 // n × HiddenDim
 	lx             []float32 // k × Dim: normed rows that need logits
-	hid, hidTmp    []float32 // h × Dim: rows of the KeepHidden Seqs; one row of scratch
-	numHid         int       // rows of hid filled by the last Forward
 	pos, slot      []int     // per row
 	seqOf          []int32   // per row: index into Batch.Seqs
 	scores         [][]float32
@@ -192,6 +190,9 @@ func (m *Model) Forward(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCache,
 	if err != nil {
 		return err
 	}
+	if err := m.checkHidden(b); err != nil {
+		return err
+	}
 	if ws == nil || ws.cfg.Dim != m.Config.Dim || ws.cfg.HiddenDim != m.Config.HiddenDim ||
 		ws.cfg.QDim() != m.Config.QDim() || ws.cfg.KVDim() != m.Config.KVDim() || ws.cfg.HeadDim != m.Config.HeadDim ||
 		ws.cfg.NumExperts != m.Config.NumExperts || ws.cfg.NumExpertsUsed != m.Config.NumExpertsUsed ||
@@ -199,7 +200,6 @@ func (m *Model) Forward(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCache,
 		return batchErr("workspace was made for another model")
 	}
 	n := len(b.Tokens)
-	ws.numHid = 0
 	if n == 0 {
 		return nil
 	}
@@ -247,7 +247,7 @@ func (m *Model) Forward(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCache,
 		m.layer(ws, pool, b, kv, l, maxPos, &t)
 	}
 	ws.rows = rowJob{}
-	m.keepHidden(ws, b)
+	m.hidden(ws, b)
 	if k == 0 {
 		return nil
 	}
@@ -336,52 +336,6 @@ func (m *Model) logits(ws *Workspace, pool *tensor.Pool, b *Batch, logits []floa
 	}
 	m.Project(pool, logits[:k*c.VocabSize], lx, k)
 }
-
-// keepHidden copies the final hidden state of every token of the Seqs with
-// KeepHidden into ws.hid, computing exactly what logits computes for a row
-// (x + post(xo), then the final norm) without changing x or xo.
-func (m *Model) keepHidden(ws *Workspace, b *Batch) {
-	c := &m.Config
-	dim := c.Dim
-	h := 0
-	for s := range b.Seqs {
-		if b.Seqs[s].KeepHidden {
-			h += b.Seqs[s].NumTokens
-		}
-	}
-	ws.numHid = h
-	if h == 0 {
-		return
-	}
-	if len(ws.hid) < h*dim {
-		ws.hid = make([]float32, h*dim)
-		ws.hidTmp = make([]float32, dim)
-	}
-	post := m.Layers[len(m.Layers)-1].PostFFNNorm
-	r, row := 0, 0
-	for s := range b.Seqs {
-		seq := &b.Seqs[s]
-		if !seq.KeepHidden {
-			row += seq.NumTokens
-			continue
-		}
-		for t := 0; t < seq.NumTokens; t, row, r = t+1, row+1, r+1 {
-			dst := ws.hid[r*dim : (r+1)*dim]
-			copy(dst, ws.x[row*dim:(row+1)*dim])
-			o := ws.xo[row*dim : (row+1)*dim]
-			if post != nil {
-				tensor.RMSNorm(ws.hidTmp, o, post, c.RMSNormEps)
-				o = ws.hidTmp
-			}
-			tensor.Axpy(dst, 1, o)
-			tensor.RMSNorm(dst, dst, m.Norm, c.RMSNormEps)
-		}
-	}
-}
-
-// Hidden returns the hidden-state rows the last Forward kept (see
-// Seq.KeepHidden): [rows × Dim], valid until the next Forward.
-func (ws *Workspace) Hidden() []float32 { return ws.hid[:ws.numHid*ws.cfg.Dim] }
 
 // Project computes the logits of n final hidden-state rows (the output
 // head, then the final soft-cap when the model has one) into out

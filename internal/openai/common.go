@@ -138,12 +138,15 @@ func (p *Prompt) UnmarshalJSON(b []byte) error {
 // Validate checks that there are 1 to MaxPrompts prompts and that each is
 // non-empty with non-negative token ids. An error about one prompt of
 // several names it (see InPrompt).
-func (p Prompt) Validate() error {
+func (p Prompt) Validate() error { return p.validate(MaxPrompts) }
+
+// validate is Validate with a cap of maxPrompts.
+func (p Prompt) validate(maxPrompts int) error {
 	switch {
 	case len(p) == 0:
 		return apierr.New("prompt", "is required")
-	case len(p) > MaxPrompts:
-		return apierr.New("prompt", "got %d prompts; at most %d are accepted per request", len(p), MaxPrompts)
+	case len(p) > maxPrompts:
+		return apierr.New("prompt", "got %d prompts; at most %d are accepted per request", len(p), maxPrompts)
 	}
 	for i, in := range p {
 		if in.IsTokens && len(in.TokenIDs) == 0 || !in.IsTokens && in.Text == "" {

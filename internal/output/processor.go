@@ -38,6 +38,9 @@ type Request struct {
 	// in the statistics on the request's first output).
 	Structured  bool
 	CompileTime time.Duration
+	// Pooling marks an embedding request: it has no max_tokens of its own
+	// (vLLM's max_tokens_param is None), so none is observed.
+	Pooling bool
 }
 
 // group is one user request: a parallel-sampling parent with n sequences
@@ -74,6 +77,8 @@ type seqState struct {
 	text     []byte
 	finish   stats.FinishReason
 	stop     any
+	pooled   []float32 // an embedding request's vector
+	timings  *stats.FinishedRequestStats
 
 	// Delta bookkeeping: what has been handed out.
 	sentText, sentTokens, sentLogprobs int
@@ -211,6 +216,7 @@ func (p *Processor) Process(co *sched.CoreOutputs, it *stats.IterationStats) (ou
 				PrefillStats:    o.PrefillStats,
 				EngineTimestamp: co.Timestamp,
 				IsPrefilling:    s.isPrefilling,
+				Pooled:          o.Pooled != nil,
 			}, &s.stats)
 		}
 		if s.isPrefilling {
@@ -254,6 +260,9 @@ func (p *Processor) Process(co *sched.CoreOutputs, it *stats.IterationStats) (ou
 func (p *Processor) update(s *seqState, o *sched.CoreOutput) (abortInCore bool) {
 	params := &s.g.req.Params
 	s.news = true
+	if o.Pooled != nil {
+		s.pooled = o.Pooled
+	}
 	s.tokenIDs = append(s.tokenIDs, o.NewTokenIDs...)
 	if params.Logprobs != nil {
 		for _, lp := range o.NewLogprobs {
@@ -298,13 +307,14 @@ func (p *Processor) finishSeq(s *seqState, it *stats.IterationStats) {
 	g.numFinished++
 	g.maxGenToks = max(g.maxGenToks, s.stats.NumGenerationTokens)
 	if it != nil {
-		it.UpdateFromFinished(stats.FinishInfo{
+		f := *it.UpdateFromFinished(stats.FinishInfo{
 			Reason:          s.finish,
 			NumPromptTokens: len(g.req.PromptTokenIDs),
-			MaxTokensParam:  g.req.Params.MaxTokens,
+			MaxTokensParam:  maxTokensParam(&g.req),
 			NumCachedTokens: s.numCached,
 			ClientAbort:     s.clientAbort && s.finish == stats.FinishAbort,
 		}, &s.stats)
+		s.timings = &f
 	}
 	if g.numFinished == len(g.seqs) {
 		if it != nil {
@@ -312,6 +322,14 @@ func (p *Processor) finishSeq(s *seqState, it *stats.IterationStats) {
 		}
 		delete(p.groups, g.req.ID)
 	}
+}
+
+// maxTokensParam is the request's max_tokens for the statistics (0: none).
+func maxTokensParam(r *Request) int {
+	if r.Pooling {
+		return 0
+	}
+	return r.Params.MaxTokens
 }
 
 // output builds the group's RequestOutput for this Process call, or nil
@@ -347,7 +365,7 @@ func (s *seqState) completion(kind Kind, finished bool) CompletionOutput {
 	if !finished && !s.g.req.Params.IncludeStopStrInOutput {
 		end -= holdBack(s.text, s.g.req.Params.Stop)
 	}
-	c := CompletionOutput{Index: s.index, FinishReason: s.finish, StopReason: s.stop}
+	c := CompletionOutput{Index: s.index, FinishReason: s.finish, StopReason: s.stop, Pooled: s.pooled, Timings: s.timings}
 	if kind != Delta {
 		c.Text = string(s.text[:end])
 		c.TokenIDs = s.tokenIDs[:len(s.tokenIDs):len(s.tokenIDs)]

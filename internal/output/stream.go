@@ -106,6 +106,12 @@ func mergeDelta(dst, o *RequestOutput) {
 		d.Text += c.Text
 		d.TokenIDs = append(d.TokenIDs, c.TokenIDs...)
 		d.Logprobs = append(d.Logprobs, c.Logprobs...)
+		if c.Pooled != nil {
+			d.Pooled = c.Pooled
+		}
+		if c.Timings != nil {
+			d.Timings = c.Timings
+		}
 		if c.FinishReason != stats.FinishNone {
 			d.FinishReason, d.StopReason = c.FinishReason, c.StopReason
 		}

@@ -59,6 +59,11 @@ type CompletionOutput struct {
 	// StopReason is nil, the matched stop string (string), or the stop
 	// token id that finished the sequence (int32).
 	StopReason any
+	// Pooled is an embedding request's vector, once it finished.
+	Pooled []float32
+	// Timings are the sequence's statistics as the stat loggers recorded
+	// them, once it finished (nil when no statistics are collected).
+	Timings *stats.FinishedRequestStats
 }
 
 // ChildID is the engine request id of sequence index of a user request

@@ -86,7 +86,8 @@ type Runner struct {
 	logits   []float32 // rows × vocab
 	// promptLogits holds up to promptLogChunk rows of prompt-position logits.
 	promptLogits []float32
-	rows         []row // the requests that sample, in logits-row order
+	rows         []row     // the requests that sample, in logits-row order
+	hidden       []float32 // backing store of every Seq.Hidden of the step (embedding and prompt-logprobs requests)
 
 	samplers []sampling.Sampler // one per pool thread
 	masks    [][]uint64         // one structured-output mask buffer per pool thread
@@ -169,6 +170,7 @@ func (r *Runner) Execute(ctx context.Context, so *sched.SchedulerOutput) (*sched
 			return nil, fmt.Errorf("runner: forward: %w", err)
 		}
 	}
+	r.poolOutputs(so, out)
 	r.promptLogprobs(so, out)
 	ts := time.Now()
 	r.sample(so, out)
@@ -187,7 +189,7 @@ func (r *Runner) prepare(so *sched.SchedulerOutput) error {
 		if len(req.TokenIDs) == 0 {
 			return fmt.Errorf("%w: request %q schedules no tokens", ErrInvalidStep, req.ID)
 		}
-		if req.Sample && req.Params == nil {
+		if req.Sample && req.Params == nil && req.Pool == nil {
 			return fmt.Errorf("%w: request %q samples without params", ErrInvalidStep, req.ID)
 		}
 		nTok += len(req.TokenIDs)
@@ -204,6 +206,7 @@ func (r *Runner) prepare(so *sched.SchedulerOutput) error {
 		b.Tokens = make([]int32, 0, nTok)
 	}
 	ids := r.blockIDs[:0]
+	hidden := r.hiddenBuffer(so)
 	for i := range so.Requests {
 		req := &so.Requests[i]
 		b.Tokens = append(b.Tokens, req.TokenIDs...)
@@ -211,14 +214,18 @@ func (r *Runner) prepare(so *sched.SchedulerOutput) error {
 		for _, id := range req.BlockTable {
 			ids = append(ids, int32(id))
 		}
-		b.Seqs = append(b.Seqs, model.Seq{
+		seq := model.Seq{
 			NumTokens:  len(req.TokenIDs),
 			Start:      req.Start,
 			BlockTable: ids[start:len(ids):len(ids)],
-			NeedLogits: req.Sample,
-			KeepHidden: req.PromptLogprobsEnd > req.PromptLogprobsStart,
-		})
-		if req.Sample {
+			NeedLogits: req.Sample && req.Pool == nil,
+		}
+		if req.Pool != nil || req.PromptLogprobsEnd > req.PromptLogprobsStart {
+			n := len(req.TokenIDs) * r.m.Config.Dim
+			seq.Hidden, hidden = hidden[:n:n], hidden[n:]
+		}
+		b.Seqs = append(b.Seqs, seq)
+		if seq.NeedLogits {
 			rw := row{req: i}
 			if s := req.Params.Seed; s != nil {
 				rw.rng = sampling.SeededRNG(*s, len(req.OutputTokenIDs))
@@ -288,13 +295,12 @@ func (r *Runner) sample(so *sched.SchedulerOutput, out *sched.RunnerOutput) {
 const promptLogChunk = 32
 
 // promptLogprobs scores the prompt tokens of the requests with a
-// prompt-logprobs range from the hidden states the forward pass kept
-// (model.Seq.KeepHidden: every token of those requests, in batch order):
+// prompt-logprobs range from the hidden states the forward pass wrote
+// (model.Seq.Hidden: every token of those requests of the step):
 // the logits of position p give the logprob of prompt token p+1 and the
 // top-N of that position, as Sample's logprobs do for a sampled token.
 func (r *Runner) promptLogprobs(so *sched.SchedulerOutput, out *sched.RunnerOutput) {
-	hid, dim := r.ws.Hidden(), r.m.Config.Dim
-	row := 0 // first hidden row of the current request
+	dim := r.m.Config.Dim
 	for i := range so.Requests {
 		req := &so.Requests[i]
 		lo, hi := req.PromptLogprobsStart, req.PromptLogprobsEnd
@@ -304,13 +310,14 @@ func (r *Runner) promptLogprobs(so *sched.SchedulerOutput, out *sched.RunnerOutp
 		if out.PromptLogprobs == nil {
 			out.PromptLogprobs = make([][]*sampling.Logprobs, len(so.Requests))
 		}
+		hid := r.batch.Seqs[i].Hidden // the request's tokens of the step, in order
 		lps := make([]*sampling.Logprobs, 0, hi-lo)
 		for p := lo; p < hi; p += promptLogChunk {
 			n := min(promptLogChunk, hi-p)
 			if need := n * r.vocab; len(r.promptLogits) < need {
 				r.promptLogits = make([]float32, need)
 			}
-			first := row + p - req.Start
+			first := p - req.Start
 			r.m.Project(r.pool, r.promptLogits, hid[first*dim:(first+n)*dim], n)
 			for j := 0; j < n; j++ {
 				raw := r.promptLogits[j*r.vocab : (j+1)*r.vocab]
@@ -318,7 +325,6 @@ func (r *Runner) promptLogprobs(so *sched.SchedulerOutput, out *sched.RunnerOutp
 			}
 		}
 		out.PromptLogprobs[i] = lps
-		row += len(req.TokenIDs)
 	}
 }
 

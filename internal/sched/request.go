@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"govllm/internal/kvcache"
+	"govllm/internal/pooling"
 	"govllm/internal/sampling"
 	"govllm/internal/stats"
 )
@@ -48,6 +49,7 @@ type Request struct {
 	Priority    int
 	ArrivalTime time.Time
 	constraint  sampling.Constraint // nil: unconstrained
+	pool        *pooling.Acc        // nil unless an embedding request
 
 	Status       Status
 	FinishReason stats.FinishReason
@@ -137,6 +139,20 @@ func (r *Request) takePrefillStats() *stats.PrefillStats {
 	r.prefillStats = nil
 	return ps
 }
+
+// readsPrefixCache reports whether r may start from cached prefix blocks:
+// not an embedding request that pools every token (MEAN, CLS), whose
+// cached tokens would have no hidden states, nor a request asking for
+// prompt logprobs, whose every prompt position must be computed (vLLM too).
+func (r *Request) readsPrefixCache() bool {
+	if r.Params.PromptLogprobs != nil {
+		return false
+	}
+	return r.pool == nil || !r.pool.Params().Type.NeedsAllTokens()
+}
+
+// IsPooling reports whether r is an embedding request.
+func (r *Request) IsPooling() bool { return r.pool != nil }
 
 // before is the priority order: lower Priority, then earlier arrival.
 func (r *Request) before(o *Request) bool {

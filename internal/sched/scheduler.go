@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"govllm/internal/kvcache"
+	"govllm/internal/pooling"
 	"govllm/internal/stats"
 )
 
@@ -126,6 +127,7 @@ func (s *Scheduler) AddRequest(er EngineRequest) error {
 		Priority:        er.Priority,
 		ArrivalTime:     er.ArrivalTime,
 		constraint:      er.Constraint,
+		pool:            newPool(er.Pooling),
 		Status:          StatusWaiting,
 		StopReason:      -1,
 		NumPromptTokens: n,
@@ -142,6 +144,14 @@ func (s *Scheduler) AddRequest(er EngineRequest) error {
 	r.recordEvent(stats.EventQueued, now)
 	s.assertInvariants()
 	return nil
+}
+
+// newPool is the accumulator of an embedding request (nil otherwise).
+func newPool(p *pooling.Params) *pooling.Acc {
+	if p == nil {
+		return nil
+	}
+	return pooling.NewAcc(*p)
 }
 
 // Schedule plans one step: running requests first (decodes and continuing
@@ -259,7 +269,7 @@ func (s *Scheduler) scheduleWaiting() {
 		r := s.waiting.Peek()
 		id := string(r.ID)
 		var prefix kvcache.Prefix
-		if r.Params.PromptLogprobs == nil { // every prompt position must be computed (vLLM too)
+		if r.readsPrefixCache() {
 			prefix = s.kv.ComputedBlocks(id, r.allTokens, r.NumPreemptions > 0)
 		}
 		n := r.NumTokens() - prefix.NumTokens
@@ -302,6 +312,7 @@ func (s *Scheduler) addScheduled(r *Request, n int, table []kvcache.BlockID) {
 		Constraint:          r.constraint,
 		PromptTokenIDs:      r.allTokens[:p:p],
 		OutputTokenIDs:      r.allTokens[p:len(r.allTokens):len(r.allTokens)],
+		Pool:                r.pool,
 	})
 	s.scheduled = append(s.scheduled, r)
 	s.step.budget -= n

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"govllm/internal/kvcache"
+	"govllm/internal/pooling"
 	"govllm/internal/sampling"
 	"govllm/internal/stats"
 )
@@ -23,6 +24,12 @@ type EngineRequest struct {
 	// Constraint, when set, limits the tokens this sequence may sample
 	// (structured outputs); the scheduler advances it by each sampled token.
 	Constraint sampling.Constraint
+	// Pooling, when set, makes this an embedding request (vLLM's pooling
+	// request): prefill only, no token is sampled, and it finishes with
+	// FinishStop after its prompt, its output carrying the pooled vector.
+	// MEAN and CLS pooling compute every prompt token (no prefix-cache
+	// hits). Params.MaxTokens must still be at least 1 (vLLM sets 1).
+	Pooling *pooling.Params
 }
 
 // ScheduledRequest is one request's share of a step, in the flattened batch
@@ -51,6 +58,11 @@ type ScheduledRequest struct {
 	// end) of this step whose logits score the prompt token after them
 	// (prompt logprobs); equal when none.
 	PromptLogprobsStart, PromptLogprobsEnd int
+	// Pool, for an embedding request, takes the final hidden states of
+	// this step's tokens (the runner feeds it); nothing is sampled, and
+	// when Sample is set (the prompt's last chunk) the runner returns its
+	// Result in RunnerOutput.Pooled.
+	Pool *pooling.Acc
 }
 
 // SchedulerOutput is one step's plan (vLLM SchedulerOutput).
@@ -74,6 +86,10 @@ type RunnerOutput struct {
 	// constraint this step (in no particular order), the time its token
 	// mask took to compute and apply.
 	MaskTimes []time.Duration
+	// Pooled[i] is the pooled vector of Requests[i] when it is an
+	// embedding request (Pool set) at its last chunk; nil when no
+	// request of the step is one.
+	Pooled [][]float32
 }
 
 // CoreOutput is one request's news from one step (vLLM EngineCoreOutput).
@@ -92,6 +108,9 @@ type CoreOutput struct {
 	Events []stats.Event
 	// PrefillStats rides on the request's first output only.
 	PrefillStats *stats.PrefillStats
+	// Pooled is an embedding request's vector, on its one (finishing)
+	// output; it has no NewTokenIDs.
+	Pooled []float32
 }
 
 // CoreOutputs is everything one engine step produced (vLLM EngineCoreOutputs).

@@ -27,9 +27,15 @@ func CheckRunnerOutput(so *SchedulerOutput, ro *RunnerOutput) error {
 	if ro.Logprobs != nil && len(ro.Logprobs) != len(so.Requests) {
 		return fmt.Errorf("%w: %d logprobs for %d requests", ErrBadRunnerOutput, len(ro.Logprobs), len(so.Requests))
 	}
+	if ro.Pooled != nil && len(ro.Pooled) != len(so.Requests) {
+		return fmt.Errorf("%w: %d pooled vectors for %d requests", ErrBadRunnerOutput, len(ro.Pooled), len(so.Requests))
+	}
 	for i := range so.Requests {
 		sr := &so.Requests[i]
-		if tok := ro.SampledTokenIDs[i]; sr.Sample && tok < 0 {
+		switch tok := ro.SampledTokenIDs[i]; {
+		case sr.Pool != nil && sr.Sample && (ro.Pooled == nil || ro.Pooled[i] == nil):
+			return fmt.Errorf("%w: embedding request %q finished its prompt without a pooled vector", ErrBadRunnerOutput, sr.ID)
+		case sr.Pool == nil && sr.Sample && tok < 0:
 			return fmt.Errorf("%w: request %q sampled token %d", ErrBadRunnerOutput, sr.ID, tok)
 		}
 		if n := sr.PromptLogprobsEnd - sr.PromptLogprobsStart; n > 0 &&
@@ -117,6 +123,11 @@ func (s *Scheduler) UpdateFromOutput(so *SchedulerOutput, ro *RunnerOutput) Core
 		if !sr.Sample {
 			continue // partial prefill: no output
 		}
+		if r.pool != nil {
+			outs = append(outs, s.finishPooling(r, ro.Pooled[i]))
+			anyFinished = true
+			continue
+		}
 		r.allTokens = append(r.allTokens, ro.SampledTokenIDs[i])
 		s.checkStop(r)
 		s.advanceConstraint(r)
@@ -152,6 +163,23 @@ func (s *Scheduler) UpdateFromOutput(so *SchedulerOutput, ro *RunnerOutput) Core
 		co.MaskTimes = ro.MaskTimes
 	}
 	return co
+}
+
+// finishPooling finishes an embedding request whose prompt is computed:
+// its one output carries the pooled vector and no token (vLLM finishes a
+// pooling request with FINISHED_STOPPED once its pooler output is there).
+func (s *Scheduler) finishPooling(r *Request, pooled []float32) CoreOutput {
+	r.FinishReason = stats.FinishStop
+	o := CoreOutput{
+		ReqID:        r.ID,
+		FinishReason: stats.FinishStop,
+		StopReason:   -1,
+		Events:       r.takeEvents(),
+		PrefillStats: r.takePrefillStats(),
+		Pooled:       pooled,
+	}
+	s.finish(r)
+	return o
 }
 
 // advanceConstraint moves r's structured-output state past its new token.

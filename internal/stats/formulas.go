@@ -32,6 +32,11 @@ type OutputUpdate struct {
 	EngineTimestamp time.Time
 	// IsPrefilling is true for the request's first output.
 	IsPrefilling bool
+	// Pooled marks an embedding request's one output (its pooled vector,
+	// no tokens): as in vLLM, its TTFT is observed and it stamps the first
+	// and last "token" times, so prefill and inference time are measured
+	// and decode time is 0.
+	Pooled bool
 }
 
 // UpdateFromOutput folds one request's output into the iteration and into
@@ -56,6 +61,12 @@ func (it *IterationStats) UpdateFromOutput(u OutputUpdate, rs *RequestStateStats
 	rs.NumGenerationTokens += n
 	if len(u.Events) > 0 {
 		it.UpdateFromEvents(u.Events, rs)
+	}
+	if u.Pooled && u.IsPrefilling {
+		ttft := Interval(rs.ArrivalTime, it.IterationTimestamp)
+		it.TimeToFirstTokensIter = append(it.TimeToFirstTokensIter, ttft)
+		rs.FirstTokenLatency, rs.FirstTokenTime, rs.LastTokenTime = ttft, u.EngineTimestamp, u.EngineTimestamp
+		return
 	}
 	if n == 0 {
 		return
@@ -137,6 +148,7 @@ func (it *IterationStats) UpdateFromFinished(fi FinishInfo, rs *RequestStateStat
 		DecodeTime:             decode,
 		MeanTimePerOutputToken: tpot,
 		NumCachedTokens:        fi.NumCachedTokens,
+		TimeToFirstToken:       rs.FirstTokenLatency,
 		ClientAbort:            fi.ClientAbort,
 	})
 	return &it.FinishedRequests[len(it.FinishedRequests)-1]
