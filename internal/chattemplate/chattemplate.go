@@ -28,6 +28,9 @@ type Message struct {
 	ToolCalls  []ToolCall
 	ToolCallID string
 	Name       string
+	// Reasoning is an assistant message's reasoning, given to the template
+	// as reasoning_content (Qwen3's name) and reasoning (vLLM's newer one).
+	Reasoning string
 }
 
 // ToolCall is one call in an assistant message's history.

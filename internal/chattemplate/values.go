@@ -28,6 +28,10 @@ func messagesValue(msgs []Message, openai bool) jinja.Value {
 		if m.Role == "assistant" && len(m.ToolCalls) > 0 {
 			dict.Set("tool_calls", toolCallsValue(m.ToolCalls))
 		}
+		if m.Role == "assistant" && m.Reasoning != "" {
+			dict.Set("reasoning_content", jinja.NewString(m.Reasoning))
+			dict.Set("reasoning", jinja.NewString(m.Reasoning))
+		}
 		if m.Role == "tool" && m.ToolCallID != "" {
 			dict.Set("tool_call_id", jinja.NewString(m.ToolCallID))
 		}

@@ -97,7 +97,7 @@ func (s *Server) renderChat(msgs []openai.ChatMessage, tools *openai.ChatTools, 
 func templateMessages(msgs []openai.ChatMessage) []chattemplate.Message {
 	cm := make([]chattemplate.Message, len(msgs))
 	for i, m := range msgs {
-		cm[i] = chattemplate.Message{Role: m.Role, Content: string(m.Content), Parts: m.Parts, ToolCallID: m.ToolCallID, Name: m.Name}
+		cm[i] = chattemplate.Message{Role: m.Role, Content: string(m.Content), Parts: m.Parts, ToolCallID: m.ToolCallID, Name: m.Name, Reasoning: m.Reasoning}
 		for _, c := range m.ToolCalls {
 			cm[i].ToolCalls = append(cm[i].ToolCalls, chattemplate.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
 		}

@@ -181,3 +181,29 @@ func TestContentPartsReachListTemplates(t *testing.T) {
 		t.Fatalf("continued %q", text)
 	}
 }
+
+// An assistant message's reasoning_content (or reasoning) reaches the
+// template: Qwen3's renders it back in a think block for the turns after
+// the last user query (the expected text is written from its template).
+func TestReasoningHistoryReachesTemplate(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testmodels.Shared(t, "templates"), "Qwen-Qwen3-0.6B.jinja"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFake()
+	f.maxLen = 1 << 14
+	srv := newTestServer(t, f, func(c *Config) { c.ChatTemplate = string(b) })
+	for _, field := range []string{"reasoning_content", "reasoning"} {
+		msgs := `[{"role":"user","content":"Weather in Paris?"},` +
+			`{"role":"assistant","content":"","` + field + `":"I need the tool.","tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"location\": \"Paris\"}"}}]},` +
+			`{"role":"tool","tool_call_id":"c1","content":"18 C"}]`
+		text := tokenizeText(t, f, do(t, srv, "POST", "/tokenize", `{"messages":`+msgs+`}`))
+		if want := "<|im_start|>assistant\n<think>\nI need the tool.\n</think>\n\n<tool_call>\n"; !strings.Contains(text, want) {
+			t.Errorf("%s: rendered prompt lacks %q:\n%s", field, want, text)
+		}
+	}
+	r := do(t, srv, "POST", "/tokenize", `{"messages":[{"role":"user","content":"a","reasoning_content":"b"}]}`)
+	if r.status != http.StatusBadRequest || param(envelope(t, r)) != "messages[0].reasoning_content" {
+		t.Fatalf("reasoning on a user message: %d %s", r.status, r.body)
+	}
+}

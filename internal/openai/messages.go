@@ -26,6 +26,9 @@ type ChatMessage struct {
 	Name       string            `json:"name,omitempty"`
 	ToolCalls  []MessageToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string            `json:"tool_call_id,omitempty"`
+	// Reasoning is an assistant message's reasoning_content (or
+	// reasoning, its newer name), for templates that render it back.
+	Reasoning string `json:"reasoning_content,omitempty"`
 	// Parts are the text parts as sent (nil for a string content, empty for
 	// null), for templates that take content as a list of parts.
 	Parts []string      `json:"-"`
@@ -78,6 +81,11 @@ func (m *ChatMessage) decodeField(k string, raw json.RawMessage) *apierr.Error {
 		return decodeString(k, raw, &m.Name)
 	case "tool_call_id":
 		return decodeString(k, raw, &m.ToolCallID)
+	case "reasoning_content", "reasoning":
+		if m.Reasoning != "" && !isNull(raw) {
+			return apierr.New(k, "give reasoning_content or reasoning, not both")
+		}
+		return decodeString(k, raw, &m.Reasoning)
 	case "content":
 		text, parts, err := decodeContent(raw)
 		m.Content, m.Parts = ChatContent(text), parts
@@ -231,6 +239,8 @@ func CheckMessages(msgs []ChatMessage) error {
 			return apierr.New(at+".role", "%q is not one of system, developer, user, assistant, tool", m.Role)
 		case len(m.ToolCalls) > 0 && m.Role != "assistant":
 			return apierr.New(at+".tool_calls", "only assistant messages may have tool_calls (role is %q)", m.Role)
+		case m.Reasoning != "" && m.Role != "assistant":
+			return apierr.New(at+".reasoning_content", "only assistant messages may have reasoning (role is %q)", m.Role)
 		case m.Role == "tool" && m.ToolCallID == "":
 			return apierr.New(at+".tool_call_id", "is required for a tool message")
 		case m.Role != "tool" && m.ToolCallID != "":
