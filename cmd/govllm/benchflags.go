@@ -174,6 +174,8 @@ var benchFlagGroups = []flagGroup{
 	{"Requests", append([]string{"ignore-eos", "logprobs", "extra-body", "chat-template-kwargs", "request-id-prefix"}, benchSamplingFlags...)},
 	{"Result", []string{"percentile-metrics", "metric-percentiles", "goodput", "label", "save-result", "save-detailed", "append-result", "metadata", "result-dir", "result-filename", "disable-tqdm"}},
 	{"Server /metrics (govllm)", []string{"no-metrics-check", "verify-metrics", "metrics-url", "metrics-tolerance", "metrics-scrape-interval", "plot", "tokenize"}},
+	{"Accepted without effect", []string{"tokenizer", "tokenizer-mode", "trust-remote-code", "skip-tokenizer-init", "no-stream"}},
+	{"Refused", []string{"use-beam-search", "profile", "lora-modules", "self-timed", "no-self-timed", "plot-timeline", "plot-dataset-stats"}},
 }
 
 // parseBenchArgs turns `govllm bench serve` flags, read as vLLM's argparse
