@@ -232,9 +232,22 @@ func readAdapterRules(t *testing.T) []adapterRule {
 	return v.Rules.Custom
 }
 
+// eppMetrics are the series the Inference Extension's endpoint picker
+// reads from a vLLM model server (its defaults for vLLM: the queue, the
+// running requests, the KV-cache usage, and the block size and count of
+// vllm:cache_config_info for prefix affinity).
+var eppMetrics = []string{"vllm:num_requests_waiting", "vllm:num_requests_running", "vllm:kv_cache_usage_perc",
+	`vllm:cache_config_info{block_size!="",num_gpu_blocks!=""}`}
+
 // TestGatewayManifests: the InferencePool selects the govllm pods on their
-// container port, and the HTTPRoute sends /v1 to it.
+// container port, the HTTPRoute sends /v1 to it, and govllm's /metrics has
+// what the pool's endpoint picker reads.
 func TestGatewayManifests(t *testing.T) {
+	noLeaks(t)
+	exp := scrapeServe(t)
+	for _, q := range eppMetrics {
+		exp.checkQuery(t, "endpoint picker", q)
+	}
 	m := readManifests(t)
 	d := m.deployments[0]
 	c := d.Spec.Template.Spec.Containers[0]
