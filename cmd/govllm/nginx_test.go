@@ -78,7 +78,7 @@ func TestNginxRetriesADrainingReplica(t *testing.T) {
 	if err := ngx.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ngx.Process.Signal(syscall.SIGQUIT); ngx.Wait() })
+	t.Cleanup(func() { ngx.Process.Signal(syscall.SIGQUIT); ngx.Wait(); http.DefaultClient.CloseIdleConnections() })
 	front := fmt.Sprintf("http://127.0.0.1:%d", port)
 	deadline := time.Now().Add(10 * time.Second)
 	for r, err := http.Get(front + "/nginx-health"); err != nil || r.StatusCode != 200; r, err = http.Get(front + "/nginx-health") {
