@@ -119,6 +119,9 @@ func reportBench(res *bench.Result, cfg *bench.Config, outs benchOutputs, stdout
 	if res.Failed > 0 && res.Completed == 0 {
 		return fmt.Errorf("all %d requests failed; first error: %s", res.Failed, res.Errors[0])
 	}
+	if outs.verify && res.CheckError != "" {
+		return fmt.Errorf("--verify-metrics: no cross-check: %s", res.CheckError)
+	}
 	if outs.verify && !res.MetricsOK() {
 		return errors.New("the server's /metrics disagree with the client's measurements (see the cross-check above)")
 	}

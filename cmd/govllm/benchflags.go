@@ -30,17 +30,17 @@ type benchOutputs struct {
 // benchFlags are the values of `govllm bench serve`'s flags that are not
 // bench.Config fields themselves.
 type benchFlags struct {
-	host, rate, percentiles, percentileMetrics string
-	port, inputLen, outputLen, batch           int
-	sharegptOut, customOut, logprobs           int
-	probeRate                                  float64
-	readyCheck                                 int
-	noCheck, disableBar                        bool
-	backend, extraBody, templateKwargs         string
-	servedName                                 string
-	headers, goodput, metricsURLs              stringList
-	sampling                                   map[string]*float64
-	compat                                     []string
+	host, rate, percentiles, percentileMetrics  string
+	port, inputLen, outputLen, batch            int
+	sharegptOut, customOut, repeatOut, logprobs int
+	probeRate                                   float64
+	readyCheck                                  int
+	noCheck, disableBar                         bool
+	backend, extraBody, templateKwargs          string
+	servedName                                  string
+	headers, goodput, metricsURLs               stringList
+	sampling                                    map[string]*float64
+	compat                                      []string
 }
 
 // benchSamplingFlags are vLLM's sampling-parameter flags (sent in every
@@ -132,13 +132,13 @@ func addBenchFlags(fs *flag.FlagSet, cfg *bench.Config, outs *benchOutputs, f *b
 func addBenchDatasetFlags(fs *flag.FlagSet, cfg *bench.Config, f *benchFlags) {
 	fs.Int64Var(&cfg.Seed, "seed", 0, "seed of the dataset and the arrival process")
 	fs.IntVar(&cfg.NumPrompts, "num-prompts", 1000, "number of requests to send")
-	fs.StringVar(&cfg.DatasetName, "dataset-name", "random", "random, sharegpt (a ShareGPT JSON) or custom (a JSONL of {\"prompt\": …})")
+	fs.StringVar(&cfg.DatasetName, "dataset-name", "random", "random, sharegpt (a ShareGPT JSON), custom (a JSONL of {\"prompt\": …}) or prefix_repetition")
 	fs.StringVar(&cfg.DatasetPath, "dataset-path", "", "the sharegpt or custom dataset's file")
 	fs.BoolVar(&cfg.NoOversample, "no-oversample", false, "send fewer requests when the dataset has fewer prompts than --num-prompts")
 	fs.BoolVar(&cfg.SkipChatTemplate, "skip-chat-template", false, "custom dataset on /v1/completions: send the prompts without a chat template")
 	fs.BoolVar(&cfg.DisableShuffle, "disable-shuffle", false, "keep the dataset file's order")
 	fs.IntVar(&f.inputLen, "input-len", 0, "the random dataset's input length (sets --random-input-len)")
-	fs.IntVar(&f.outputLen, "output-len", 0, "every dataset's output length (sets --random-output-len, --sharegpt-output-len, --custom-output-len)")
+	fs.IntVar(&f.outputLen, "output-len", 0, "every dataset's output length (sets --random-output-len, --sharegpt-output-len, --custom-output-len,\n--prefix-repetition-output-len)")
 	fs.IntVar(&f.customOut, "custom-output-len", 256, "output tokens per request of the custom dataset")
 	fs.IntVar(&f.sharegptOut, "sharegpt-output-len", 0, "output tokens per request of the sharegpt dataset (default: each completion's length)")
 	fs.IntVar(&cfg.RandomInputLen, "random-input-len", 1024, "prompt length in tokens of the random dataset")
@@ -146,6 +146,10 @@ func addBenchDatasetFlags(fs *flag.FlagSet, cfg *bench.Config, f *benchFlags) {
 	fs.Float64Var(&cfg.RandomRangeRatio, "random-range-ratio", 0, "lengths are uniform in len·[1−r, 1+r]")
 	fs.IntVar(&cfg.RandomPrefixLen, "random-prefix-len", 0, "tokens of a prefix shared by every random prompt, before its random part")
 	fs.IntVar(&f.batch, "random-batch-size", 1, "only 1: batches are for vLLM's embeddings benchmark")
+	fs.IntVar(&cfg.PrefixLen, "prefix-repetition-prefix-len", 256, "prefix_repetition: tokens of each shared prefix")
+	fs.IntVar(&cfg.SuffixLen, "prefix-repetition-suffix-len", 256, "prefix_repetition: tokens of each prompt's random suffix")
+	fs.IntVar(&cfg.NumPrefixes, "prefix-repetition-num-prefixes", 10, "prefix_repetition: prefixes; each has --num-prompts / this many prompts")
+	fs.IntVar(&f.repeatOut, "prefix-repetition-output-len", 128, "prefix_repetition: output tokens per request")
 }
 
 // addBenchOutputFlags defines the result flags and govllm's own.
@@ -169,11 +173,15 @@ func addBenchOutputFlags(fs *flag.FlagSet, cfg *bench.Config, outs *benchOutputs
 var benchFlagGroups = []flagGroup{
 	{"Server", []string{"backend", "base-url", "host", "port", "endpoint", "header", "model", "served-model-name", "api-key", "insecure", "ready-check-timeout-sec"}},
 	{"Dataset", []string{"dataset-name", "dataset-path", "num-prompts", "seed", "input-len", "output-len", "random-input-len", "random-output-len",
-		"random-range-ratio", "random-prefix-len", "random-batch-size", "sharegpt-output-len", "custom-output-len", "no-oversample", "disable-shuffle", "skip-chat-template"}},
+		"random-range-ratio", "random-prefix-len", "random-batch-size", "sharegpt-output-len", "custom-output-len",
+		"prefix-repetition-prefix-len", "prefix-repetition-suffix-len", "prefix-repetition-num-prefixes", "prefix-repetition-output-len",
+		"no-oversample", "disable-shuffle", "skip-chat-template"}},
 	{"Traffic", []string{"request-rate", "burstiness", "max-concurrency", "ramp-up-strategy", "ramp-up-start-rps", "ramp-up-end-rps", "num-warmups", "probe-request-rate"}},
 	{"Requests", append([]string{"ignore-eos", "logprobs", "extra-body", "chat-template-kwargs", "request-id-prefix"}, benchSamplingFlags...)},
 	{"Result", []string{"percentile-metrics", "metric-percentiles", "goodput", "label", "save-result", "save-detailed", "append-result", "metadata", "result-dir", "result-filename", "disable-tqdm"}},
 	{"Server /metrics (govllm)", []string{"no-metrics-check", "verify-metrics", "metrics-url", "metrics-tolerance", "metrics-scrape-interval", "plot", "tokenize"}},
+	{"Accepted without effect", []string{"tokenizer", "tokenizer-mode", "trust-remote-code", "skip-tokenizer-init", "no-stream"}},
+	{"Refused", []string{"use-beam-search", "profile", "lora-modules", "self-timed", "no-self-timed", "plot-timeline", "plot-dataset-stats"}},
 }
 
 // parseBenchArgs turns `govllm bench serve` flags, read as vLLM's argparse
@@ -292,13 +300,15 @@ func (f *benchFlags) applyDataset(cfg *bench.Config, given map[string]bool) erro
 		cfg.RandomInputLen = f.inputLen
 	}
 	if given["output-len"] {
-		cfg.RandomOutputLen, f.sharegptOut, f.customOut = f.outputLen, f.outputLen, f.outputLen
+		cfg.RandomOutputLen, f.sharegptOut, f.customOut, f.repeatOut = f.outputLen, f.outputLen, f.outputLen, f.outputLen
 	}
 	switch cfg.DatasetName {
 	case "sharegpt":
 		cfg.OutputLen = f.sharegptOut
 	case "custom":
 		cfg.OutputLen = f.customOut
+	case "prefix_repetition":
+		cfg.OutputLen = f.repeatOut
 	case "random":
 		cfg.IgnoreEOS = true // vLLM's rule for the random dataset on OpenAI-compatible backends
 	}

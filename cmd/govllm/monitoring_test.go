@@ -232,9 +232,22 @@ func readAdapterRules(t *testing.T) []adapterRule {
 	return v.Rules.Custom
 }
 
+// eppMetrics are the series the Inference Extension's endpoint picker
+// reads from a vLLM model server (its defaults for vLLM: the queue, the
+// running requests, the KV-cache usage, and the block size and count of
+// vllm:cache_config_info for prefix affinity).
+var eppMetrics = []string{"vllm:num_requests_waiting", "vllm:num_requests_running", "vllm:kv_cache_usage_perc",
+	`vllm:cache_config_info{block_size!="",num_gpu_blocks!=""}`}
+
 // TestGatewayManifests: the InferencePool selects the govllm pods on their
-// container port, and the HTTPRoute sends /v1 to it.
+// container port, the HTTPRoute sends /v1 to it, and govllm's /metrics has
+// what the pool's endpoint picker reads.
 func TestGatewayManifests(t *testing.T) {
+	noLeaks(t)
+	exp := scrapeServe(t)
+	for _, q := range eppMetrics {
+		exp.checkQuery(t, "endpoint picker", q)
+	}
 	m := readManifests(t)
 	d := m.deployments[0]
 	c := d.Spec.Template.Spec.Containers[0]
@@ -262,12 +275,15 @@ func TestGatewayManifests(t *testing.T) {
 	}
 }
 
-// TestBalancerConfigs: the nginx example's upstream servers are the
-// targets the Prometheus example scrapes (each replica directly), and, when
-// nginx is installed, `nginx -t` accepts the configuration.
+// TestBalancerConfigs: the nginx and Envoy examples balance the replicas
+// the Prometheus example scrapes (each one directly); Envoy probes /health
+// actively and retries a 503 on another host; and, where nginx or Envoy
+// is installed, each accepts its configuration (nginx -t, envoy --mode
+// validate).
 func TestBalancerConfigs(t *testing.T) {
-	conf := filepath.Join(deployDir, "nginx", "govllm.conf")
-	b, err := os.ReadFile(conf)
+	targets := promTargets(t)
+	nginxConf := filepath.Join(deployDir, "nginx", "govllm.conf")
+	b, err := os.ReadFile(nginxConf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,6 +291,35 @@ func TestBalancerConfigs(t *testing.T) {
 	for _, m := range regexp.MustCompile(`(?m)^\s*server\s+(\S+:\d+)`).FindAllStringSubmatch(string(b), -1) {
 		upstream = append(upstream, m[1])
 	}
+	if len(upstream) < 2 || !slices.Equal(targets, upstream) {
+		t.Errorf("Prometheus scrapes %v, nginx balances %v", targets, upstream)
+	}
+	if !strings.Contains(string(b), "proxy_next_upstream error timeout http_502 http_503 non_idempotent") {
+		t.Error("nginx does not retry a 503 (a POST too) on another replica")
+	}
+	envoyConf := filepath.Join(deployDir, "envoy", "envoy.yaml")
+	if hosts := envoyHosts(t, envoyConf); !slices.Equal(targets, hosts) {
+		t.Errorf("Prometheus scrapes %v, Envoy balances %v", targets, hosts)
+	}
+	checked := 0
+	for _, c := range [][]string{{"nginx", "-t", "-c", nginxConf}, {"envoy", "--mode", "validate", "-c", envoyConf}} {
+		bin, err := exec.LookPath(c[0])
+		if err != nil {
+			t.Logf("%s is not installed: its own check of the configuration is skipped", c[0])
+			continue
+		}
+		checked++
+		abs, _ := filepath.Abs(c[len(c)-1])
+		if out, err := exec.Command(bin, append(c[1:len(c)-1], abs)...).CombinedOutput(); err != nil {
+			t.Errorf("%s: %v\n%s", strings.Join(c, " "), err, out)
+		}
+	}
+	t.Logf("%d of 2 balancers checked their own configuration", checked)
+}
+
+// promTargets are the static targets of deploy/prometheus/prometheus.yml.
+func promTargets(t *testing.T) []string {
+	t.Helper()
 	pb, err := os.ReadFile(filepath.Join(deployDir, "prometheus", "prometheus.yml"))
 	if err != nil {
 		t.Fatal(err)
@@ -287,18 +332,66 @@ func TestBalancerConfigs(t *testing.T) {
 			} `json:"static_configs"`
 		} `json:"scrape_configs"`
 	}
-	if err := yaml.Unmarshal(pb, &prom); err != nil || len(prom.ScrapeConfigs) != 1 || len(prom.ScrapeConfigs[0].StaticConfigs) != 1 {
+	if err := yaml.Unmarshal(pb, &prom); err != nil || len(prom.ScrapeConfigs) != 1 || len(prom.ScrapeConfigs[0].StaticConfigs) != 1 ||
+		prom.ScrapeConfigs[0].MetricsPath != "/metrics" {
 		t.Fatalf("prometheus.yml: %v %+v", err, prom)
 	}
-	if got := prom.ScrapeConfigs[0].StaticConfigs[0].Targets; len(upstream) < 2 || !slices.Equal(got, upstream) {
-		t.Errorf("Prometheus scrapes %v, nginx balances %v", got, upstream)
-	}
-	nginx, err := exec.LookPath("nginx")
+	return prom.ScrapeConfigs[0].StaticConfigs[0].Targets
+}
+
+// envoyHosts reads the Envoy example's govllm cluster: its endpoints
+// (host:port), after checking its active health check probes /health and
+// its route retries 503 on another host.
+func envoyHosts(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
-		t.Skip("nginx is not installed: its syntax check is skipped (the upstream/targets check ran)")
+		t.Fatal(err)
 	}
-	abs, _ := filepath.Abs(conf)
-	if out, err := exec.Command(nginx, "-t", "-c", abs).CombinedOutput(); err != nil {
-		t.Errorf("nginx -t: %v\n%s", err, out)
+	type sockAddr struct {
+		SocketAddress struct {
+			Address   string `json:"address"`
+			PortValue int    `json:"port_value"`
+		} `json:"socket_address"`
 	}
+	var conf struct {
+		StaticResources struct {
+			Clusters []struct {
+				LoadAssignment struct {
+					Endpoints []struct {
+						LBEndpoints []struct {
+							Endpoint struct {
+								Address sockAddr `json:"address"`
+							} `json:"endpoint"`
+						} `json:"lb_endpoints"`
+					} `json:"endpoints"`
+				} `json:"load_assignment"`
+				HealthChecks []struct {
+					HTTPHealthCheck struct {
+						Path string `json:"path"`
+					} `json:"http_health_check"`
+				} `json:"health_checks"`
+			} `json:"clusters"`
+		} `json:"static_resources"`
+	}
+	if err := yaml.Unmarshal(b, &conf); err != nil || len(conf.StaticResources.Clusters) != 1 {
+		t.Fatalf("%s: %v", path, err)
+	}
+	cl := conf.StaticResources.Clusters[0]
+	if len(cl.HealthChecks) != 1 || cl.HealthChecks[0].HTTPHealthCheck.Path != "/health" {
+		t.Errorf("Envoy's health checks %+v: want one HTTP check of /health", cl.HealthChecks)
+	}
+	for _, want := range []string{"retriable_status_codes: [503]", "retry_on: connect-failure,refused-stream,retriable-status-codes", "envoy.retry_host_predicates.previous_hosts"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("Envoy's retry policy lacks %q", want)
+		}
+	}
+	var hosts []string
+	for _, ep := range cl.LoadAssignment.Endpoints {
+		for _, lb := range ep.LBEndpoints {
+			a := lb.Endpoint.Address.SocketAddress
+			hosts = append(hosts, a.Address+":"+strconv.Itoa(a.PortValue))
+		}
+	}
+	return hosts
 }

@@ -263,8 +263,8 @@ func TestBenchServeBehindABalancer(t *testing.T) {
 		metrics []string
 		ok      bool
 	}{{metrics, true}, {metrics[:2], false}} {
-		args := append([]string{"bench", "serve", "--base-url", front.URL, "--num-prompts", "8", "--random-input-len", "16",
-			"--random-output-len", "4", "--max-concurrency", "4", "--disable-tqdm", "--verify-metrics", "--metrics-url"}, tc.metrics...)
+		args := append([]string{"bench", "serve", "--base-url", front.URL, "--num-prompts", "6", "--random-input-len", "8",
+			"--random-output-len", "2", "--max-concurrency", "3", "--disable-tqdm", "--verify-metrics", "--metrics-url"}, tc.metrics...)
 		var stdout, stderr strings.Builder
 		code := run(context.Background(), args, &stdout, &stderr)
 		if ok := code == 0; ok != tc.ok || tc.ok == strings.Contains(stdout.String(), "MISMATCH") {

@@ -63,6 +63,9 @@ type fakeServer struct {
 	scraped     chan struct{}
 	scrapeOnce  sync.Once
 	failMetrics bool
+	// failAfter > 0 makes /metrics a 500 after that many scrapes (a
+	// replica that went away during the run).
+	failAfter, scrapes int
 }
 
 func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -112,12 +115,13 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if f.scraped != nil {
 			f.scrapeOnce.Do(func() { close(f.scraped) })
 		}
-		if f.failMetrics {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.scrapes++
+		if f.failMetrics || f.failAfter > 0 && f.scrapes > f.failAfter {
 			http.Error(w, "metrics are broken", http.StatusInternalServerError)
 			return
 		}
-		f.mu.Lock()
-		defer f.mu.Unlock()
 		fmt.Fprintf(w, "# TYPE vllm:request_success_total counter\nvllm:request_success_total{model_name=\"fake\",engine=\"0\",finished_reason=\"length\"} %d\n", f.requests)
 		fmt.Fprintf(w, "# TYPE vllm:prompt_tokens_total counter\nvllm:prompt_tokens_total{model_name=\"fake\",engine=\"0\"} %d\n", f.prompt)
 		fmt.Fprintf(w, "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{model_name=\"fake\",engine=\"0\"} %d\n", f.gen+f.lie*f.requests)
@@ -393,5 +397,30 @@ func TestCrossCheckUnderAnAlias(t *testing.T) {
 	}
 	if res.Completed != 3 || !res.MetricsOK() {
 		t.Errorf("completed %d; cross-check under an alias: %+v", res.Completed, res.Checks)
+	}
+}
+
+// TestCrossCheckWithAReplicaGone: a --metrics-url replica whose /metrics
+// is gone after the run (drained and exited) leaves the cross-check undone
+// with the reason, in the table and the JSON, and MetricsOK false; the
+// benchmark's own result stands.
+func TestCrossCheckWithAReplicaGone(t *testing.T) {
+	served, gone := httptest.NewServer(&fakeServer{}), httptest.NewServer(&fakeServer{failAfter: 1})
+	defer served.Close()
+	defer gone.Close()
+	res, err := Run(context.Background(), Config{
+		BaseURL: served.URL, Endpoint: "/v1/completions", NumPrompts: 3, RandomInputLen: 4, RandomOutputLen: 2,
+		RequestRate: math.Inf(1), Burstiness: 1, Tokenize: true, CheckMetrics: true, Tolerance: 0.05,
+		MetricsURLs: []string{served.URL + "/metrics", gone.URL + "/metrics"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table strings.Builder
+	res.WriteTable(&table)
+	b, _ := json.Marshal(res)
+	if res.Completed != 3 || res.MetricsOK() || len(res.Checks) != 0 || !strings.Contains(res.CheckError, gone.URL) ||
+		!strings.Contains(table.String(), "not done: scraping /metrics after the run") || !strings.Contains(string(b), `"metrics_check_error"`) {
+		t.Errorf("completed %d, checks %v, error %q\n%s", res.Completed, res.Checks, res.CheckError, table.String())
 	}
 }

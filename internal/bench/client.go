@@ -74,9 +74,10 @@ func errorFrom(resp *http.Response) error {
 	return fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(b)))
 }
 
-// tokenize calls the server's POST /tokenize (vLLM's extension).
-func (c *client) tokenize(ctx context.Context, model, text string) ([]int32, error) {
-	req, err := c.newRequest(ctx, http.MethodPost, "/tokenize", map[string]any{"model": model, "prompt": text})
+// tokenize calls the server's POST /tokenize (vLLM's extension), with the
+// tokenizer's special tokens (BOS) when special.
+func (c *client) tokenize(ctx context.Context, model, text string, special bool) ([]int32, error) {
+	req, err := c.newRequest(ctx, http.MethodPost, "/tokenize", map[string]any{"model": model, "prompt": text, "add_special_tokens": special})
 	if err != nil {
 		return nil, err
 	}

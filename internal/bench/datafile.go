@@ -51,7 +51,7 @@ func shareGPTDataset(ctx context.Context, cfg *Config, tok tokenizeFunc) ([]Prom
 		}
 		p.OutputLen = cfg.OutputLen
 		if p.OutputLen == 0 {
-			ids, err := tok(ctx, e.Conversations[1].Value)
+			ids, err := tok(ctx, e.Conversations[1].Value, true)
 			if err != nil {
 				return nil, err
 			}
@@ -123,7 +123,7 @@ func customDataset(ctx context.Context, cfg *Config, tok tokenizeFunc) ([]Prompt
 
 // countPrompt is a text prompt with its length from the server's tokenizer.
 func countPrompt(ctx context.Context, tok tokenizeFunc, text string) (Prompt, error) {
-	ids, err := tok(ctx, text)
+	ids, err := tok(ctx, text, true)
 	if err != nil {
 		return Prompt{}, fmt.Errorf("counting tokens with the server's /tokenize: %w", err)
 	}

@@ -1,7 +1,8 @@
 // Package bench is govllm's serving benchmark (`govllm bench serve`, vLLM
 // `vllm bench serve`): vLLM's datasets random (seeded synthetic, with a
-// shared prefix), sharegpt (a ShareGPT JSON) and custom (a JSONL of
-// prompts), counted with the server's own /tokenize; vLLM's arrival
+// shared prefix), sharegpt (a ShareGPT JSON), custom (a JSONL of
+// prompts) and prefix_repetition, built and counted with the server's own
+// /tokenize; vLLM's arrival
 // process (Poisson or gamma with burstiness, all at once, or a linear or
 // exponential ramp-up), a concurrency cap, streaming OpenAI requests, and
 // the report: TTFT, TPOT, ITL, E2EL and client-queue statistics at the

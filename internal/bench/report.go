@@ -44,6 +44,10 @@ func (r *Result) WriteTable(w io.Writer) {
 		}
 	}
 	r.writeScrapes(w)
+	if r.CheckError != "" {
+		section(w, "Server /metrics cross-check")
+		fmt.Fprintf(w, "not done: %s\n", r.CheckError)
+	}
 	if len(r.Checks) > 0 {
 		section(w, "Server /metrics cross-check")
 		fmt.Fprintf(w, "%-24s %12s %12s  %s\n", "figure", "client", "server", "")
@@ -131,8 +135,12 @@ func center(s, fill string, width int) string {
 	return strings.Repeat(fill, pad/2) + s + strings.Repeat(fill, pad-pad/2)
 }
 
-// MetricsOK reports whether every cross-check row passed.
+// MetricsOK reports whether the cross-check was done and every row
+// passed.
 func (r *Result) MetricsOK() bool {
+	if r.CheckError != "" {
+		return false
+	}
 	for _, c := range r.Checks {
 		if !c.OK {
 			return false

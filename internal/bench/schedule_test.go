@@ -1,7 +1,11 @@
 package bench
 
 import (
+	"context"
+	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -90,6 +94,55 @@ func TestValidSequence(t *testing.T) {
 	} {
 		if got := validSequence(tc.prompt, tc.output, tc.fixed); got != tc.want {
 			t.Errorf("validSequence(%d, %d, fixed %v) = %v, want %v", tc.prompt, tc.output, tc.fixed, got, tc.want)
+		}
+	}
+}
+
+// TestPrefixRepetitionDataset checks the dataset's shape as vLLM's
+// PrefixRepetitionRandomDataset defines it: NumPrompts/NumPrefixes prompts
+// on each of NumPrefixes prefixes (the remainder dropped), each of exactly
+// PrefixLen+SuffixLen tokens whose first PrefixLen are its prefix's, with
+// the warm-ups first and BOS only at the start.
+func TestPrefixRepetitionDataset(t *testing.T) {
+	const bos = -1
+	words := map[string]int32{}
+	tok := func(_ context.Context, text string, special bool) ([]int32, error) {
+		var ids []int32
+		if special {
+			ids = append(ids, bos)
+		}
+		for _, w := range strings.Fields(text) {
+			if _, ok := words[w]; !ok {
+				words[w] = int32(len(words))
+			}
+			ids = append(ids, words[w])
+		}
+		return ids, nil
+	}
+	cfg := Config{DatasetName: "prefix_repetition", Endpoint: "/v1/completions", Tokenize: true, NumPrompts: 11, Warmup: 2,
+		PrefixLen: 6, SuffixLen: 3, NumPrefixes: 3, OutputLen: 5, Seed: 4}
+	prompts, err := makeDataset(context.Background(), &cfg, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(prompts) != 2+9 {
+		t.Fatalf("%d prompts, want 2 warm-ups + 3 prefixes × 3", len(prompts))
+	}
+	perPrefix := map[string]int{}
+	for i, p := range prompts {
+		if len(p.TokenIDs) != 9 || p.InputLen != 9 || p.OutputLen != 5 || p.TokenIDs[0] != bos || slices.Contains(p.TokenIDs[1:], bos) {
+			t.Fatalf("prompt %d: %v (input %d, output %d)", i, p.TokenIDs, p.InputLen, p.OutputLen)
+		}
+		if i >= 2 {
+			perPrefix[fmt.Sprint(p.TokenIDs[:6])]++
+		}
+	}
+	if len(perPrefix) != 3 {
+		t.Fatalf("%d distinct prefixes among the measured prompts, want 3: %v", len(perPrefix), perPrefix)
+	}
+	for k, n := range perPrefix {
+		if n != 3 {
+			t.Errorf("prefix %s has %d prompts, want 3", k, n)
 		}
 	}
 }

@@ -52,6 +52,7 @@ type Result struct {
 	TTFT, TPOT, ITL, E2EL Summary            `json:"-"`
 	QueueTime, E2ELQueue  *Summary           `json:"-"`
 	Checks                []Check            `json:"metrics_check,omitempty"`
+	CheckError            string             `json:"metrics_check_error,omitempty"` // why there is no cross-check
 	Percentiles           []float64          `json:"-"`
 	PercentileMetrics     []string           `json:"-"`
 	Goodput               map[string]float64 `json:"-"`
