@@ -55,6 +55,9 @@ type serveConfig struct {
 	httpapi.CORS
 	// Pooler is the pooling of /v1/embeddings (vLLM's --pooler-config).
 	Pooler pooling.Params
+	// ResponseTimings adds per-request timings to responses
+	// (--enable-response-timings).
+	ResponseTimings bool
 	// Runner and Convert are vLLM's --runner (auto, generate, pooling)
 	// and --convert (auto, none, embed): which APIs are served.
 	Runner, Convert string
@@ -163,7 +166,7 @@ func parseServeArgs(args []string, stderr io.Writer) (serveConfig, error) {
 // does not define (yet) is skipped.
 var serveFlagGroups = []flagGroup{
 	{"Options", []string{"config", "model"}},
-	{"Frontend", []string{"host", "port", "uvicorn-log-level", "api-key", "chat-template", "enable-log-requests", "disable-log-requests", "max-connections", "shutdown-timeout", "allow-unknown-fields",
+	{"Frontend", []string{"host", "port", "uvicorn-log-level", "api-key", "chat-template", "enable-log-requests", "disable-log-requests", "max-connections", "shutdown-timeout", "allow-unknown-fields", "enable-response-timings",
 		"allowed-origins", "allowed-methods", "allowed-headers", "allow-credentials", "no-allow-credentials"}},
 	{"ModelConfig", []string{"tokenizer", "served-model-name", "runner", "convert", "pooler-config", "max-model-len", "dtype", "seed", "quantization", "generation-config", "trust-remote-code", "enforce-eager"}},
 	{"LoadConfig", []string{"load-format"}},
@@ -214,6 +217,7 @@ func (c *serveConfig) addFlags(fs *flag.FlagSet, names, keys *stringList, model 
 			c.Pooler = p
 			return err
 		})
+	fs.BoolVar(&c.ResponseTimings, "enable-response-timings", false, "add a timings object beside usage in non-streaming completion and chat responses:\nqueue, prefill, decode, inference, TTFT, e2e, mean inter-token latency (the values of the vllm:* histograms), tokens/s, prefix-cache hits")
 	fs.Func("runner", "auto (the default: generation and embeddings), generate (no /v1/embeddings) or pooling (only /v1/embeddings), as vLLM's --runner",
 		oneOfInto(&c.Runner, "auto", "generate", "pooling"))
 	fs.Func("convert", "auto (the default), none, or embed (serve the model for embeddings only, as --runner pooling), as vLLM's --convert",

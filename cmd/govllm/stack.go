@@ -82,7 +82,9 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 	if err != nil {
 		return nil, err
 	}
-	if st.Engine, err = llm.NewAsyncEngine(rc.LLM(), parts.Core, parts.Tok, loggers...); err != nil {
+	lc := rc.LLM()
+	lc.RequestStats = cfg.ResponseTimings
+	if st.Engine, err = llm.NewAsyncEngine(lc, parts.Core, parts.Tok, loggers...); err != nil {
 		return nil, err
 	}
 	go logEngineDeath(st.Engine, logger)
@@ -100,6 +102,7 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 		CORS:               &cfg.CORS,
 		Pooler:             &cfg.Pooler,
 		Runner:             runner,
+		ResponseTimings:    cfg.ResponseTimings,
 	}, st.Engine)
 	if err != nil {
 		return nil, err

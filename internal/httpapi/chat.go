@@ -33,6 +33,7 @@ func (s *Server) chatResponse(g *genRequest, outs []*output.RequestOutput) any {
 		resp.Choices = append(resp.Choices, ch)
 	}
 	resp.PromptTokenIDs = g.ids(g.prompts[0].ids)
+	resp.Timings = s.timings(g, outs)
 	return resp
 }
 
@@ -104,7 +105,11 @@ func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, g *genReques
 			ch.Logprobs = openai.ChatLogprobsFrom(c.Logprobs, s.tok.Piece)
 		}
 		return chunk([]openai.ChatChunkChoice{ch}, u)
-	}, func(u *openai.Usage) any { return chunk([]openai.ChatChunkChoice{}, u) })
+	}, func(u *openai.Usage, timings any) any {
+		c := chunk([]openai.ChatChunkChoice{}, u)
+		c.Timings = timings
+		return c
+	})
 }
 
 // ids is ids with return_token_ids, else nil (left out of the response).

@@ -44,6 +44,7 @@ func (s *Server) completionResponse(g *genRequest, outs []*output.RequestOutput)
 	}
 	slices.SortFunc(resp.Choices, func(a, b openai.CompletionChoice) int { return a.Index - b.Index })
 	resp.Usage = openai.NewUsage(prompt, completion, cached)
+	resp.Timings = s.timings(g, outs)
 	return resp
 }
 
@@ -104,7 +105,11 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, g *gen
 			ch.Logprobs, offsets[idx] = openai.CompletionLogprobsFrom(c.Logprobs, s.tok.Piece, offsets[idx])
 		}
 		return chunk([]openai.CompletionChoice{ch}, u)
-	}, func(u *openai.Usage) any { return chunk([]openai.CompletionChoice{}, u) })
+	}, func(u *openai.Usage, timings any) any {
+		c := chunk([]openai.CompletionChoice{}, u).(openai.CompletionResponse)
+		c.Timings = timings
+		return c
+	})
 }
 
 // addTokenIDs sets, with return_token_ids, the choice's generated ids and,

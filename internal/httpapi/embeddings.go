@@ -66,6 +66,7 @@ func (s *Server) embeddingResponse(g *genRequest, req *openai.EmbeddingRequest, 
 		resp.Data[i] = openai.EmbeddingData{Index: i, Object: "embedding", Embedding: req.EncodeEmbedding(o.Outputs[0].Pooled)}
 	}
 	resp.Usage = openai.NewUsage(g.promptTokens(), 0, 0)
+	resp.Timings = s.timings(g, outs)
 	return resp
 }
 

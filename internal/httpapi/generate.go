@@ -73,7 +73,7 @@ func (g *genRequest) engineID(i int) string {
 
 // choiceIndex is the response index of sequence c of prompt i:
 // i·n + c (vLLM's order).
-func (g *genRequest) choiceIndex(i, c int) int { return i*g.params.N + c }
+func (g *genRequest) choiceIndex(i, c int) int { return i*max(g.params.N, 1) + c }
 
 // serveGenerate is the flow both generation endpoints share: take the
 // arrival time first (before decoding, template rendering and tokenization),
@@ -230,12 +230,13 @@ func empty(c *output.CompletionOutput) bool {
 // non-empty delta of every prompt becomes the chunk choice returns (with
 // the prompt's usage so far when continuous_usage_stats asks); after the
 // last prompt finished, with include_usage, the chunk final returns for the
-// whole request's usage; then [DONE], or an error event before it when the
-// engine failed. A client that left gets nothing more.
+// whole request's usage (and with ResponseTimings every choice's
+// timings); then [DONE], or an error event before it when the engine
+// failed. A client that left gets nothing more.
 func (s *Server) streamDeltas(w http.ResponseWriter, r *http.Request, g *genRequest, src *fanIn,
 	open func(*sseWriter) error,
 	choice func(prompt int, c *output.CompletionOutput, usage *openai.Usage) any,
-	final func(usage *openai.Usage) any) {
+	final func(usage *openai.Usage, timings any) any) {
 	sse := startSSE(w)
 	if open != nil {
 		if err := open(sse); err != nil {
@@ -246,10 +247,12 @@ func (s *Server) streamDeltas(w http.ResponseWriter, r *http.Request, g *genRequ
 	cached := make([]int, len(g.prompts))
 	running := len(g.prompts)
 	continuous := g.usage != nil && g.usage.IncludeUsage && g.usage.ContinuousUsageStats
+	var timings []openai.Timings // of the finished choices, with ResponseTimings
 	err := streamLoop(src, func(pi int, o *output.RequestOutput) error {
 		for i := range o.Outputs {
 			c := &o.Outputs[i]
 			generated[pi] += len(c.TokenIDs)
+			timings = s.addTimings(timings, g, pi, c)
 			if empty(c) {
 				continue
 			}
@@ -269,7 +272,7 @@ func (s *Server) streamDeltas(w http.ResponseWriter, r *http.Request, g *genRequ
 			return sse.flush()
 		}
 		if g.usage != nil && g.usage.IncludeUsage { // the last output: [DONE] follows and flushes
-			return sse.write(final(openai.NewUsage(g.promptTokens(), sum(generated), sum(cached))))
+			return sse.write(final(openai.NewUsage(g.promptTokens(), sum(generated), sum(cached)), timingsOf(timings)))
 		}
 		return nil
 	})

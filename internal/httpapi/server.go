@@ -75,6 +75,11 @@ type Config struct {
 	// Pooler is the pooling of /v1/embeddings (--pooler-config); nil means
 	// pooling.Default() (vLLM's for a decoder model: LAST, normalized).
 	Pooler *pooling.Params
+	// ResponseTimings puts each sequence's timings (openai.Timings) beside
+	// usage in non-streaming completion and chat responses
+	// (--enable-response-timings); the engine must collect request
+	// statistics (llm.Config.RequestStats, or a stat logger).
+	ResponseTimings bool
 	// Runner is vLLM's --runner as resolved: "" serves generation and
 	// embeddings alike, RunnerGenerate only generation, RunnerPooling only
 	// embeddings; the other endpoints answer 400 as vLLM does.

@@ -84,6 +84,7 @@ func NewAsyncEngine(cfg Config, c *core.Engine, tok *tokenizer.Tokenizer, logger
 		p:        newPipeline(tok, loggers),
 		streams:  map[string]*live{},
 	}
+	a.p.always = cfg.RequestStats
 	go func() {
 		defer close(a.runDone)
 		err := c.Run(ctx, a.coreIn, a.coreOut)

@@ -31,7 +31,9 @@ func New(cfg Config, c *core.Engine, tok *tokenizer.Tokenizer, loggers ...StatLo
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{Preparer: pp, core: c, tok: tok, p: newPipeline(tok, loggers)}, nil
+	e := &Engine{Preparer: pp, core: c, tok: tok, p: newPipeline(tok, loggers)}
+	e.p.always = cfg.RequestStats
+	return e, nil
 }
 
 // AddRequest prepares r and submits it.

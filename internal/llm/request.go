@@ -58,6 +58,10 @@ type Config struct {
 	// Limits bound the work of one request; zero fields take
 	// DefaultLimits' values.
 	Limits Limits
+	// RequestStats collects every step's statistics even without a stat
+	// logger, so that each finished sequence's output carries its Timings
+	// (--enable-response-timings).
+	RequestStats bool
 }
 
 // DefaultConfig takes every limit from the core.

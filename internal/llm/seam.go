@@ -25,6 +25,7 @@ type StatLogger interface {
 type pipeline struct {
 	proc    *output.Processor
 	loggers []StatLogger
+	always  bool // collect statistics without loggers too (Config.RequestStats)
 }
 
 func newPipeline(tok *tokenizer.Tokenizer, loggers []StatLogger) pipeline {
@@ -39,8 +40,8 @@ func newPipeline(tok *tokenizer.Tokenizer, loggers []StatLogger) pipeline {
 // including steps with a scheduler snapshot and no outputs. stopAborts are
 // sequences a stop string finished that the caller must abort in the core.
 func (p *pipeline) handle(co *sched.CoreOutputs) (outs []*output.RequestOutput, stopAborts []sched.RequestID) {
-	var it *stats.IterationStats // collected only for loggers
-	if len(p.loggers) > 0 {
+	var it *stats.IterationStats // collected only for loggers, or for the outputs' Timings
+	if len(p.loggers) > 0 || p.always {
 		it = stats.NewIterationStats(time.Now())
 		// Usually one inter-token sample per output: size it once.
 		it.InterTokenLatenciesIter = make([]time.Duration, 0, len(co.Outputs))

@@ -154,6 +154,8 @@ type ChatCompletionResponse struct {
 	Model   string       `json:"model"`
 	Choices []ChatChoice `json:"choices"`
 	Usage   *Usage       `json:"usage,omitempty"`
+	// Timings, with --enable-response-timings (see Timings).
+	Timings any `json:"timings,omitempty"`
 	// SystemFingerprint: see CompletionResponse.
 	SystemFingerprint string `json:"system_fingerprint"`
 	// PromptTokenIDs are the prompt's ids, with return_token_ids.
@@ -184,6 +186,8 @@ type ChatCompletionChunk struct {
 	Model   string            `json:"model"`
 	Choices []ChatChunkChoice `json:"choices"`
 	Usage   *Usage            `json:"usage,omitempty"`
+	// Timings, with --enable-response-timings, on the usage chunk.
+	Timings any `json:"timings,omitempty"`
 	// SystemFingerprint: see CompletionResponse.
 	SystemFingerprint string `json:"system_fingerprint"`
 	// PromptTokenIDs are the prompt's ids, with return_token_ids, in the

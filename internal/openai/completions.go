@@ -74,6 +74,8 @@ type CompletionResponse struct {
 	Model   string             `json:"model"`
 	Choices []CompletionChoice `json:"choices"`
 	Usage   *Usage             `json:"usage,omitempty"`
+	// Timings, with --enable-response-timings (see Timings).
+	Timings any `json:"timings,omitempty"`
 	// SystemFingerprint names the server build that answered (OpenAI's
 	// backend configuration fingerprint).
 	SystemFingerprint string `json:"system_fingerprint"`

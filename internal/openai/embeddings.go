@@ -91,6 +91,9 @@ type EmbeddingResponse struct {
 	Model   string          `json:"model"`
 	Data    []EmbeddingData `json:"data"`
 	Usage   *Usage          `json:"usage"`
+	// Timings, with --enable-response-timings (see Timings; an input is
+	// a choice).
+	Timings any `json:"timings,omitempty"`
 }
 
 // EmbeddingData is one input's vector: a JSON array of numbers, or with

@@ -68,6 +68,7 @@ type seqState struct {
 	finish   stats.FinishReason
 	stop     any
 	pooled   []float32 // an embedding request's vector
+	timings  *Timings
 
 	// Delta bookkeeping: what has been handed out.
 	sentText, sentTokens, sentLogprobs int
@@ -284,13 +285,14 @@ func (p *Processor) finishSeq(s *seqState, it *stats.IterationStats) {
 	g.numFinished++
 	g.maxGenToks = max(g.maxGenToks, s.stats.NumGenerationTokens)
 	if it != nil {
-		it.UpdateFromFinished(stats.FinishInfo{
+		f := *it.UpdateFromFinished(stats.FinishInfo{
 			Reason:          s.finish,
 			NumPromptTokens: len(g.req.PromptTokenIDs),
 			MaxTokensParam:  maxTokensParam(&g.req),
 			NumCachedTokens: s.numCached,
 			ClientAbort:     s.clientAbort && s.finish == stats.FinishAbort,
 		}, &s.stats)
+		s.timings = &Timings{FinishedRequestStats: f, TimeToFirstToken: s.stats.FirstTokenLatency}
 	}
 	if g.numFinished == len(g.seqs) {
 		if it != nil {
@@ -337,7 +339,7 @@ func (s *seqState) completion(kind Kind, finished bool) CompletionOutput {
 	if !finished && !s.g.req.Params.IncludeStopStrInOutput {
 		end -= holdBack(s.text, s.g.req.Params.Stop)
 	}
-	c := CompletionOutput{Index: s.index, FinishReason: s.finish, StopReason: s.stop, Pooled: s.pooled}
+	c := CompletionOutput{Index: s.index, FinishReason: s.finish, StopReason: s.stop, Pooled: s.pooled, Timings: s.timings}
 	if kind != Delta {
 		c.Text = string(s.text[:end])
 		c.TokenIDs = s.tokenIDs[:len(s.tokenIDs):len(s.tokenIDs)]

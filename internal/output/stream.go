@@ -109,6 +109,9 @@ func mergeDelta(dst, o *RequestOutput) {
 		if c.Pooled != nil {
 			d.Pooled = c.Pooled
 		}
+		if c.Timings != nil {
+			d.Timings = c.Timings
+		}
 		if c.FinishReason != stats.FinishNone {
 			d.FinishReason, d.StopReason = c.FinishReason, c.StopReason
 		}
