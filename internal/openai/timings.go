@@ -1,8 +1,9 @@
 package openai
 
 import (
-	"govllm/internal/stats"
 	"time"
+
+	"govllm/internal/stats"
 )
 
 // Timings is one sequence's timing in a response (govllm's
