@@ -3,8 +3,13 @@ package main
 import (
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"govllm/internal/pooling"
 )
 
 // TestServeCORSFlags: vLLM's CORS flags, parsed from a command line, reach
@@ -55,5 +60,18 @@ func TestServeCORSFlags(t *testing.T) {
 		if _, err := parseServeArgs([]string{"--allowed-origins", bad}, io.Discard); err == nil || !strings.Contains(err.Error(), "JSON list") {
 			t.Errorf("--allowed-origins %s: %v", bad, err)
 		}
+	}
+}
+
+// TestCORSAndPoolerInConfigFile: in a --config YAML file the JSON values
+// of --allowed-origins and --pooler-config are written as strings.
+func TestCORSAndPoolerInConfigFile(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(f, []byte("allowed-origins: '[\"https://ui.example\"]'\npooler-config: '{\"pooling_type\": \"MEAN\"}'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := parseServeArgs([]string{"--config", f}, io.Discard)
+	if err != nil || !slices.Equal(c.AllowedOrigins, []string{"https://ui.example"}) || c.Pooler != (pooling.Params{Type: pooling.Mean, Normalize: true}) {
+		t.Fatalf("%v: origins %v, pooler %+v", err, c.AllowedOrigins, c.Pooler)
 	}
 }

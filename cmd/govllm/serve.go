@@ -240,7 +240,7 @@ func (c *serveConfig) addFlags(fs *flag.FlagSet, names, keys *stringList, model 
 			c.Pooler = p
 			return err
 		})
-	fs.BoolVar(&c.ResponseTimings, "enable-response-timings", false, "add a timings object beside usage in non-streaming completion and chat responses:\nqueue, prefill, decode, inference, TTFT, e2e, mean inter-token latency (the values of the vllm:* histograms), tokens/s, prefix-cache hits")
+	fs.BoolVar(&c.ResponseTimings, "enable-response-timings", false, "add a timings object beside usage in completion, chat and embeddings responses (a stream: on its usage chunk):\nqueue, prefill, decode, inference, TTFT, e2e, mean inter-token latency (the values of the vllm:* histograms), tokens/s, prefix-cache hits")
 	fs.Func("runner", "auto (the default: generation and embeddings), generate (no /v1/embeddings) or pooling (only /v1/embeddings), as vLLM's --runner",
 		oneOfInto(&c.Runner, "auto", "generate", "pooling"))
 	fs.Func("convert", "auto (the default), none, or embed (serve the model for embeddings only, as --runner pooling), as vLLM's --convert",

@@ -87,7 +87,8 @@ func (g *genRequest) engineID(i int) string {
 // i·n + c (vLLM's order).
 func (g *genRequest) choiceIndex(i, c int) int { return i*max(g.params.N, 1) + c }
 
-// serveGenerate is the flow both generation endpoints share: take the
+// serveGenerate is the flow the generation endpoints (and embeddings,
+// which never stream) share: take the
 // arrival time first (before decoding, template rendering and tokenization),
 // decode the body, prepare (validate, render, tokenize), check every prompt
 // against the engine's limits, start one engine request per prompt, then

@@ -84,8 +84,8 @@ type Config struct {
 	// pooling.Default() (vLLM's for a decoder model: LAST, normalized).
 	Pooler *pooling.Params
 	// ResponseTimings puts each sequence's timings (openai.Timings) beside
-	// usage in non-streaming completion and chat responses
-	// (--enable-response-timings); the engine must collect request
+	// usage in completion, chat and embeddings responses (a stream's usage
+	// chunk) (--enable-response-timings); the engine must collect request
 	// statistics (llm.Config.RequestStats, or a stat logger).
 	ResponseTimings bool
 	// Runner is vLLM's --runner as resolved: "" serves generation and

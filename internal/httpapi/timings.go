@@ -26,7 +26,7 @@ func (s *Server) addTimings(ts []openai.Timings, g *genRequest, pi int, c *outpu
 	if !s.cfg.ResponseTimings || c.Timings == nil {
 		return ts
 	}
-	return append(ts, openai.NewTimings(g.choiceIndex(pi, c.Index), c.Timings))
+	return append(ts, openai.NewTimings(g.choiceIndex(pi, c.Index), &c.Timings.FinishedRequestStats, c.Timings.TimeToFirstToken))
 }
 
 // timingsOf orders ts by choice and renders them (nil when empty).

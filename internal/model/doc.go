@@ -92,7 +92,9 @@
 // layer's window are not freed: the cache holds the whole sequence. Logits are computed only for the
 // last token of each Seq with NeedLogits, laid out [k × VocabSize] in Seq
 // order (k = number of such Seqs); only those rows take the final norm and
-// the output head. A mixture-of-experts layer (moe.go) routes each row
+// the output head. A Seq with a Hidden buffer receives the final hidden
+// state (last residual add, final norm) of each of its tokens, row by row
+// as the logits path computes them (hidden.go), for embedding requests. A mixture-of-experts layer (moe.go) routes each row
 // to its NumExpertsUsed experts (softmax over the router's logits, top k,
 // weights renormalized) and runs each expert once, on the rows routed to
 // it; experts no row chose are not computed.

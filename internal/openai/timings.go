@@ -1,6 +1,8 @@
 package openai
 
 import (
+	"time"
+
 	"govllm/internal/stats"
 )
 
@@ -37,12 +39,12 @@ type Timings struct {
 	GeneratedTokens int `json:"generated_tokens"`
 }
 
-// NewTimings renders a finished sequence's statistics.
-func NewTimings(index int, f *stats.FinishedRequestStats) Timings {
+// NewTimings renders a finished sequence's statistics and TTFT.
+func NewTimings(index int, f *stats.FinishedRequestStats, ttft time.Duration) Timings {
 	t := Timings{
 		Index: index, QueueTime: f.QueuedTime.Seconds(), PrefillTime: f.PrefillTime.Seconds(),
 		DecodeTime: f.DecodeTime.Seconds(), InferenceTime: f.InferenceTime.Seconds(),
-		TimeToFirstToken: f.TimeToFirstToken.Seconds(), E2ELatency: f.E2ELatency.Seconds(),
+		TimeToFirstToken: ttft.Seconds(), E2ELatency: f.E2ELatency.Seconds(),
 		MeanInterTokenLatency: f.MeanTimePerOutputToken.Seconds(), PrefixCacheHitTokens: f.NumCachedTokens,
 		GeneratedTokens: f.NumGenerationTokens,
 	}

@@ -78,7 +78,7 @@ type seqState struct {
 	finish   stats.FinishReason
 	stop     any
 	pooled   []float32 // an embedding request's vector
-	timings  *stats.FinishedRequestStats
+	timings  *Timings
 
 	// Delta bookkeeping: what has been handed out.
 	sentText, sentTokens, sentLogprobs int
@@ -314,7 +314,7 @@ func (p *Processor) finishSeq(s *seqState, it *stats.IterationStats) {
 			NumCachedTokens: s.numCached,
 			ClientAbort:     s.clientAbort && s.finish == stats.FinishAbort,
 		}, &s.stats)
-		s.timings = &f
+		s.timings = &Timings{FinishedRequestStats: f, TimeToFirstToken: s.stats.FirstTokenLatency}
 	}
 	if g.numFinished == len(g.seqs) {
 		if it != nil {

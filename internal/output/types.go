@@ -2,6 +2,7 @@ package output
 
 import (
 	"fmt"
+	"time"
 
 	"govllm/internal/sampling"
 	"govllm/internal/sched"
@@ -63,7 +64,14 @@ type CompletionOutput struct {
 	Pooled []float32
 	// Timings are the sequence's statistics as the stat loggers recorded
 	// them, once it finished (nil when no statistics are collected).
-	Timings *stats.FinishedRequestStats
+	Timings *Timings
+}
+
+// Timings are a finished sequence's statistics: what the stat loggers
+// observed for it.
+type Timings struct {
+	stats.FinishedRequestStats
+	TimeToFirstToken time.Duration // its TTFT observation (0 when it produced nothing)
 }
 
 // ChildID is the engine request id of sequence index of a user request

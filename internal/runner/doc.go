@@ -4,18 +4,24 @@
 // flattened model.Batch (prefill chunks and decodes together), runs the
 // forward pass, samples every row that finished its known tokens with the
 // request's sampling.Params, and returns the sched.RunnerOutput aligned with
-// the scheduled requests. *Runner satisfies core's Executor interface.
+// the scheduled requests. An embedding request (ScheduledRequest.Pool) is
+// never sampled: the model writes its tokens' final hidden states
+// (model.Seq.Hidden), the runner adds them to its pooling.Acc, and at the
+// prompt's last chunk returns the pooled vector (RunnerOutput.Pooled).
+// *Runner satisfies core's Executor interface.
 //
 // vLLM counterpart: vllm/v1/worker/cpu_model_runner.py and
 // gpu_model_runner.py (_prepare_inputs, execute_model, sampling).
 //
-// Imports: model, tensor, sampling, sched (wire types). Never
+// Imports: model, tensor, sampling, pooling, sched (wire types). Never
 // net/http, Prometheus, the tokenizer, or the environment.
 //
 // Invariants:
 //   - The runner keeps no per-request state: everything a step needs rides
-//     on the SchedulerOutput, so preemption and abort need no bookkeeping
-//     here (vLLM's SchedulerOutput.finished_req_ids has no counterpart).
+//     on the SchedulerOutput (an embedding's accumulator belongs to the
+//     scheduler's request and starts over at position 0), so preemption
+//     and abort need no bookkeeping here (vLLM's
+//     SchedulerOutput.finished_req_ids has no counterpart).
 //   - A seeded request's draw for output token i uses
 //     sampling.SeededRNG(seed, i), so its tokens do not depend on batch mates
 //     or preemption; unseeded requests draw from one runner-wide generator
