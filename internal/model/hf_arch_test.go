@@ -305,7 +305,7 @@ func TestParseHFConfigMoE(t *testing.T) {
 			Config{}, "qwen3moe without num_experts"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, _, err := parseHFConfigArch("config.json", []byte(tc.json))
+			c, _, _, err := parseHFConfigArch("config.json", []byte(tc.json))
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
