@@ -297,7 +297,9 @@ func TestLoadHFVariants(t *testing.T) {
 		{"shape mismatch", badCfg(func(c map[string]any) { c["intermediate_size"] = 100 }), ErrFormat},
 		{"untied without lm_head", badCfg(func(c map[string]any) { c["tie_word_embeddings"] = false }), ErrFormat},
 		{"unknown scaling", badCfg(func(c map[string]any) { c["rope_scaling"] = map[string]any{"rope_type": "ntk-by-parts", "factor": 4} }), ErrFormat},
-		{"yarn mscale", badCfg(func(c map[string]any) { c["rope_scaling"] = map[string]any{"rope_type": "yarn", "factor": 4, "mscale": 0.7} }), ErrFormat},
+		{"yarn mscale", badCfg(func(c map[string]any) {
+			c["rope_scaling"] = map[string]any{"rope_type": "yarn", "factor": 4, "mscale": 0.7}
+		}), ErrFormat},
 		{"partial rotary on llama", badCfg(func(c map[string]any) { c["partial_rotary_factor"] = 0.5 }), ErrFormat},
 		{"bad llama3 scaling", badCfg(func(c map[string]any) {
 			c["rope_scaling"] = map[string]any{"rope_type": "llama3", "factor": 8, "low_freq_factor": 4, "high_freq_factor": 1, "original_max_position_embeddings": 8192}
