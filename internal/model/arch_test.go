@@ -112,6 +112,10 @@ func TestGGUFNothingSilent(t *testing.T) {
 			"qwen3.rope.dimension_count = 32 differs from the head dim 64 (not supported for qwen3"},
 		{"longrope factors on qwen2", "qwen2/qwen2-Q8_0.gguf", addTensor(f32Vec("rope_factors_long.weight", 32)),
 			"tensor rope_factors_long.weight is not used by architecture qwen2"},
+		{"yarn with gemma3's local base", "gemma3/gemma3-Q8_0.gguf", func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
+			kvs, ts = setKey("gemma3.rope.scaling.type", "yarn")(kvs, ts)
+			return setKey("gemma3.rope.scaling.factor", float32(4))(kvs, ts)
+		}, "yarn rope scaling with a local rope base is not supported"},
 		{"rope_freqs on phi3", "phi3/phi3-Q8_0.gguf", addTensor(f32Vec("rope_freqs.weight", 32)),
 			"tensor rope_freqs.weight is not used by architecture phi3"},
 		{"long factors without short ones", "phi3/phi3-Q8_0.gguf", addTensor(f32Vec("rope_factors_long.weight", 32)),
