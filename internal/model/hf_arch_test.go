@@ -46,6 +46,10 @@ type hfForm struct {
 	extra map[string]any
 	names []string
 	gemma bool
+	// pairsQK: the GGUF q and k rows are in llama.cpp's NORM layout
+	// (adjacent pairs, llama's files); HF's rotate_half wants them as
+	// llama.cpp's converter found them, which toHF restores.
+	pairsQK bool
 }
 
 // toHF writes the F32 GGUF file f32 (of configuration c) as config.json +
@@ -78,6 +82,9 @@ func toHF(t *testing.T, f32 string, c Config, form hfForm) (string, map[string]s
 				binary.LittleEndian.PutUint32(data[j:], math.Float32bits(math.Float32frombits(binary.LittleEndian.Uint32(data[j:]))-1))
 			}
 		}
+		if form.pairsQK && (strings.HasSuffix(td.Name, ".attn_q.weight") || strings.HasSuffix(td.Name, ".attn_k.weight")) {
+			data = pairsToRotateHalf(data, int(td.Dims[1]), int(td.Dims[0]), c.HeadDim, c.RotaryDims())
+		}
 		if len(td.Dims) == 3 { // stacked experts: one HF tensor each
 			per := len(data) / int(td.Dims[2])
 			for e := range int(td.Dims[2]) {
@@ -107,6 +114,19 @@ func toHF(t *testing.T, f32 string, c Config, form hfForm) (string, map[string]s
 	return hf, st
 }
 
+// pairsToRotateHalf reorders the rows of an F32 q or k matrix (rows ×
+// cols) from adjacent RoPE pairs to rotate_half's: the inverse of the
+// loader's neoxPerm, whose row r it puts back at perm[r].
+func pairsToRotateHalf(data []byte, rows, cols, hd, rot int) []byte {
+	perm := neoxPerm(rows/hd, hd, rot)
+	out := make([]byte, len(data))
+	rb := 4 * cols
+	for r, o := range perm {
+		copy(out[o*rb:(o+1)*rb], data[r*rb:(r+1)*rb])
+	}
+	return out
+}
+
 // toF32GGUF rewrites the GGUF file src with every tensor dequantized to F32.
 func toF32GGUF(t *testing.T, src string) string {
 	t.Helper()
@@ -128,15 +148,15 @@ func TestHFMatchesGGUF(t *testing.T) {
 		form hfForm
 		tol  float64 // 0, or the rounding of (1 + w) − 1 + 1
 	}{
-		{"qwen2/qwen2-F32.gguf", hfForm{"Qwen2ForCausalLM", nil, nil, false}, 0},
-		{"qwen3/qwen3-Q8_0.gguf", hfForm{"Qwen3ForCausalLM", map[string]any{"head_dim": 64}, nil, false}, 0},
-		{"phi3/phi3-Q8_0.gguf", hfForm{"Phi3ForCausalLM", map[string]any{"rms_norm_eps": 1e-5}, phi3HF, false}, 0},
-		{"gemma2/gemma2-Q8_0.gguf", hfForm{"Gemma2ForCausalLM", with(gelu, map[string]any{"attn_logit_softcapping": 3, "final_logit_softcapping": 6}),
-			gemmaHF, true}, 1e-4},
-		{"gemma3/gemma3-Q8_0.gguf", hfForm{"Gemma3ForCausalLM", with(gelu, map[string]any{"sliding_window_pattern": 2, "rope_local_base_freq": 1e4,
-			"layer_types": []string{"sliding_attention", "full_attention"}}), gemmaHF, true}, 1e-4},
-		{"qwen3moe/qwen3moe-Q8_0.gguf", hfForm{"Qwen3MoeForCausalLM", map[string]any{"head_dim": 64, "num_experts": 4,
-			"num_experts_per_tok": 2, "moe_intermediate_size": 256, "norm_topk_prob": true}, qwenMoEHF, false}, 0},
+		{"qwen2/qwen2-F32.gguf", hfForm{arch: "Qwen2ForCausalLM"}, 0},
+		{"qwen3/qwen3-Q8_0.gguf", hfForm{arch: "Qwen3ForCausalLM", extra: map[string]any{"head_dim": 64}}, 0},
+		{"phi3/phi3-Q8_0.gguf", hfForm{arch: "Phi3ForCausalLM", extra: map[string]any{"rms_norm_eps": 1e-5}, names: phi3HF}, 0},
+		{"gemma2/gemma2-Q8_0.gguf", hfForm{arch: "Gemma2ForCausalLM", extra: with(gelu, map[string]any{"attn_logit_softcapping": 3, "final_logit_softcapping": 6}),
+			names: gemmaHF, gemma: true}, 1e-4},
+		{"gemma3/gemma3-Q8_0.gguf", hfForm{arch: "Gemma3ForCausalLM", extra: with(gelu, map[string]any{"sliding_window_pattern": 2, "rope_local_base_freq": 1e4,
+			"layer_types": []string{"sliding_attention", "full_attention"}}), names: gemmaHF, gemma: true}, 1e-4},
+		{"qwen3moe/qwen3moe-Q8_0.gguf", hfForm{arch: "Qwen3MoeForCausalLM", extra: map[string]any{"head_dim": 64, "num_experts": 4,
+			"num_experts_per_tok": 2, "moe_intermediate_size": 256, "norm_topk_prob": true}, names: qwenMoEHF}, 0},
 	} {
 		t.Run(tc.form.arch, func(t *testing.T) {
 			f32 := toF32GGUF(t, filepath.Join(dir, tc.src))

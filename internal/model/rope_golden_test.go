@@ -25,6 +25,7 @@ type ropeGoldenCase struct {
 	name, src string
 	kvs       map[string]any                            // metadata set (the key's arch prefix is the file's)
 	factors   map[string][2]float32                     // tensors added: name → the range of its seeded random values
+	computed  map[string][]float32                      // tensors added with these values
 	hf        map[string]any                            // config.json keys of the HF form (nil: no HF form)
 	hfFactors func(map[string][]float32) map[string]any // rope_scaling factors of the HF form
 }
@@ -33,7 +34,8 @@ type ropeGoldenCase struct {
 // short factors) so that the 200-token prompt runs far past it.
 var ropeGoldenCases = []ropeGoldenCase{
 	{name: "llama-yarn", src: "llama/llama-Q8_0.gguf",
-		kvs: map[string]any{"rope.scaling.type": "yarn", "rope.scaling.factor": float32(4), "rope.scaling.original_context_length": uint32(64)}},
+		kvs: map[string]any{"rope.scaling.type": "yarn", "rope.scaling.factor": float32(4), "rope.scaling.original_context_length": uint32(64)},
+		hf:  map[string]any{"rope_scaling": map[string]any{"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 64}}},
 	{name: "qwen2-yarn-beta", src: "qwen2/qwen2-F32.gguf",
 		kvs: map[string]any{"rope.scaling.type": "yarn", "rope.scaling.factor": float32(8), "rope.scaling.original_context_length": uint32(64),
 			"rope.scaling.yarn_beta_fast": float32(16), "rope.scaling.yarn_beta_slow": float32(2)},
@@ -42,8 +44,13 @@ var ropeGoldenCases = []ropeGoldenCase{
 	{name: "qwen2-linear", src: "qwen2/qwen2-F32.gguf",
 		kvs: map[string]any{"rope.scaling.type": "linear", "rope.scaling.factor": float32(4)},
 		hf:  map[string]any{"rope_scaling": map[string]any{"type": "linear", "factor": 4}}},
-	{name: "llama-rope-freqs", src: "llama/llama-Q8_0.gguf",
-		factors: map[string][2]float32{"rope_freqs.weight": {1, 8}}},
+	// Llama 3.1: the rope_freqs.weight llama.cpp's converter writes for
+	// rope_scaling llama3 with factor 8, low 1, high 4 and an original
+	// context of 64 (base 5e5: frequencies of each kind).
+	{name: "llama-llama3", src: "llama/llama-Q8_0.gguf",
+		computed: map[string][]float32{"rope_freqs.weight": llama3RopeFreqs(500000, 64, 8, 1, 4, 64)},
+		hf: map[string]any{"rope_scaling": map[string]any{"rope_type": "llama3", "factor": 8, "low_freq_factor": 1, "high_freq_factor": 4,
+			"original_max_position_embeddings": 64}}},
 	{name: "phi3-longrope-long", src: "phi3/phi3-Q8_0.gguf",
 		kvs: map[string]any{"rope.scaling.type": "longrope", "rope.scaling.original_context_length": uint32(64),
 			"rope.scaling.attn_factor": float32(math.Sqrt(1 + math.Log(8)/math.Log(64)))},
@@ -102,9 +109,34 @@ func ropeGGUF(t *testing.T, tc *ropeGoldenCase, dir string) (string, map[string]
 			values[name] = v
 			ts = append(ts, f32Tensor(name, []uint64{uint64(n)}, v))
 		}
+		for _, name := range sortedKeys(tc.computed) {
+			ts = append(ts, f32Tensor(name, []uint64{uint64(len(tc.computed[name]))}, tc.computed[name]))
+		}
 		return kvs, ts
 	})
 	return dst, values
+}
+
+// llama3RopeFreqs is rope_freqs.weight as llama.cpp's converter
+// (conversion/llama.py, generate_extra_tensors) computes it from HF's
+// llama3 rope_scaling, in its float32 tensor arithmetic.
+func llama3RopeFreqs(base float64, dim int, factor, low, high, orig float32) []float32 {
+	lowWavelen, highWavelen := orig/low, orig/high
+	var out []float32
+	for i := 0; i < dim; i += 2 {
+		freq := 1 / float32(math.Pow(base, float64(float32(i)/float32(dim))))
+		wavelen := float32(2*math.Pi) / freq
+		switch {
+		case wavelen < highWavelen:
+			out = append(out, 1)
+		case wavelen > lowWavelen:
+			out = append(out, factor)
+		default:
+			smooth := (orig/wavelen - low) / (high - low)
+			out = append(out, 1/((1-smooth)/factor+smooth))
+		}
+	}
+	return out
 }
 
 // setKV sets key to v in kvs, replacing or appending.
@@ -176,6 +208,7 @@ func TestRopeGoldens(t *testing.T) {
 
 // hfForms are the HF forms of the synthetic families the RoPE cases use.
 var hfForms = map[string]hfForm{
+	"llama": {arch: "LlamaForCausalLM", extra: map[string]any{"rms_norm_eps": 1e-5, "sliding_window": nil}, pairsQK: true},
 	"qwen2": {arch: "Qwen2ForCausalLM"},
 	"phi3":  {arch: "Phi3ForCausalLM", names: phi3HF},
 }
