@@ -312,6 +312,8 @@ func TestLoadHFVariants(t *testing.T) {
 		{"longrope without the original context", badCfg(func(c map[string]any) {
 			c["rope_scaling"] = map[string]any{"type": "longrope", "long_factor": []float64{1, 2}, "short_factor": []float64{1, 2}}
 		}), ErrFormat},
+		{"rope_scaling null loads", badCfg(func(c map[string]any) { c["rope_scaling"] = nil }), nil},
+		{"rope_type default loads", badCfg(func(c map[string]any) { c["rope_scaling"] = map[string]any{"rope_type": "default"} }), nil},
 		{"bad llama3 scaling", badCfg(func(c map[string]any) {
 			c["rope_scaling"] = map[string]any{"rope_type": "llama3", "factor": 8, "low_freq_factor": 4, "high_freq_factor": 1, "original_max_position_embeddings": 8192}
 		}), ErrConfig},
