@@ -35,7 +35,24 @@ type Config struct {
 	// their own RoPE: that base, without RopeScaling or RopeLinear (Gemma 3).
 	RopeThetaLocal float64
 	// RopeLinear is linear RoPE scaling: positions divided by it; 0 = none.
+	// With RopeYaRN it is YaRN's factor (the interpolated positions').
 	RopeLinear float64
+	// RopeDims, when positive and below HeadDim, is how many leading values
+	// of each head RoPE rotates (partial rotary: GGUF rope.dimension_count,
+	// HF partial_rotary_factor); the rest pass unrotated. 0 = HeadDim.
+	RopeDims int
+	// RopeYaRN is YaRN scaling as llama.cpp computes it (ggml's rope_yarn):
+	// nil = none.
+	RopeYaRN *RopeYaRN
+	// RopeOrigCtx is the training context before scaling (GGUF
+	// rope.scaling.original_context_length, HF
+	// original_max_position_embeddings): YaRN's correction range, and
+	// LongRoPE's choice of factors. 0 = MaxSeqLen.
+	RopeOrigCtx int
+	// RopeAttnFactor multiplies RoPE's cos and sin, so the attention scores
+	// by its square (llama.cpp's rope.scaling.attn_factor; LongRoPE's
+	// attention scaling). 0 = 1.
+	RopeAttnFactor float64
 	// NumExperts > 0 makes every FFN a mixture of experts: a softmax router
 	// over NumExperts, the top NumExpertsUsed experts (weights renormalized
 	// to sum 1), each a gated FFN of width HiddenDim.
@@ -66,6 +83,22 @@ func (c *Config) IsLocal(l int) bool {
 type RopeScaling struct {
 	Factor, LowFreqFactor, HighFreqFactor float64
 	OriginalMaxPositionEmbeddings         int
+}
+
+// RopeYaRN holds YaRN's correction range: the frequencies whose
+// wavelength fits fewer than BetaSlow times into the training context
+// are interpolated (divided by the factor), those fitting more than
+// BetaFast times are kept, and a linear ramp mixes the ones between.
+type RopeYaRN struct {
+	BetaFast, BetaSlow float64
+}
+
+// RotaryDims is how many values of each head RoPE rotates.
+func (c *Config) RotaryDims() int {
+	if c.RopeDims > 0 {
+		return c.RopeDims
+	}
+	return c.HeadDim
 }
 
 // KVBytesPerToken is the physical KV storage one token needs (F32 K and V

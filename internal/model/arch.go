@@ -33,6 +33,8 @@ type archSpec struct {
 	moe         moeKind
 	shared      bool // a shared expert (ffn_*_shexp, gated by ffn_gate_inp_shexp), router weights not renormalized: Qwen2-MoE
 	tiedAlways  bool // the output head is token_embd (an output.weight is not read)
+	partialRope bool // rope.dimension_count may be below the head dim (llama.cpp asserts it is not elsewhere)
+	ropeFactors ropeFactorKind
 	// hparams reads the family's own metadata keys into c.
 	hparams func(k *ggufKeys, c *Config) error
 }
@@ -47,17 +49,17 @@ const (
 
 // archs are the GGUF architectures (general.architecture) Load supports.
 var archs = map[string]archSpec{
-	"llama":    {moe: moeOptional, hparams: mistralWindow},
-	"mistral":  {moe: moeOptional, hparams: mistralWindow},
+	"llama":    {moe: moeOptional, ropeFactors: ropeFactorsLlama, hparams: mistralWindow},
+	"mistral":  {moe: moeOptional, ropeFactors: ropeFactorsLlama, hparams: mistralWindow},
 	"qwen2":    {neox: true},
 	"qwen3":    {neox: true, qkNorm: true},
 	"qwen2moe": {neox: true, moe: moeRequired, shared: true},
 	"qwen3moe": {neox: true, qkNorm: true, moe: moeRequired},
-	"phi3":     {neox: true, fusedGateUp: true, hparams: phi3Window},
+	"phi3":     {neox: true, fusedGateUp: true, partialRope: true, ropeFactors: ropeFactorsLongRoPE, hparams: phi3Window},
 	"gemma2": {neox: true, postNorms: true, embedScale: true, normPlusOne: true, act: ActGELUTanh, tiedAlways: true,
-		hparams: gemma2Params},
+		partialRope: true, hparams: gemma2Params},
 	"gemma3": {neox: true, qkNorm: true, postNorms: true, embedScale: true, normPlusOne: true, act: ActGELUTanh,
-		hparams: gemma3Params},
+		partialRope: true, hparams: gemma3Params},
 }
 
 func init() {
@@ -214,22 +216,17 @@ func ggufConfig(k *ggufKeys, spec *archSpec) (Config, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s: %s", ErrFormat, k.f.Path, fmt.Sprintf(format, a...))
 	}
-	for _, key := range []string{"attention.value_length", "rope.dimension_count"} {
-		if v, err := k.uint(key, c.HeadDim); err != nil {
-			return c, err
-		} else if v != c.HeadDim {
-			return c, bad("%s.%s = %d differs from the head dim %d (not supported)", k.arch, key, v, c.HeadDim)
-		}
+	if v, err := k.uint("attention.value_length", c.HeadDim); err != nil {
+		return c, err
+	} else if v != c.HeadDim {
+		return c, bad("%s.attention.value_length = %d differs from the head dim %d (not supported)", k.arch, v, c.HeadDim)
 	}
 	eps, err := k.float("attention.layer_norm_rms_epsilon", 1e-5)
 	if err != nil {
 		return c, err
 	}
 	c.RMSNormEps = float32(eps)
-	if c.RopeTheta, err = k.float("rope.freq_base", 10000); err != nil {
-		return c, err
-	}
-	if c.RopeLinear, err = ggufRopeScaling(k); err != nil {
+	if err := ggufRope(k, spec, &c); err != nil {
 		return c, err
 	}
 	if err := ggufMoE(k, spec, &c); err != nil {
@@ -245,39 +242,6 @@ func ggufConfig(k *ggufKeys, spec *archSpec) (Config, error) {
 		}
 	}
 	return c, nil
-}
-
-// ggufRopeScaling reads the RoPE scaling keys as llama.cpp does (type
-// "linear" when absent; the factor from rope.scaling.factor or the older
-// rope.scale_linear) and returns the linear factor (0: none). Other
-// scaling types are refused. (Llama 3 scaling comes as rope_freqs.weight.)
-func ggufRopeScaling(k *ggufKeys) (float64, error) {
-	full := k.arch + ".rope.scaling.type"
-	k.used[full] = true
-	typ, err := k.f.String(full)
-	if errors.Is(err, gguf.ErrKeyNotFound) {
-		typ = "linear"
-	} else if err != nil {
-		return 0, err
-	}
-	factor, err := k.float("rope.scaling.factor", 0)
-	if err == nil && factor == 0 {
-		factor, err = k.float("rope.scale_linear", 0)
-	}
-	if err != nil {
-		return 0, err
-	}
-	// The training context and the fine-tuned flag matter to YaRN only.
-	for _, key := range []string{"rope.scaling.original_context_length", "rope.scaling.finetuned"} {
-		k.used[k.arch+"."+key] = true
-	}
-	switch {
-	case typ == "none" || (typ == "linear" && (factor == 0 || factor == 1)):
-		return 0, nil
-	case typ == "linear":
-		return factor, nil
-	}
-	return 0, fmt.Errorf("%w: %s: rope scaling type %q is not supported (linear is)", ErrFormat, k.f.Path, typ)
 }
 
 // ggufMoE reads the expert counts: each expert's FFN width is
@@ -401,9 +365,10 @@ type ggufTensors struct {
 	bad func(format string, a ...any) error // an ErrFormat naming the file
 }
 
-// readModel reads the embeddings, output head, final norm, RoPE factors
-// (when the file has them) and every layer.
-func (g *ggufTensors) readModel(c *Config, spec *archSpec, ropeFreqs bool) (*rawModel, error) {
+// readModel reads the embeddings, output head, final norm, the RoPE
+// factor tensors ropeNames (keeping ropeNames[pick]; ggufRopeFactors) and
+// every layer.
+func (g *ggufTensors) readModel(c *Config, spec *archSpec, ropeNames []string, pick int) (*rawModel, error) {
 	r := &rawModel{cfg: *c, layers: make([]rawLayer, c.NumLayers)}
 	var err error
 	if r.embed, err = g.mat("token_embd.weight", c.VocabSize, c.Dim, 0); err != nil {
@@ -422,9 +387,13 @@ func (g *ggufTensors) readModel(c *Config, spec *archSpec, ropeFreqs bool) (*raw
 	if r.norm, err = g.vec("output_norm.weight", c.Dim); err != nil {
 		return nil, err
 	}
-	if ropeFreqs {
-		if r.ropeFactors, err = g.vec("rope_freqs.weight", c.HeadDim/2); err != nil {
+	for i, name := range ropeNames {
+		v, err := g.vec(name, c.RotaryDims()/2)
+		if err != nil {
 			return nil, err
+		}
+		if i == pick {
+			r.ropeFactors = v
 		}
 	}
 	for i := range r.layers {
@@ -596,16 +565,19 @@ func rowSlice(m tensor.Mat, r0, r1 int) tensor.Mat {
 }
 
 // neoxPerm is the row order that turns a head of NEOX RoPE layout (pairs
-// i, i+hd/2: llama.cpp's NEOX, HF's rotate_half) into the adjacent pairs
-// (2i, 2i+1) the forward pass rotates: new row h·hd + 2i + j = old row
-// h·hd + j·hd/2 + i.
-func neoxPerm(heads, hd int) []int {
+// i, i+rot/2 of its first rot rows: llama.cpp's NEOX, HF's rotate_half)
+// into the adjacent pairs (2i, 2i+1) the forward pass rotates: new row
+// h·hd + 2i + j = old row h·hd + j·rot/2 + i; rows from rot on stay.
+func neoxPerm(heads, hd, rot int) []int {
 	perm := make([]int, heads*hd)
 	for h := 0; h < heads; h++ {
-		for i := 0; i < hd/2; i++ {
+		for i := 0; i < rot/2; i++ {
 			for j := 0; j < 2; j++ {
-				perm[h*hd+2*i+j] = h*hd + j*hd/2 + i
+				perm[h*hd+2*i+j] = h*hd + j*rot/2 + i
 			}
+		}
+		for r := rot; r < hd; r++ {
+			perm[h*hd+r] = h*hd + r
 		}
 	}
 	return perm
@@ -644,8 +616,8 @@ func permuteVec(v []float32, perm []int) []float32 {
 // sees q·k, which the same permutation of q and k leaves unchanged; v is
 // not touched.
 func neoxToPairs(L *rawLayer, c *Config) {
-	hd := c.HeadDim
-	pq, pk := neoxPerm(c.NumHeads, hd), neoxPerm(c.NumKVHeads, hd)
+	hd, rot := c.HeadDim, c.RotaryDims()
+	pq, pk := neoxPerm(c.NumHeads, hd, rot), neoxPerm(c.NumKVHeads, hd, rot)
 	L.wq, L.wk = permuteRows(L.wq, pq), permuteRows(L.wk, pk)
 	if L.bqkv != nil {
 		qd, kvd := c.QDim(), c.KVDim()
@@ -655,7 +627,7 @@ func neoxToPairs(L *rawLayer, c *Config) {
 		L.bqkv = b
 	}
 	if L.qNorm != nil {
-		ph := neoxPerm(1, hd)
+		ph := neoxPerm(1, hd, rot)
 		L.qNorm, L.kNorm = permuteVec(L.qNorm, ph), permuteVec(L.kNorm, ph)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"govllm/internal/gguf"
-	"govllm/internal/tensor"
 	"govllm/internal/testmodels"
 )
 
@@ -101,10 +100,29 @@ func TestGGUFNothingSilent(t *testing.T) {
 		}, "tensor blk.1.attn_v.bias has dims [100], want 128 values"},
 		{"qwen2 with an output bias", "qwen2/qwen2-Q8_0.gguf", addTensor(f32Vec("output.bias", 503)),
 			"tensor output.bias is not used"},
-		{"yarn", "qwen3/qwen3-Q8_0.gguf", setKey("qwen3.rope.scaling.type", "yarn"),
-			`rope scaling type "yarn" is not supported`},
-		{"rope attention factor", "qwen3/qwen3-Q8_0.gguf", setKey("qwen3.rope.scaling.attn_factor", float32(1.2)),
-			"metadata qwen3.rope.scaling.attn_factor not supported"},
+		{"unknown rope scaling", "qwen3/qwen3-Q8_0.gguf", setKey("qwen3.rope.scaling.type", "dynamic"),
+			`rope scaling type "dynamic" is not supported (none, linear, yarn and longrope are)`},
+		{"yarn log multiplier", "qwen3/qwen3-Q8_0.gguf", func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
+			kvs, ts = setKey("qwen3.rope.scaling.type", "yarn")(kvs, ts)
+			return setKey("qwen3.rope.scaling.yarn_log_multiplier", float32(0.1))(kvs, ts)
+		}, "metadata qwen3.rope.scaling.yarn_log_multiplier not supported"},
+		{"yarn beta of linear scaling", "qwen3/qwen3-Q8_0.gguf", setKey("qwen3.rope.scaling.yarn_beta_fast", float32(16)),
+			"metadata qwen3.rope.scaling.yarn_beta_fast not supported"},
+		{"partial rotary on qwen3", "qwen3/qwen3-Q8_0.gguf", setKey("qwen3.rope.dimension_count", uint32(32)),
+			"qwen3.rope.dimension_count = 32 differs from the head dim 64 (not supported for qwen3"},
+		{"longrope factors on qwen2", "qwen2/qwen2-Q8_0.gguf", addTensor(f32Vec("rope_factors_long.weight", 32)),
+			"tensor rope_factors_long.weight is not used by architecture qwen2"},
+		{"yarn with gemma3's local base", "gemma3/gemma3-Q8_0.gguf", func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
+			kvs, ts = setKey("gemma3.rope.scaling.type", "yarn")(kvs, ts)
+			return setKey("gemma3.rope.scaling.factor", float32(4))(kvs, ts)
+		}, "yarn rope scaling with a local rope base is not supported"},
+		{"rope_freqs on phi3", "phi3/phi3-Q8_0.gguf", addTensor(f32Vec("rope_freqs.weight", 32)),
+			"tensor rope_freqs.weight is not used by architecture phi3"},
+		{"long factors without short ones", "phi3/phi3-Q8_0.gguf", addTensor(f32Vec("rope_factors_long.weight", 32)),
+			"rope_factors_long.weight and rope_factors_short.weight come together"},
+		{"long factors of the wrong size", "phi3/phi3-Q8_0.gguf", func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
+			return kvs, append(ts, f32Vec("rope_factors_long.weight", 32), f32Vec("rope_factors_short.weight", 24))
+		}, "tensor rope_factors_short.weight has dims [24], want 32 values"},
 		{"vocab_size disagrees", "llama/llama-Q8_0.gguf", setKey("llama.vocab_size", uint32(500)),
 			"llama.vocab_size = 500, token_embd has 503 rows"},
 		{"non-causal", "qwen3/qwen3-Q8_0.gguf", setKey("qwen3.attention.causal", false),
@@ -171,15 +189,17 @@ func TestRoute(t *testing.T) {
 // loader turns NEOX q and k rows into the forward pass's layout.
 func TestNeoxPermutation(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, tc := range []struct{ heads, hd, pos int }{{1, 8, 3}, {2, 64, 17}, {3, 16, 200}} {
-		half := tc.hd / 2
+	// rot < hd: partial rotary, llama.cpp's NEOX with n_dims < head dim
+	// (pairs i, i+rot/2; the rest unrotated).
+	for _, tc := range []struct{ heads, hd, rot, pos int }{{1, 8, 8, 3}, {2, 64, 64, 17}, {3, 16, 16, 200}, {2, 64, 48, 33}, {1, 16, 4, 9}} {
+		half := tc.rot / 2
 		x := make([]float32, tc.heads*tc.hd)
 		for i := range x {
 			x[i] = float32(rng.NormFloat64())
 		}
 		cs, sn := make([]float32, half), make([]float32, half)
 		for i := range cs {
-			s, c := math.Sincos(float64(tc.pos) / math.Pow(10000, float64(2*i)/float64(tc.hd)))
+			s, c := math.Sincos(float64(tc.pos) / math.Pow(10000, float64(2*i)/float64(tc.rot)))
 			cs[i], sn[i] = float32(c), float32(s)
 		}
 		neox := slices.Clone(x) // llama.cpp's NEOX rotation
@@ -189,11 +209,12 @@ func TestNeoxPermutation(t *testing.T) {
 				neox[h*tc.hd+i], neox[h*tc.hd+i+half] = a*cs[i]-b*sn[i], a*sn[i]+b*cs[i]
 			}
 		}
-		perm := neoxPerm(tc.heads, tc.hd)
+		perm := neoxPerm(tc.heads, tc.hd, tc.rot)
 		got := permuteVec(x, perm)
-		tensor.Rope(got, cs, sn)
+		rt := ropeTable{half: half, headDim: tc.hd, cos: cs, sin: sn}
+		rt.apply(got, 0, nil)
 		if d := maxDiff(got, permuteVec(neox, perm)); d > 1e-6 {
-			t.Errorf("heads %d, hd %d: max diff %g", tc.heads, tc.hd, d)
+			t.Errorf("heads %d, hd %d, rot %d: max diff %g", tc.heads, tc.hd, tc.rot, d)
 		}
 	}
 }

@@ -90,8 +90,8 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 			return nil, err
 		}
 	}
-	if r.ropeFactors != nil && len(r.ropeFactors) != c.HeadDim/2 {
-		return nil, bad("rope_freqs has %d values, want %d", len(r.ropeFactors), c.HeadDim/2)
+	if r.ropeFactors != nil && len(r.ropeFactors) != c.RotaryDims()/2 {
+		return nil, bad("rope frequency factors: %d values, want %d", len(r.ropeFactors), c.RotaryDims()/2)
 	}
 	m := &Model{Config: c, Embed: r.embed, Norm: r.norm, Layers: make([]Layer, c.NumLayers), ropeFactors: r.ropeFactors}
 	fusedQKV := make([]bool, len(r.layers))
@@ -131,12 +131,13 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 
 // initRope precomputes the RoPE tables: the global one and, when the
 // local layers have their own base, theirs (without the global scaling,
-// as Gemma 3's local layers in llama.cpp).
+// as Gemma 3's local layers in llama.cpp; the attention factor applies to
+// every layer there).
 func (m *Model) initRope() {
 	c := m.Config
 	m.rope = newRopeTable(&c, m.ropeFactors, ropePositions(&c))
 	if t := c.RopeThetaLocal; t != 0 && t != c.RopeTheta {
-		c.RopeTheta, c.RopeScaling, c.RopeLinear = t, nil, 0
+		c.RopeTheta, c.RopeScaling, c.RopeLinear, c.RopeYaRN = t, nil, 0, nil
 		m.ropeLocal = newRopeTable(&c, m.ropeFactors, ropePositions(&c))
 	}
 }

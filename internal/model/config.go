@@ -74,6 +74,24 @@ func (c *Config) validateFamily(bad func(string, ...any) error) error {
 	case !(c.RopeThetaLocal >= 0) || !(c.RopeLinear >= 0):
 		return bad("local rope_theta = %g, linear rope factor %g: must not be negative", c.RopeThetaLocal, c.RopeLinear)
 	}
+	return c.validateRope(bad)
+}
+
+// validateRope checks the RoPE variants' fields.
+func (c *Config) validateRope(bad func(string, ...any) error) error {
+	switch {
+	case c.RopeDims < 0 || c.RopeDims > c.HeadDim || c.RopeDims%2 != 0:
+		return bad("rope dims %d: want an even number ≤ head_dim %d", c.RopeDims, c.HeadDim)
+	case c.RopeOrigCtx < 0 || !(c.RopeAttnFactor >= 0):
+		return bad("rope original context %d, attention factor %g: must not be negative", c.RopeOrigCtx, c.RopeAttnFactor)
+	case c.RopeScaling != nil && (c.RopeYaRN != nil || c.RopeLinear != 0 || c.RopeDims != 0):
+		return bad("llama3 rope scaling with another scaling or partial rotary is not supported")
+	case c.RopeYaRN != nil && c.RopeThetaLocal != 0 && c.RopeThetaLocal != c.RopeTheta:
+		return bad("yarn rope scaling with a local rope base is not supported")
+	}
+	if y := c.RopeYaRN; y != nil && (!(y.BetaFast > 0) || !(y.BetaSlow > 0) || !(c.RopeLinear >= 1)) {
+		return bad("yarn factor %g, beta_fast %g, beta_slow %g: want factor ≥ 1 and positive betas", c.RopeLinear, y.BetaFast, y.BetaSlow)
+	}
 	return nil
 }
 

@@ -26,12 +26,32 @@
 // pairs the forward pass rotates. A load fails, naming it, on any metadata
 // key of the architecture it did not read and on any tensor it did not
 // use; an unknown architecture's error lists the supported ones. Phi-3's
-// sliding_window is read and, as in llama.cpp, not applied. RoPE
-// scaling: Llama 3's and linear (Gemma 3: its global layers only). Not
-// supported (refused at load): YaRN, dynamic and LongRoPE scaling (so
-// Phi-3's 128k variants), partial rotary embeddings, biases other than
-// q/k/v's. As in llama.cpp's create_tensor_qkv, every architecture's q, k
-// and v may come fused (attn_qkv) or apart, with optional biases.
+// sliding_window is read and, as in llama.cpp, not applied. Biases other
+// than q/k/v's are refused. As in llama.cpp's create_tensor_qkv, every
+// architecture's q, k and v may come fused (attn_qkv) or apart, with
+// optional biases.
+//
+// RoPE (rope.go, rope_load.go), as llama.cpp computes it: linear scaling
+// (Gemma 3: its global layers only); Llama 3's per-frequency divisors
+// (GGUF rope_freqs.weight, HF rope_type llama3); YaRN (rope.scaling.type
+// yarn: factor, original_context_length, yarn_beta_fast/slow — which
+// llama.cpp reads only for a few other architectures, and govllm for
+// every one, as transformers and vLLM do — ggml's ramp between
+// interpolated and original angles and its magnitude scale);
+// LongRoPE/Phi-3 "su" (rope_factors_long/_short.weight or HF
+// long_factor/short_factor; the long ones when the model's context exceeds
+// the original one, as llama.cpp chooses by its context size; the
+// attention factor rope.scaling.attn_factor, or HF's
+// √(1 + ln s / ln original)); rope.scaling.attn_factor multiplies cos and
+// sin for any type; partial rotary (rope.dimension_count, HF
+// partial_rotary_factor: only the first dims of a head rotate, NEOX or
+// adjacent pairs) where llama.cpp allows it (phi3, gemma2, gemma3); and
+// HF's dynamic NTK scaling, which llama.cpp does not have, as vLLM's
+// DynamicNTKScalingRotaryEmbedding computes it (the base raised once to
+// base·(f² − f + 1)^(d/(d−2))). Any other scaling type, and any scaling
+// key or rope_scaling field not read (yarn_log_multiplier, mscale,
+// attention_factor of YaRN, ...), fails the load naming it.
+// TestRopeGoldens checks each against llama.cpp (testdata/rope).
 //
 // Path detection: a directory with config.json and *.safetensors (HF
 // LlamaForCausalLM / MistralForCausalLM / Qwen2ForCausalLM /
@@ -57,13 +77,14 @@
 // tensor.Codec.Quantize); q8_0 and q4_0 quantize every matmul weight whose
 // input width is a multiple of 32 and keep the embeddings. Files are read with ordinary reads (no mmap).
 //
-// RoPE angles follow GGML's float32 arithmetic (ggml_rope_cache_init) for
-// models without HF rope_scaling, and RMSNorm its float32 mean and scale:
+// RoPE angles follow GGML's float32 arithmetic (ggml_rope_cache_init,
+// rope_yarn) for every model but HF Llama 3 scaling, and RMSNorm its
+// float32 mean and scale:
 // with the matmuls in GGML's order this reproduces llama.cpp's logits on
 // its synthetic goldens to ~1e-6 (TestSyntheticGoldens).
 //
 // RoPE angles are computed as llama.cpp's CPU backend computes them
-// (the position in float32 times base^(−2/HeadDim) once per frequency, in
+// (the position in float32 times base^(−2/RotaryDims) once per frequency, in
 // float32; rope.go), except with HF Llama 3 scaling: exact angles would
 // part from llama.cpp's on long prompts, where Q8_0's activation rounding
 // amplifies the difference.

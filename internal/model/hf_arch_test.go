@@ -31,9 +31,110 @@ var ggufToHF = []string{
 var qwenMoEHF = []string{".ffn_gate_inp.", ".mlp.gate.", ".ffn_gate_exps.", ".mlp.experts.{e}.gate_proj.",
 	".ffn_up_exps.", ".mlp.experts.{e}.up_proj.", ".ffn_down_exps.", ".mlp.experts.{e}.down_proj."}
 
+// phi3HF are Phi-3's own HF names.
+var phi3HF = []string{".attn_qkv.", ".self_attn.qkv_proj.", ".ffn_up.", ".mlp.gate_up_proj."}
+
 // gemmaHF are Gemma's own HF names.
 var gemmaHF = []string{".post_attention_norm.", ".post_attention_layernorm.", ".post_ffw_norm.", ".post_feedforward_layernorm.",
 	".ffn_norm.", ".pre_feedforward_layernorm."}
+
+// hfForm is how a family's weights look in HF form: its architecture,
+// config.json keys beyond the common ones, its own tensor names (first,
+// so they win) and whether its norm weights are w for GGUF's 1 + w.
+type hfForm struct {
+	arch  string
+	extra map[string]any
+	names []string
+	gemma bool
+	// pairsQK: the GGUF q and k rows are in llama.cpp's NORM layout
+	// (adjacent pairs, llama's files); HF's rotate_half wants them as
+	// llama.cpp's converter found them, which toHF restores.
+	pairsQK bool
+}
+
+// toHF writes the F32 GGUF file f32 (of configuration c) as config.json +
+// model.safetensors in a new directory; it returns the directory and the
+// tensors written.
+func toHF(t *testing.T, f32 string, c Config, form hfForm) (string, map[string]stTensor) {
+	t.Helper()
+	f, err := gguf.ReadFile(f32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.ReadTensorData(); err != nil {
+		t.Fatal(err)
+	}
+	names := strings.NewReplacer(append(slices.Clone(form.names), ggufToHF...)...)
+	st := map[string]stTensor{}
+	for i := range f.Tensors {
+		td := &f.Tensors[i]
+		data, err := f.TensorData(td)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shape := make([]int64, len(td.Dims))
+		for j, d := range td.Dims {
+			shape[len(td.Dims)-1-j] = int64(d)
+		}
+		if form.gemma && strings.HasSuffix(td.Name, "norm.weight") {
+			data = slices.Clone(data)
+			for j := 0; j < len(data); j += 4 {
+				binary.LittleEndian.PutUint32(data[j:], math.Float32bits(math.Float32frombits(binary.LittleEndian.Uint32(data[j:]))-1))
+			}
+		}
+		if form.pairsQK && (strings.HasSuffix(td.Name, ".attn_q.weight") || strings.HasSuffix(td.Name, ".attn_k.weight")) {
+			data = pairsToRotateHalf(data, int(td.Dims[1]), int(td.Dims[0]), c.HeadDim, c.RotaryDims())
+		}
+		if len(td.Dims) == 3 { // stacked experts: one HF tensor each
+			per := len(data) / int(td.Dims[2])
+			for e := range int(td.Dims[2]) {
+				name := strings.ReplaceAll(names.Replace(td.Name), "{e}", strconv.Itoa(e))
+				st[name] = stTensor{"F32", shape[1:], data[e*per : (e+1)*per]}
+			}
+			continue
+		}
+		st[names.Replace(td.Name)] = stTensor{"F32", shape, data}
+	}
+	cfg := map[string]any{
+		"architectures": []string{form.arch}, "hidden_size": c.Dim, "intermediate_size": c.HiddenDim,
+		"num_hidden_layers": c.NumLayers, "num_attention_heads": c.NumHeads, "num_key_value_heads": c.NumKVHeads,
+		"vocab_size": c.VocabSize, "max_position_embeddings": c.MaxSeqLen, "rms_norm_eps": 1e-6,
+		"rope_theta": c.RopeTheta, "tie_word_embeddings": c.TiedEmbeddings, "hidden_act": "silu",
+		"sliding_window": 32, "use_sliding_window": false,
+	}
+	for k, v := range form.extra {
+		cfg[k] = v
+	}
+	hf := t.TempDir()
+	b, _ := json.Marshal(cfg)
+	if err := os.WriteFile(filepath.Join(hf, "config.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeSafetensors(t, filepath.Join(hf, "model.safetensors"), st)
+	return hf, st
+}
+
+// pairsToRotateHalf reorders the rows of an F32 q or k matrix (rows ×
+// cols) from adjacent RoPE pairs to rotate_half's: the inverse of the
+// loader's neoxPerm, whose row r it puts back at perm[r].
+func pairsToRotateHalf(data []byte, rows, cols, hd, rot int) []byte {
+	perm := neoxPerm(rows/hd, hd, rot)
+	out := make([]byte, len(data))
+	rb := 4 * cols
+	for r, o := range perm {
+		copy(out[o*rb:(o+1)*rb], data[r*rb:(r+1)*rb])
+	}
+	return out
+}
+
+// toF32GGUF rewrites the GGUF file src with every tensor dequantized to F32.
+func toF32GGUF(t *testing.T, src string) string {
+	t.Helper()
+	return editGGUF(t, src, func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
+		toF32Tensors(t, ts)
+		return kvs, ts
+	})
+}
 
 // TestHFMatchesGGUF writes a synthetic GGUF model's weights (as F32) both
 // as a GGUF file and as config.json + safetensors, and requires the two
@@ -43,73 +144,28 @@ func TestHFMatchesGGUF(t *testing.T) {
 	dir := testmodels.Dir(t, "synthetic")
 	gelu := map[string]any{"hidden_act": "gelu_pytorch_tanh", "hidden_activation": "gelu_pytorch_tanh", "query_pre_attn_scalar": 64}
 	for _, tc := range []struct {
-		src, arch string
-		extra     map[string]any
-		names     []string // the family's own HF names
-		gemma     bool     // HF norm weights are w for GGUF's 1 + w
-		tol       float64  // 0, or the rounding of (1 + w) − 1 + 1
+		src  string
+		form hfForm
+		tol  float64 // 0, or the rounding of (1 + w) − 1 + 1
 	}{
-		{"qwen2/qwen2-F32.gguf", "Qwen2ForCausalLM", nil, nil, false, 0},
-		{"qwen3/qwen3-Q8_0.gguf", "Qwen3ForCausalLM", map[string]any{"head_dim": 64}, nil, false, 0},
-		{"phi3/phi3-Q8_0.gguf", "Phi3ForCausalLM", map[string]any{"rms_norm_eps": 1e-5},
-			[]string{".attn_qkv.", ".self_attn.qkv_proj.", ".ffn_up.", ".mlp.gate_up_proj."}, false, 0},
-		{"gemma2/gemma2-Q8_0.gguf", "Gemma2ForCausalLM", with(gelu, map[string]any{"attn_logit_softcapping": 3, "final_logit_softcapping": 6}),
-			gemmaHF, true, 1e-4},
-		{"gemma3/gemma3-Q8_0.gguf", "Gemma3ForCausalLM", with(gelu, map[string]any{"sliding_window_pattern": 2, "rope_local_base_freq": 1e4,
-			"layer_types": []string{"sliding_attention", "full_attention"}}), gemmaHF, true, 1e-4},
-		{"qwen3moe/qwen3moe-Q8_0.gguf", "Qwen3MoeForCausalLM", map[string]any{"head_dim": 64, "num_experts": 4,
-			"num_experts_per_tok": 2, "moe_intermediate_size": 256, "norm_topk_prob": true}, qwenMoEHF, false, 0},
+		{"qwen2/qwen2-F32.gguf", hfForm{arch: "Qwen2ForCausalLM"}, 0},
+		{"qwen3/qwen3-Q8_0.gguf", hfForm{arch: "Qwen3ForCausalLM", extra: map[string]any{"head_dim": 64}}, 0},
+		{"phi3/phi3-Q8_0.gguf", hfForm{arch: "Phi3ForCausalLM", extra: map[string]any{"rms_norm_eps": 1e-5}, names: phi3HF}, 0},
+		{"gemma2/gemma2-Q8_0.gguf", hfForm{arch: "Gemma2ForCausalLM", extra: with(gelu, map[string]any{"attn_logit_softcapping": 3, "final_logit_softcapping": 6}),
+			names: gemmaHF, gemma: true}, 1e-4},
+		{"gemma3/gemma3-Q8_0.gguf", hfForm{arch: "Gemma3ForCausalLM", extra: with(gelu, map[string]any{"sliding_window_pattern": 2, "rope_local_base_freq": 1e4,
+			"layer_types": []string{"sliding_attention", "full_attention"}}), names: gemmaHF, gemma: true}, 1e-4},
+		{"qwen3moe/qwen3moe-Q8_0.gguf", hfForm{arch: "Qwen3MoeForCausalLM", extra: map[string]any{"head_dim": 64, "num_experts": 4,
+			"num_experts_per_tok": 2, "moe_intermediate_size": 256, "norm_topk_prob": true}, names: qwenMoEHF}, 0},
 	} {
-		t.Run(tc.arch, func(t *testing.T) {
-			names := strings.NewReplacer(append(slices.Clone(tc.names), ggufToHF...)...)
-			st := map[string]stTensor{}
-			f32 := editGGUF(t, filepath.Join(dir, tc.src), func(kvs []gguf.KV, ts []gguf.TensorData) ([]gguf.KV, []gguf.TensorData) {
-				toF32Tensors(t, ts)
-				for _, td := range ts {
-					shape := make([]int64, len(td.Dims))
-					for j, d := range td.Dims {
-						shape[len(td.Dims)-1-j] = int64(d)
-					}
-					data := td.Data
-					if tc.gemma && strings.HasSuffix(td.Name, "norm.weight") {
-						data = slices.Clone(data)
-						for j := 0; j < len(data); j += 4 {
-							binary.LittleEndian.PutUint32(data[j:], math.Float32bits(math.Float32frombits(binary.LittleEndian.Uint32(data[j:]))-1))
-						}
-					}
-					if len(td.Dims) == 3 { // stacked experts: one HF tensor each
-						per := len(data) / int(td.Dims[2])
-						for e := range int(td.Dims[2]) {
-							name := strings.ReplaceAll(names.Replace(td.Name), "{e}", strconv.Itoa(e))
-							st[name] = stTensor{"F32", shape[1:], data[e*per : (e+1)*per]}
-						}
-						continue
-					}
-					st[names.Replace(td.Name)] = stTensor{"F32", shape, data}
-				}
-				return kvs, ts
-			})
+		t.Run(tc.form.arch, func(t *testing.T) {
+			f32 := toF32GGUF(t, filepath.Join(dir, tc.src))
 			ref, err := Load(f32, LoadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			c := ref.Config
-			cfg := map[string]any{
-				"architectures": []string{tc.arch}, "hidden_size": c.Dim, "intermediate_size": c.HiddenDim,
-				"num_hidden_layers": c.NumLayers, "num_attention_heads": c.NumHeads, "num_key_value_heads": c.NumKVHeads,
-				"vocab_size": c.VocabSize, "max_position_embeddings": c.MaxSeqLen, "rms_norm_eps": 1e-6,
-				"rope_theta": c.RopeTheta, "tie_word_embeddings": c.TiedEmbeddings, "hidden_act": "silu",
-				"sliding_window": 32, "use_sliding_window": false,
-			}
-			for k, v := range tc.extra {
-				cfg[k] = v
-			}
-			hf := t.TempDir()
-			b, _ := json.Marshal(cfg)
-			if err := os.WriteFile(filepath.Join(hf, "config.json"), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			writeSafetensors(t, filepath.Join(hf, "model.safetensors"), st)
+			hf, st := toHF(t, f32, c, tc.form)
 			m, err := Load(hf, LoadOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -305,7 +361,7 @@ func TestParseHFConfigMoE(t *testing.T) {
 			Config{}, "qwen3moe without num_experts"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, _, err := parseHFConfigArch("config.json", []byte(tc.json))
+			c, _, _, err := parseHFConfigArch("config.json", []byte(tc.json))
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)

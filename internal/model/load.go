@@ -102,8 +102,12 @@ func readGGUF(path string) (*rawModel, error) {
 	if err := f.ReadTensorData(); err != nil {
 		return nil, err
 	}
+	ropeNames, pick, err := ggufRopeFactors(f, &spec, &c, bad)
+	if err != nil {
+		return nil, err
+	}
 	g, used := newGGUFTensors(f, bad)
-	r, err := g.readModel(&c, &spec, f.Tensor("rope_freqs.weight") != nil)
+	r, err := g.readModel(&c, &spec, ropeNames, pick)
 	if err != nil {
 		return nil, err
 	}

@@ -53,14 +53,9 @@ type hfConfig struct {
 	NormTopkProb                 *bool `json:"norm_topk_prob"`
 	DecoderSparseStep            *int  `json:"decoder_sparse_step"`
 	MlpOnlyLayers                []int `json:"mlp_only_layers"`
-	RopeScaling                  *struct {
-		RopeType                      string  `json:"rope_type"`
-		Type                          string  `json:"type"`
-		Factor                        float64 `json:"factor"`
-		LowFreqFactor                 float64 `json:"low_freq_factor"`
-		HighFreqFactor                float64 `json:"high_freq_factor"`
-		OriginalMaxPositionEmbeddings int     `json:"original_max_position_embeddings"`
-	} `json:"rope_scaling"`
+	// RoPE scaling (rope_load.go): rope_scaling is checked key by key.
+	RopeScaling                   json.RawMessage `json:"rope_scaling"`
+	OriginalMaxPositionEmbeddings *int            `json:"original_max_position_embeddings"`
 }
 
 // hfArchs maps HF architectures (config.json "architectures", or
@@ -91,28 +86,32 @@ func hfArch(h *hfConfig) (string, bool) {
 
 // parseHFConfig turns config.json into a Config.
 func parseHFConfig(path string, b []byte) (Config, error) {
-	c, _, err := parseHFConfigArch(path, b)
+	c, _, _, err := parseHFConfigArch(path, b)
 	return c, err
 }
 
-// parseHFConfigArch turns config.json into a Config and the family's
-// archSpec.
-func parseHFConfigArch(path string, b []byte) (Config, archSpec, error) {
+// parseHFConfigArch turns config.json into a Config, the family's
+// archSpec and LongRoPE's chosen per-frequency factors (nil when none).
+func parseHFConfigArch(path string, b []byte) (Config, archSpec, []float32, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s: %s", ErrFormat, path, fmt.Sprintf(format, a...))
 	}
 	var h hfConfig
 	if err := json.Unmarshal(b, &h); err != nil {
-		return Config{}, archSpec{}, bad("%v", err)
+		return Config{}, archSpec{}, nil, bad("%v", err)
 	}
 	arch, ok := hfArch(&h)
 	if !ok {
-		return Config{}, archSpec{}, bad("architectures %v (model_type %q) not supported (supported: Gemma2ForCausalLM, Gemma3ForCausalLM, LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, Phi3ForCausalLM, Qwen2ForCausalLM, Qwen2MoeForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM)", h.Architectures, h.ModelType)
+		return Config{}, archSpec{}, nil, bad("architectures %v (model_type %q) not supported (supported: Gemma2ForCausalLM, Gemma3ForCausalLM, LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, Phi3ForCausalLM, Qwen2ForCausalLM, Qwen2MoeForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM)", h.Architectures, h.ModelType)
 	}
 	spec := archs[arch]
+	var factors []float32
 	c, err := hfCommon(path, &h, arch)
 	if err == nil {
 		err = hfFamily(&h, &c, &spec, bad)
+	}
+	if err == nil {
+		factors, err = hfRope(&h, &c, &spec, bad)
 	}
 	if err == nil {
 		err = hfMoE(&h, &c, &spec, bad)
@@ -120,7 +119,7 @@ func parseHFConfigArch(path string, b []byte) (Config, archSpec, error) {
 	if err == nil {
 		err = c.Validate()
 	}
-	return c, spec, err
+	return c, spec, factors, err
 }
 
 // hfCommon reads the hyper-parameters of h for architecture arch.
@@ -159,21 +158,6 @@ func hfCommon(path string, h *hfConfig, arch string) (Config, error) {
 	if h.RopeTheta != nil {
 		c.RopeTheta = *h.RopeTheta
 	}
-	if s := h.RopeScaling; s != nil {
-		typ := s.RopeType
-		if typ == "" {
-			typ = s.Type
-		}
-		switch typ {
-		case "default", "":
-		case "linear":
-			c.RopeLinear = s.Factor
-		case "llama3":
-			c.RopeScaling = &RopeScaling{Factor: s.Factor, LowFreqFactor: s.LowFreqFactor, HighFreqFactor: s.HighFreqFactor, OriginalMaxPositionEmbeddings: s.OriginalMaxPositionEmbeddings}
-		default:
-			return Config{}, bad("rope_scaling type %q not supported (linear and llama3 are)", typ)
-		}
-	}
 	if err := c.Validate(); err != nil {
 		return Config{}, fmt.Errorf("model: %s: %w", path, err)
 	}
@@ -191,9 +175,6 @@ func hfFamily(h *hfConfig, c *Config, spec *archSpec, bad func(string, ...any) e
 	}
 	if act := cmp.Or(h.HiddenActivation, h.HiddenAct); act != "" && act != want {
 		return bad("activation %q not supported for %s (want %s)", act, spec.name, want)
-	}
-	if f := h.PartialRotaryFactor; f != nil && *f != 1 {
-		return bad("partial_rotary_factor %g is not supported", *f)
 	}
 	c.Act = spec.act
 	if !spec.embedScale {
@@ -267,7 +248,7 @@ func readHF(dir string) (*rawModel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
-	c, spec, err := parseHFConfigArch(cfgPath, b)
+	c, spec, factors, err := parseHFConfigArch(cfgPath, b)
 	if err != nil {
 		return nil, err
 	}
@@ -284,10 +265,11 @@ func readHF(dir string) (*rawModel, error) {
 	g, used := newHFTensors(set, &spec, bad)
 	hfSpec := spec
 	hfSpec.neox = true // HF keeps q and k for rotate_half: NEOX's pairs (i, i+hd/2)
-	r, err := g.readModel(&c, &hfSpec, false)
+	r, err := g.readModel(&c, &hfSpec, nil, -1)
 	if err != nil {
 		return nil, err
 	}
+	r.ropeFactors = factors
 	if _, t := set.Tensor("lm_head.weight"); t != nil && c.TiedEmbeddings {
 		used["lm_head.weight"] = true // HF ties it to embed_tokens
 	}

@@ -296,7 +296,24 @@ func TestLoadHFVariants(t *testing.T) {
 		{"zero layers", badCfg(func(c map[string]any) { c["num_hidden_layers"] = 0 }), ErrConfig},
 		{"shape mismatch", badCfg(func(c map[string]any) { c["intermediate_size"] = 100 }), ErrFormat},
 		{"untied without lm_head", badCfg(func(c map[string]any) { c["tie_word_embeddings"] = false }), ErrFormat},
-		{"yarn scaling", badCfg(func(c map[string]any) { c["rope_scaling"] = map[string]any{"rope_type": "yarn", "factor": 4} }), ErrFormat},
+		{"unknown scaling", badCfg(func(c map[string]any) { c["rope_scaling"] = map[string]any{"rope_type": "ntk-by-parts", "factor": 4} }), ErrFormat},
+		{"yarn mscale", badCfg(func(c map[string]any) {
+			c["rope_scaling"] = map[string]any{"rope_type": "yarn", "factor": 4, "mscale": 0.7}
+		}), ErrFormat},
+		{"partial rotary on llama", badCfg(func(c map[string]any) { c["partial_rotary_factor"] = 0.5 }), ErrFormat},
+		{"yarn attention_factor", badCfg(func(c map[string]any) {
+			c["rope_scaling"] = map[string]any{"rope_type": "yarn", "factor": 4, "attention_factor": 0.9}
+		}), ErrFormat},
+		{"dynamic below 1", badCfg(func(c map[string]any) { c["rope_scaling"] = map[string]any{"rope_type": "dynamic", "factor": 0.5} }), ErrFormat},
+		{"longrope factors of the wrong length", badCfg(func(c map[string]any) {
+			c["rope_scaling"] = map[string]any{"type": "longrope", "long_factor": []float64{1, 2}, "short_factor": []float64{1, 2},
+				"original_max_position_embeddings": 64}
+		}), ErrFormat},
+		{"longrope without the original context", badCfg(func(c map[string]any) {
+			c["rope_scaling"] = map[string]any{"type": "longrope", "long_factor": []float64{1, 2}, "short_factor": []float64{1, 2}}
+		}), ErrFormat},
+		{"rope_scaling null loads", badCfg(func(c map[string]any) { c["rope_scaling"] = nil }), nil},
+		{"rope_type default loads", badCfg(func(c map[string]any) { c["rope_scaling"] = map[string]any{"rope_type": "default"} }), nil},
 		{"bad llama3 scaling", badCfg(func(c map[string]any) {
 			c["rope_scaling"] = map[string]any{"rope_type": "llama3", "factor": 8, "low_freq_factor": 4, "high_freq_factor": 1, "original_max_position_embeddings": 8192}
 		}), ErrConfig},
