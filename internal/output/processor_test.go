@@ -316,7 +316,6 @@ func TestProcessorStatistics(t *testing.T) {
 		FinishReason: stats.FinishLength, E2ELatency: 36 * time.Millisecond, NumPromptTokens: 3, NumGenerationTokens: 3,
 		MaxTokensParam: 3, QueuedTime: time.Millisecond, PrefillTime: 8 * time.Millisecond, DecodeTime: 25 * time.Millisecond,
 		InferenceTime: 33 * time.Millisecond, MeanTimePerOutputToken: 12500 * time.Microsecond, NumCachedTokens: 1,
-		TimeToFirstToken: 11 * time.Millisecond,
 	}
 	if a != want {
 		t.Errorf("a:\n got %+v\nwant %+v", a, want)

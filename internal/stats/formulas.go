@@ -148,7 +148,6 @@ func (it *IterationStats) UpdateFromFinished(fi FinishInfo, rs *RequestStateStat
 		DecodeTime:             decode,
 		MeanTimePerOutputToken: tpot,
 		NumCachedTokens:        fi.NumCachedTokens,
-		TimeToFirstToken:       rs.FirstTokenLatency,
 		ClientAbort:            fi.ClientAbort,
 	})
 	return &it.FinishedRequests[len(it.FinishedRequests)-1]

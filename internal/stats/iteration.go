@@ -53,10 +53,6 @@ type FinishedRequestStats struct {
 	DecodeTime             time.Duration
 	MeanTimePerOutputToken time.Duration
 	NumCachedTokens        int
-	// TimeToFirstToken is the request's TTFT observation (0 when it
-	// produced nothing): with the fields above, what its response's
-	// timings report (--enable-response-timings).
-	TimeToFirstToken time.Duration
 	// ClientAbort is true for a request the client cancelled: govllm counts
 	// it in request_success{abort} and the token histograms but not in the
 	// latency histograms (docs/metrics.md, decision 6).
