@@ -180,7 +180,12 @@
 // Q4_K, Q5_K and Q6_K at the avx512 level for AVX-512 VNNI kernels with the
 // same bits (q3kpack.go … q6kpack.go; one activation row at a time, no
 // tiles); the other formats, and every level below avx512, run the Go
-// code. A
+// code, whose integer core (the exact sums of four products, quadSums) is
+// an AVX2 kernel (VPMADDUBSW on |q| and x with q's sign, VPMADDWD) at the
+// avx2 and avx512 levels: the same integers, so the same bits
+// (TestBlockMatMulLevels), about 2× the Go loop for Q4_K, Q5_K, Q6_K and
+// IQ4_XS; unpacking each block stays Go. There are no AVX2 kernels that
+// unpack in registers yet. A
 // Stacked matrix holds parts of different formats (fused Q/K/V of a mixed
 // file) and multiplies each part on its own.
 //

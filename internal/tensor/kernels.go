@@ -70,6 +70,11 @@ type kernels struct {
 	// q3k, q5k and q6k (optional) are the same for packed Q3_K, Q5_K and
 	// Q6_K (q3kpack.go, q5kpack.go, q6kpack.go).
 	q3k, q5k, q6k func(a *kpArgs, g0, g1 int)
+	// quads (optional) writes the exact sums of four consecutive products
+	// q·x (len(q) a multiple of 32, |q|, |x| ≤ 127), the integer core of
+	// the block formats' dot products on GGML blocks (blockmm.go); nil:
+	// the Go loop.
+	quads func(q, x []int8, out []int32)
 	// q8ps (optional) is q8pScales: a decode step's activations need
 	// it for every block of every matrix's input.
 	q8ps func(xs []uint32, xq []int8, xd []float32)

@@ -8,6 +8,19 @@ import "golang.org/x/sys/cpu"
 func dotAVX2(a, b *float32, k int) float32
 
 //go:noescape
+func quadDotsAVX2(q, x *int8, n int, out *int32)
+
+// quadsAVX2 is the quads kernel of the avx2 and avx512 levels.
+func quadsAVX2(q, x []int8, out []int32) {
+	n := len(q)
+	if n == 0 {
+		return
+	}
+	_, _ = x[n-1], out[n/4-1]
+	quadDotsAVX2(&q[0], &x[0], n, &out[0])
+}
+
+//go:noescape
 func axpyAVX2(y *float32, alpha float32, x *float32, k int)
 
 //go:noescape
@@ -90,7 +103,7 @@ func axpyStridedAVX512(y, a, v *float32, stride, np, hd int)
 
 // avx512Kernels handle any column count (masked tails), so vl is 1.
 var avx512Kernels = &kernels{
-	name: "avx512", vl: 1, mr: 4, nr: 6,
+	name: "avx512", vl: 1, mr: 4, nr: 6, quads: quadsAVX2,
 	dot: func(a, b []float32, k int) float32 {
 		_, _ = a[k-1], b[k-1]
 		return dotAVX512(&a[0], &b[0], k)
@@ -210,7 +223,7 @@ var avx512Kernels = &kernels{
 }
 
 var avx2Kernels = &kernels{
-	name: "avx2", vl: 8, mr: 4, nr: 3,
+	name: "avx2", vl: 8, mr: 4, nr: 3, quads: quadsAVX2,
 	dot: func(a, b []float32, k int) float32 {
 		_, _ = a[k-1], b[k-1]
 		return dotAVX2(&a[0], &b[0], k)
