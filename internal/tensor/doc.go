@@ -182,9 +182,9 @@
 // tiles); the other formats, and every level below avx512, run the Go
 // code, whose integer core (the exact sums of four products, quadSums) is
 // an AVX2 kernel (VPMADDUBSW on |q| and x with q's sign, VPMADDWD) at the
-// avx2 and avx512 levels: the same integers, so the same bits
-// (TestBlockMatMulLevels), about 2× the Go loop for Q4_K, Q5_K, Q6_K and
-// IQ4_XS; unpacking each block stays Go. There are no AVX2 kernels that
+// avx2 and avx512 levels for the super-block formats: the same integers,
+// so the same bits (TestBlockMatMulLevels), 1.7–2.8× the Go loop for Q4_K,
+// Q5_K, Q6_K and IQ4_XS; unpacking each block stays Go. There are no AVX2 kernels that
 // unpack in registers yet. A
 // Stacked matrix holds parts of different formats (fused Q/K/V of a mixed
 // file) and multiplies each part on its own.
