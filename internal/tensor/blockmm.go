@@ -102,6 +102,15 @@ func (p *Pool) matMulBlocks(out, x []float32, n int, w *Mat, c *Codec) {
 // blockRows computes outputs [r0,r1) of every activation row.
 func blockRows(out []float32, a *actRows, n int, w *Mat, c *Codec, r0, r1 int) {
 	nb, rb := w.Cols/c.BlockSize, c.RowBytes(w.Cols)
+	if f := impl.kRow[c.Type]; f != nil {
+		for r := r0; r < r1; r++ {
+			row := w.Q[r*rb : (r+1)*rb]
+			for i := 0; i < n; i++ {
+				out[i*w.Rows+r] = f(row, a.q[i*w.Cols:(i+1)*w.Cols], a.bsum[i*nb*16:(i+1)*nb*16], a.d[i*nb:(i+1)*nb], nb)
+			}
+		}
+		return
+	}
 	acc := make([]dotAcc, n)
 	var u unpacked
 	for r := r0; r < r1; r++ {

@@ -75,6 +75,10 @@ type kernels struct {
 	// the block formats' dot products on GGML blocks (blockmm.go); nil:
 	// the Go loop.
 	quads func(q, x []int8, out []int32)
+	// kRow (optional) has, per K format, one output on GGML blocks: a row
+	// of nb super-blocks against one Q8_K activation row, in the Go code's
+	// order (the same bits as blockRows' steps and sum).
+	kRow map[DType]func(blk []byte, xq []int8, bsum []int32, xd []float32, nb int) float32
 	// q8ps (optional) is q8pScales: a decode step's activations need
 	// it for every block of every matrix's input.
 	q8ps func(xs []uint32, xq []int8, xd []float32)

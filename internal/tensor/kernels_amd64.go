@@ -10,6 +10,18 @@ func dotAVX2(a, b *float32, k int) float32
 //go:noescape
 func quadDotsAVX2(q, x *int8, n int, out *int32)
 
+//go:noescape
+func q4kRowAVX2(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32
+
+// kRowsAVX2 are the avx2 and avx512 levels' one-output dot products on
+// GGML K blocks (blockmm.go's kRow).
+var kRowsAVX2 = map[DType]func(blk []byte, xq []int8, bsum []int32, xd []float32, nb int) float32{
+	Q4_K: func(blk []byte, xq []int8, bsum []int32, xd []float32, nb int) float32 {
+		_, _, _, _ = blk[nb*144-1], xq[nb*256-1], bsum[nb*16-1], xd[nb-1]
+		return q4kRowAVX2(&blk[0], &xq[0], &bsum[0], &xd[0], nb)
+	},
+}
+
 // quadsAVX2 is the quads kernel of the avx2 and avx512 levels.
 func quadsAVX2(q, x []int8, out []int32) {
 	n := len(q)
@@ -103,7 +115,7 @@ func axpyStridedAVX512(y, a, v *float32, stride, np, hd int)
 
 // avx512Kernels handle any column count (masked tails), so vl is 1.
 var avx512Kernels = &kernels{
-	name: "avx512", vl: 1, mr: 4, nr: 6, quads: quadsAVX2,
+	name: "avx512", vl: 1, mr: 4, nr: 6, quads: quadsAVX2, kRow: kRowsAVX2,
 	dot: func(a, b []float32, k int) float32 {
 		_, _ = a[k-1], b[k-1]
 		return dotAVX512(&a[0], &b[0], k)
@@ -223,7 +235,7 @@ var avx512Kernels = &kernels{
 }
 
 var avx2Kernels = &kernels{
-	name: "avx2", vl: 8, mr: 4, nr: 3, quads: quadsAVX2,
+	name: "avx2", vl: 8, mr: 4, nr: 3, quads: quadsAVX2, kRow: kRowsAVX2,
 	dot: func(a, b []float32, k int) float32 {
 		_, _ = a[k-1], b[k-1]
 		return dotAVX2(&a[0], &b[0], k)

@@ -1,0 +1,136 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX2 dot products of one GGML K-block row with one Q8_K activation row,
+// in the float order of the Go code (blockmm.go), so bit for bit its
+// results: the integer sums are exact, the float steps the same
+// operations.
+
+// Q4KPAIR is the exact int32 sums of pair j of a Q4_K super-block: the low
+// nibbles of its 32 bytes at qo(SI) against the activation bytes at
+// xo(DI), times the 16-bit scale at so(SP), plus the high nibbles against
+// xo+32(DI) times the scale at so+2(SP), in eight lanes of v. Y15 holds
+// 0x0F bytes.
+#define Q4KPAIR(qo, xo, xo2, so, so2, v) \
+	VMOVDQU      qo(SI), Y2 \
+	VPAND        Y15, Y2, Y3 \
+	VPSRLW       $4, Y2, Y2 \
+	VPAND        Y15, Y2, Y2 \
+	VPMADDUBSW   xo(DI), Y3, Y3 \
+	VPMADDUBSW   xo2(DI), Y2, Y2 \
+	VPBROADCASTW so(SP), Y4 \
+	VPBROADCASTW so2(SP), Y5 \
+	VPMADDWD     Y4, Y3, Y3 \
+	VPMADDWD     Y5, Y2, Y2 \
+	VPADDD       Y2, Y3, v
+
+// FMA4 fuses four int32 sums (X10, as floats) and four min sums (X12) into
+// s (X0) and m (X1), one pair after the other: s = fma(is_j, d, s),
+// m = fma(ms_j, dmin, m), d in X13, dmin in X14.
+#define FMA1 \
+	VFMADD231SS X13, X10, X0 \
+	VFMADD231SS X14, X12, X1
+
+#define SHIFT1 \
+	VPSRLDQ $4, X10, X10 \
+	VPSRLDQ $4, X12, X12
+
+// func q4kRowAVX2(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32
+// One output of a Q4_K row (nb super-blocks at blk) against one Q8_K
+// activation row (bytes x, sums of 16 bsum, scales xd), in stepQ4K's
+// order: per pair of sub-blocks s += float32(I)·(d·xd),
+// m += float32(M)·(dmin·xd), each one fused step; the result s − m.
+// Locals: 0(SP) the eight 6-bit scales, 8(SP) the eight mins (bytes),
+// 16(SP) the scales as int16.
+TEXT ·q4kRowAVX2(SB), NOSPLIT, $32-44
+	MOVQ     blk+0(FP), SI
+	MOVQ     x+8(FP), DI
+	MOVQ     bsum+16(FP), DX
+	MOVQ     xd+24(FP), BX
+	MOVQ     nb+32(FP), CX
+	MOVL     $0x0f0f0f0f, AX
+	MOVQ     AX, X15
+	VPBROADCASTD X15, Y15
+	VXORPS   X0, X0, X0
+	VXORPS   X1, X1, X1
+
+q4kloop:
+	// The scales and mins (GGML's get_scale_min_k4, as its utmp words).
+	MOVL  4(SI), R8
+	MOVL  8(SI), R9
+	MOVL  12(SI), R10
+	MOVL  R10, R11
+	SHRL  $4, R11
+	ANDL  $0x0f0f0f0f, R11
+	MOVL  R9, R12
+	SHRL  $6, R12
+	ANDL  $0x03030303, R12
+	SHLL  $4, R12
+	ORL   R12, R11
+	MOVL  R11, 12(SP) // mins 4..7
+	MOVL  R9, R13
+	ANDL  $0x3f3f3f3f, R13
+	MOVL  R13, 8(SP) // mins 0..3
+	MOVL  R10, R12
+	ANDL  $0x0f0f0f0f, R12
+	MOVL  R8, R13
+	SHRL  $6, R13
+	ANDL  $0x03030303, R13
+	SHLL  $4, R13
+	ORL   R13, R12
+	MOVL  R12, 4(SP) // scales 4..7
+	ANDL  $0x3f3f3f3f, R8
+	MOVL  R8, 0(SP) // scales 0..3
+	VPMOVZXBW 0(SP), X2
+	VMOVDQU   X2, 16(SP)
+
+	Q4KPAIR(16, 0, 32, 16, 18, Y6)
+	Q4KPAIR(48, 64, 96, 20, 22, Y7)
+	Q4KPAIR(80, 128, 160, 24, 26, Y8)
+	Q4KPAIR(112, 192, 224, 28, 30, Y9)
+	// [I0, I1, I2, I3]
+	VPHADDD      Y7, Y6, Y10
+	VPHADDD      Y9, Y8, Y11
+	VPHADDD      Y11, Y10, Y10
+	VEXTRACTI128 $1, Y10, X11
+	VPADDD       X11, X10, X10
+	VCVTDQ2PS    X10, X10
+
+	// [M0, M1, M2, M3]: mins times the sums of the pairs of 16-sums.
+	VMOVDQU   (DX), Y12
+	VPHADDD   32(DX), Y12, Y12
+	VPERMQ    $0xD8, Y12, Y12
+	VPMOVZXBD 8(SP), Y13
+	VPMULLD   Y13, Y12, Y12
+	VPHADDD   Y12, Y12, Y12
+	VPERMQ    $0x08, Y12, Y12
+	VCVTDQ2PS X12, X12
+
+	// d·xd and dmin·xd.
+	MOVL      (SI), AX
+	MOVQ      AX, X13
+	VCVTPH2PS X13, X13
+	VBROADCASTSS (BX), X14
+	VMULPS    X14, X13, X13
+	VMOVSHDUP X13, X14
+
+	FMA1
+	SHIFT1
+	FMA1
+	SHIFT1
+	FMA1
+	SHIFT1
+	FMA1
+
+	ADDQ $144, SI
+	ADDQ $256, DI
+	ADDQ $64, DX
+	ADDQ $4, BX
+	DECQ CX
+	JNZ  q4kloop
+
+	VSUBSS X1, X0, X0
+	VMOVSS X0, ret+40(FP)
+	VZEROUPPER
+	RET
