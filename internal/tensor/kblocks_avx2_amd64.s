@@ -134,3 +134,104 @@ q4kloop:
 	VMOVSS X0, ret+40(FP)
 	VZEROUPPER
 	RET
+
+// Q6KCHUNK adds chunk c of a Q6_K super-block (32 weights u, 6-bit
+// unsigned, at u; the activation bytes at xo(DI)) to the lane sums Y9:
+// Σ sc·(u−32)·x per four columns, the group scales at so(SP) (first 16
+// weights) and so+2(SP) (last 16). Y13 holds bytes 32.
+#define Q6KCHUNK(u, xo, so, so2) \
+	VPMADDUBSW   xo(DI), u, Y5 \
+	VPMADDUBSW   xo(DI), Y13, Y6 \
+	VPSUBW       Y6, Y5, Y5 \
+	VPBROADCASTW so(SP), Y6 \
+	VPBROADCASTW so2(SP), Y7 \
+	VPBLENDD     $0xF0, Y7, Y6, Y6 \
+	VPMADDWD     Y6, Y5, Y5 \
+	VPADDD       Y5, Y9, Y9
+
+// Q6KHALF is half h of a Q6_K super-block: ql at qo(SI), qo+32(SI), qh at
+// ho(SI), chunks 4h..4h+3 (activation bytes from xo(DI), scales from
+// so(SP)).
+#define Q6KHALF(qo, qo2, ho, xo, so) \
+	VMOVDQU qo(SI), Y0 \
+	VMOVDQU qo2(SI), Y1 \
+	VMOVDQU ho(SI), Y2 \
+	VPAND   Y15, Y0, Y3 \
+	VPAND   Y14, Y2, Y4 \
+	VPSLLW  $4, Y4, Y4 \
+	VPOR    Y4, Y3, Y3 \
+	Q6KCHUNK(Y3, xo, so, so+2) \
+	VPAND   Y15, Y1, Y3 \
+	VPSRLW  $2, Y2, Y4 \
+	VPAND   Y14, Y4, Y4 \
+	VPSLLW  $4, Y4, Y4 \
+	VPOR    Y4, Y3, Y3 \
+	Q6KCHUNK(Y3, xo+32, so+4, so+6) \
+	VPSRLW  $4, Y0, Y3 \
+	VPAND   Y15, Y3, Y3 \
+	VPSRLW  $4, Y2, Y4 \
+	VPAND   Y14, Y4, Y4 \
+	VPSLLW  $4, Y4, Y4 \
+	VPOR    Y4, Y3, Y3 \
+	Q6KCHUNK(Y3, xo+64, so+8, so+10) \
+	VPSRLW  $4, Y1, Y3 \
+	VPAND   Y15, Y3, Y3 \
+	VPSRLW  $6, Y2, Y4 \
+	VPAND   Y14, Y4, Y4 \
+	VPSLLW  $4, Y4, Y4 \
+	VPOR    Y4, Y3, Y3 \
+	Q6KCHUNK(Y3, xo+96, so+12, so+14)
+
+// func q6kRowAVX2(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32
+// One output of a Q6_K row against one Q8_K activation row, in the lane
+// order of stepLanes/sumLanes (blockmm.go): per super-block the exact
+// int32 lane sums (lane k: columns with c%32 in 4k..4k+3) fused into eight
+// float lanes with d·xd, then ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)) + 0.
+// bsum is not read. Local 0(SP): the 16 group scales as int16.
+TEXT ·q6kRowAVX2(SB), NOSPLIT, $32-44
+	MOVQ     blk+0(FP), SI
+	MOVQ     x+8(FP), DI
+	MOVQ     xd+24(FP), BX
+	MOVQ     nb+32(FP), CX
+	MOVL     $0x0f0f0f0f, AX
+	MOVQ     AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL     $0x03030303, AX
+	MOVQ     AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL     $0x20202020, AX
+	MOVQ     AX, X13
+	VPBROADCASTD X13, Y13
+	VXORPS   Y12, Y12, Y12
+
+q6kloop:
+	VPMOVSXBW 192(SI), Y10
+	VMOVDQU   Y10, 0(SP)
+	VPXOR     Y9, Y9, Y9
+	Q6KHALF(0, 32, 128, 0, 0)
+	Q6KHALF(64, 96, 160, 128, 16)
+	VCVTDQ2PS Y9, Y9
+	MOVWLZX   208(SI), AX
+	MOVQ      AX, X8
+	VCVTPH2PS X8, X8
+	VMULSS    (BX), X8, X8
+	VBROADCASTSS X8, Y8
+	VFMADD231PS Y8, Y9, Y12
+
+	ADDQ $210, SI
+	ADDQ $256, DI
+	ADDQ $4, BX
+	DECQ CX
+	JNZ  q6kloop
+
+	VEXTRACTF128 $1, Y12, X1
+	VADDPS    X1, X12, X0
+	VMOVHLPS  X0, X0, X1
+	VADDPS    X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS    X1, X0, X0
+	VXORPS    X2, X2, X2
+	VADDSS    X2, X0, X0
+	VMOVSS    X0, ret+40(FP)
+	VZEROUPPER
+	RET
