@@ -7,6 +7,56 @@
 // results: the integer sums are exact, the float steps the same
 // operations.
 
+// K4SCALES decodes the 6-bit scales and mins of the Q4_K/Q5_K super-block
+// at (SI) (GGML's get_scale_min_k4, as its utmp words) into 0(SP) (eight
+// scale bytes) and 8(SP) (eight min bytes).
+#define K4SCALES \
+	MOVL  4(SI), R8 \
+	MOVL  8(SI), R9 \
+	MOVL  12(SI), R10 \
+	MOVL  R10, R11 \
+	SHRL  $4, R11 \
+	ANDL  $0x0f0f0f0f, R11 \
+	MOVL  R9, R12 \
+	SHRL  $6, R12 \
+	ANDL  $0x03030303, R12 \
+	SHLL  $4, R12 \
+	ORL   R12, R11 \
+	MOVL  R11, 12(SP) \
+	MOVL  R9, R13 \
+	ANDL  $0x3f3f3f3f, R13 \
+	MOVL  R13, 8(SP) \
+	MOVL  R10, R12 \
+	ANDL  $0x0f0f0f0f, R12 \
+	MOVL  R8, R13 \
+	SHRL  $6, R13 \
+	ANDL  $0x03030303, R13 \
+	SHLL  $4, R13 \
+	ORL   R13, R12 \
+	MOVL  R12, 4(SP) \
+	ANDL  $0x3f3f3f3f, R8 \
+	MOVL  R8, 0(SP)
+
+// MINPAIRS leaves in Y12 the mins (8(SP)) times the sums of the pairs of
+// 16-sums at (DX) (each min's 32 columns), sub-block order.
+#define MINPAIRS \
+	VMOVDQU   (DX), Y12 \
+	VPHADDD   32(DX), Y12, Y12 \
+	VPERMQ    $0xD8, Y12, Y12 \
+	VPMOVZXBD 8(SP), Y13 \
+	VPMULLD   Y13, Y12, Y12
+
+// LANESUM ends a lane-order kernel (sumLanes): X0 = ((l0+l4)+(l2+l6)) +
+// ((l1+l5)+(l3+l7)) + s, the lanes in Y reg l (its low half x), s in X s.
+#define LANESUM(l, x, s) \
+	VEXTRACTF128 $1, l, X1 \
+	VADDPS    X1, x, X0 \
+	VMOVHLPS  X0, X0, X1 \
+	VADDPS    X1, X0, X0 \
+	VMOVSHDUP X0, X1 \
+	VADDSS    X1, X0, X0 \
+	VADDSS    s, X0, X0
+
 // Q4KPAIR is the exact int32 sums of pair j of a Q4_K super-block: the low
 // nibbles of its 32 bytes at qo(SI) against the activation bytes at
 // xo(DI), times the 16-bit scale at so(SP), plus the high nibbles against
@@ -56,32 +106,7 @@ TEXT ·q4kRowAVX2(SB), NOSPLIT, $32-44
 	VXORPS   X1, X1, X1
 
 q4kloop:
-	// The scales and mins (GGML's get_scale_min_k4, as its utmp words).
-	MOVL  4(SI), R8
-	MOVL  8(SI), R9
-	MOVL  12(SI), R10
-	MOVL  R10, R11
-	SHRL  $4, R11
-	ANDL  $0x0f0f0f0f, R11
-	MOVL  R9, R12
-	SHRL  $6, R12
-	ANDL  $0x03030303, R12
-	SHLL  $4, R12
-	ORL   R12, R11
-	MOVL  R11, 12(SP) // mins 4..7
-	MOVL  R9, R13
-	ANDL  $0x3f3f3f3f, R13
-	MOVL  R13, 8(SP) // mins 0..3
-	MOVL  R10, R12
-	ANDL  $0x0f0f0f0f, R12
-	MOVL  R8, R13
-	SHRL  $6, R13
-	ANDL  $0x03030303, R13
-	SHLL  $4, R13
-	ORL   R13, R12
-	MOVL  R12, 4(SP) // scales 4..7
-	ANDL  $0x3f3f3f3f, R8
-	MOVL  R8, 0(SP) // scales 0..3
+	K4SCALES
 	VPMOVZXBW 0(SP), X2
 	VMOVDQU   X2, 16(SP)
 
@@ -98,11 +123,7 @@ q4kloop:
 	VCVTDQ2PS    X10, X10
 
 	// [M0, M1, M2, M3]: mins times the sums of the pairs of 16-sums.
-	VMOVDQU   (DX), Y12
-	VPHADDD   32(DX), Y12, Y12
-	VPERMQ    $0xD8, Y12, Y12
-	VPMOVZXBD 8(SP), Y13
-	VPMULLD   Y13, Y12, Y12
+	MINPAIRS
 	VPHADDD   Y12, Y12, Y12
 	VPERMQ    $0x08, Y12, Y12
 	VCVTDQ2PS X12, X12
@@ -224,14 +245,97 @@ q6kloop:
 	DECQ CX
 	JNZ  q6kloop
 
-	VEXTRACTF128 $1, Y12, X1
-	VADDPS    X1, X12, X0
-	VMOVHLPS  X0, X0, X1
-	VADDPS    X1, X0, X0
-	VMOVSHDUP X0, X1
-	VADDSS    X1, X0, X0
 	VXORPS    X2, X2, X2
-	VADDSS    X2, X0, X0
+	LANESUM(Y12, X12, X2)
+	VMOVSS    X0, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// Q5KPAIR adds pair j of a Q5_K super-block to the lane sums Y9: the 32
+// bytes of nibbles at qo(SI), the fifth bits of the low nibbles in bit b
+// and of the high ones in bit b+1 of the qh bytes (Y2), against the
+// activation bytes at xo(DI) and xo+32(DI), times the sub-blocks' scales
+// at so(SP) and so+2(SP). Y15 holds 0x0F bytes, Y14 0x01 bytes.
+#define Q5KPAIR(qo, b, b1, xo, xo2, so, so2) \
+	VMOVDQU      qo(SI), Y0 \
+	VPAND        Y15, Y0, Y3 \
+	VPSRLW       $b, Y2, Y4 \
+	VPAND        Y14, Y4, Y4 \
+	VPSLLW       $4, Y4, Y4 \
+	VPOR         Y4, Y3, Y3 \
+	VPMADDUBSW   xo(DI), Y3, Y3 \
+	VPBROADCASTW so(SP), Y6 \
+	VPMADDWD     Y6, Y3, Y3 \
+	VPADDD       Y3, Y9, Y9 \
+	VPSRLW       $4, Y0, Y3 \
+	VPAND        Y15, Y3, Y3 \
+	VPSRLW       $b1, Y2, Y4 \
+	VPAND        Y14, Y4, Y4 \
+	VPSLLW       $4, Y4, Y4 \
+	VPOR         Y4, Y3, Y3 \
+	VPMADDUBSW   xo2(DI), Y3, Y3 \
+	VPBROADCASTW so2(SP), Y6 \
+	VPMADDWD     Y6, Y3, Y3 \
+	VPADDD       Y3, Y9, Y9
+
+// func q5kRowAVX2(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32
+// One output of a Q5_K row against one Q8_K activation row, in stepQ5K's
+// order: per super-block s += float32(−xd·dmin)·float32(M) (M the exact
+// sum of mins times the 16-sums), then the lanes fused with d·xd; the
+// result sumLanes. Locals as q4kRowAVX2's.
+TEXT ·q5kRowAVX2(SB), NOSPLIT, $32-44
+	MOVQ     blk+0(FP), SI
+	MOVQ     x+8(FP), DI
+	MOVQ     bsum+16(FP), DX
+	MOVQ     xd+24(FP), BX
+	MOVQ     nb+32(FP), CX
+	MOVL     $0x0f0f0f0f, AX
+	MOVQ     AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL     $0x01010101, AX
+	MOVQ     AX, X14
+	VPBROADCASTD X14, Y14
+	VXORPS   Y11, Y11, Y11 // lanes
+	VXORPS   X10, X10, X10 // s
+
+q5kloop:
+	K4SCALES
+	VPMOVZXBW 0(SP), X2
+	VMOVDQU   X2, 16(SP)
+	// s −= round(round(xd·dmin)·M), M = Σ min·(pair of 16-sums).
+	MINPAIRS
+	VEXTRACTI128 $1, Y12, X13
+	VPADDD    X13, X12, X12
+	VPHADDD   X12, X12, X12
+	VPHADDD   X12, X12, X12
+	VCVTDQ2PS X12, X12
+	MOVL      (SI), AX
+	MOVQ      AX, X8
+	VCVTPH2PS X8, X8 // [d, dmin]
+	VBROADCASTSS (BX), X7
+	VMULPS    X7, X8, X8 // [d·xd, dmin·xd]
+	VMOVSHDUP X8, X7
+	VMULSS    X12, X7, X7
+	VSUBSS    X7, X10, X10
+
+	VMOVDQU   16(SI), Y2 // qh
+	VPXOR     Y9, Y9, Y9
+	Q5KPAIR(48, 0, 1, 0, 32, 16, 18)
+	Q5KPAIR(80, 2, 3, 64, 96, 20, 22)
+	Q5KPAIR(112, 4, 5, 128, 160, 24, 26)
+	Q5KPAIR(144, 6, 7, 192, 224, 28, 30)
+	VCVTDQ2PS Y9, Y9
+	VBROADCASTSS X8, Y8
+	VFMADD231PS Y8, Y9, Y11
+
+	ADDQ $176, SI
+	ADDQ $256, DI
+	ADDQ $64, DX
+	ADDQ $4, BX
+	DECQ CX
+	JNZ  q5kloop
+
+	LANESUM(Y11, X11, X10)
 	VMOVSS    X0, ret+40(FP)
 	VZEROUPPER
 	RET
