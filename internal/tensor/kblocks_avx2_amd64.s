@@ -339,3 +339,98 @@ q5kloop:
 	VMOVSS    X0, ret+40(FP)
 	VZEROUPPER
 	RET
+
+// kvaluesIQ4NL twice (one copy per 128-bit lane), for VPSHUFB.
+DATA iq4nlTable<>+0(SB)/8, $0xf6eaddcfbfad9881
+DATA iq4nlTable<>+8(SB)/8, $0x7159453526190d01
+DATA iq4nlTable<>+16(SB)/8, $0xf6eaddcfbfad9881
+DATA iq4nlTable<>+24(SB)/8, $0x7159453526190d01
+GLOBL iq4nlTable<>(SB), RODATA|NOPTR, $32
+
+// IQ4SC writes sub-block ib's scale ls − 32 of an IQ4_XS super-block
+// (scales_l word R9, scales_h R8) as an int16 at 2·ib(SP).
+#define IQ4SC(ib) \
+	MOVL  R9, AX \
+	SHRL  $(4*ib), AX \
+	ANDL  $15, AX \
+	MOVL  R8, R10 \
+	SHRL  $(2*ib), R10 \
+	ANDL  $3, R10 \
+	SHLL  $4, R10 \
+	ORL   R10, AX \
+	SUBL  $32, AX \
+	MOVW  AX, (2*ib)(SP)
+
+// IQ4CHUNK adds sub-block ib of an IQ4_XS super-block to the lane sums Y9:
+// its 16 bytes of table nibbles (low: columns 0–15, high: 16–31) mapped
+// through Y13, against the activation bytes (signed, so |q| against x
+// with q's sign), times its scale.
+#define IQ4CHUNK(ib) \
+	VMOVDQU      (8+16*ib)(SI), X0 \
+	VPSRLW       $4, X0, X1 \
+	VPAND        X15, X0, X0 \
+	VPAND        X15, X1, X1 \
+	VINSERTI128  $1, X1, Y0, Y0 \
+	VPSHUFB      Y0, Y13, Y0 \
+	VPABSB       Y0, Y1 \
+	VMOVDQU      (32*ib)(DI), Y3 \
+	VPSIGNB      Y0, Y3, Y3 \
+	VPMADDUBSW   Y3, Y1, Y3 \
+	VPBROADCASTW (2*ib)(SP), Y6 \
+	VPMADDWD     Y6, Y3, Y3 \
+	VPADDD       Y3, Y9, Y9
+
+// func iq4xsRowAVX2(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32
+// One output of an IQ4_XS row against one Q8_K activation row, in
+// stepLanes/sumLanes's order (as q6kRowAVX2). Local 0(SP): the eight
+// scales as int16.
+TEXT ·iq4xsRowAVX2(SB), NOSPLIT, $16-44
+	MOVQ     blk+0(FP), SI
+	MOVQ     x+8(FP), DI
+	MOVQ     xd+24(FP), BX
+	MOVQ     nb+32(FP), CX
+	MOVL     $0x0f0f0f0f, AX
+	MOVQ     AX, X15
+	VPBROADCASTD X15, Y15
+	VMOVDQU  iq4nlTable<>(SB), Y13
+	VXORPS   Y12, Y12, Y12
+
+iq4loop:
+	MOVWLZX 2(SI), R8
+	MOVL    4(SI), R9
+	IQ4SC(0)
+	IQ4SC(1)
+	IQ4SC(2)
+	IQ4SC(3)
+	IQ4SC(4)
+	IQ4SC(5)
+	IQ4SC(6)
+	IQ4SC(7)
+	VPXOR   Y9, Y9, Y9
+	IQ4CHUNK(0)
+	IQ4CHUNK(1)
+	IQ4CHUNK(2)
+	IQ4CHUNK(3)
+	IQ4CHUNK(4)
+	IQ4CHUNK(5)
+	IQ4CHUNK(6)
+	IQ4CHUNK(7)
+	VCVTDQ2PS Y9, Y9
+	MOVWLZX   (SI), AX
+	MOVQ      AX, X8
+	VCVTPH2PS X8, X8
+	VMULSS    (BX), X8, X8
+	VBROADCASTSS X8, Y8
+	VFMADD231PS Y8, Y9, Y12
+
+	ADDQ $136, SI
+	ADDQ $256, DI
+	ADDQ $4, BX
+	DECQ CX
+	JNZ  iq4loop
+
+	VXORPS    X2, X2, X2
+	LANESUM(Y12, X12, X2)
+	VMOVSS    X0, ret+40(FP)
+	VZEROUPPER
+	RET

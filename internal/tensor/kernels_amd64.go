@@ -14,6 +14,9 @@ func quadDotsAVX2(q, x *int8, n int, out *int32)
 func q4kRowAVX2(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32
 
 //go:noescape
+func iq4xsRowAVX2(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32
+
+//go:noescape
 func q5kRowAVX2(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32
 
 //go:noescape
@@ -25,6 +28,10 @@ var kRowsAVX2 = map[DType]func(blk []byte, xq []int8, bsum []int32, xd []float32
 	Q4_K: func(blk []byte, xq []int8, bsum []int32, xd []float32, nb int) float32 {
 		_, _, _, _ = blk[nb*144-1], xq[nb*256-1], bsum[nb*16-1], xd[nb-1]
 		return q4kRowAVX2(&blk[0], &xq[0], &bsum[0], &xd[0], nb)
+	},
+	IQ4_XS: func(blk []byte, xq []int8, bsum []int32, xd []float32, nb int) float32 {
+		_, _, _, _ = blk[nb*136-1], xq[nb*256-1], bsum[nb*16-1], xd[nb-1]
+		return iq4xsRowAVX2(&blk[0], &xq[0], &bsum[0], &xd[0], nb)
 	},
 	Q5_K: func(blk []byte, xq []int8, bsum []int32, xd []float32, nb int) float32 {
 		_, _, _, _ = blk[nb*176-1], xq[nb*256-1], bsum[nb*16-1], xd[nb-1]
