@@ -434,3 +434,215 @@ iq4loop:
 	VMOVSS    X0, ret+40(FP)
 	VZEROUPPER
 	RET
+
+// K2CHUNK adds chunk c of a Q2_K/Q3_K super-block to the lane sums Y9:
+// the 2-bit values (Y0 >> sh) & 3 of the half's 32 qs bytes, plus, for
+// Q3_K, 4 where bit hb of the hmask bytes (Y2) is set (hb < 0: none),
+// minus off·x (off: Y13 bytes 4 for Q3_K, none for Q2_K), against the
+// activation bytes at xo(DI), times the groups' int16 scales at so(SP)
+// and so+2(SP). Y15 holds 0x03 bytes, Y14 0x01.
+#define K2CHUNK(sh, xo, so) \
+	VPSRLW       $sh, Y0, Y3 \
+	VPAND        Y15, Y3, Y3
+
+#define K2HBIT(hb) \
+	VPSRLW       $hb, Y2, Y4 \
+	VPAND        Y14, Y4, Y4 \
+	VPSLLW       $2, Y4, Y4 \
+	VPOR         Y4, Y3, Y3
+
+#define K2DOT(xo, so, off) \
+	VPMADDUBSW   xo(DI), Y3, Y5 \
+	off \
+	VPBROADCASTW so(SP), Y6 \
+	VPBROADCASTW so+2(SP), Y7 \
+	VPBLENDD     $0xF0, Y7, Y6, Y6 \
+	VPMADDWD     Y6, Y5, Y5 \
+	VPADDD       Y5, Y9, Y9
+
+// Q3OFF subtracts 4·x pairwise from Y5 (the weights' offset).
+#define Q3OFF(xo) \
+	VPMADDUBSW   xo(DI), Y13, Y6 \
+	VPSUBW       Y6, Y5, Y5
+
+#define NOOFF(xo)
+
+#define Q3CHUNK(sh, hb, xo, so) \
+	K2CHUNK(sh, xo, so) \
+	K2HBIT(hb) \
+	K2DOT(xo, so, Q3OFF(xo))
+
+#define Q2CHUNK(sh, xo, so) \
+	K2CHUNK(sh, xo, so) \
+	K2DOT(xo, so, NOOFF(xo))
+
+// func q3kRowAVX2(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32
+// One output of a Q3_K row against one Q8_K activation row, in the lane
+// order (as q6kRowAVX2). Locals: 0(SP) the 16 decoded scales + 32 as
+// bytes, 16(SP) the scales as int16.
+TEXT ·q3kRowAVX2(SB), NOSPLIT, $48-44
+	MOVQ     blk+0(FP), SI
+	MOVQ     x+8(FP), DI
+	MOVQ     xd+24(FP), BX
+	MOVQ     nb+32(FP), CX
+	MOVL     $0x03030303, AX
+	MOVQ     AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL     $0x01010101, AX
+	MOVQ     AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL     $0x04040404, AX
+	MOVQ     AX, X13
+	VPBROADCASTD X13, Y13
+	MOVL     $0x00200020, AX
+	MOVQ     AX, X12
+	VPBROADCASTD X12, Y12 // int16 32s
+	VXORPS   Y11, Y11, Y11
+
+q3kloop:
+	// The 6-bit scales (GGML's aux words), minus 32.
+	MOVL  96(SI), R8
+	MOVL  100(SI), R9
+	MOVL  104(SI), R10
+	MOVL  R8, R11
+	SHRL  $4, R11
+	ANDL  $0x0f0f0f0f, R11
+	MOVL  R10, R12
+	SHRL  $4, R12
+	ANDL  $0x03030303, R12
+	SHLL  $4, R12
+	ORL   R12, R11
+	MOVL  R11, 8(SP)
+	MOVL  R9, R11
+	SHRL  $4, R11
+	ANDL  $0x0f0f0f0f, R11
+	MOVL  R10, R12
+	SHRL  $6, R12
+	ANDL  $0x03030303, R12
+	SHLL  $4, R12
+	ORL   R12, R11
+	MOVL  R11, 12(SP)
+	ANDL  $0x0f0f0f0f, R8
+	MOVL  R10, R12
+	ANDL  $0x03030303, R12
+	SHLL  $4, R12
+	ORL   R12, R8
+	MOVL  R8, 0(SP)
+	ANDL  $0x0f0f0f0f, R9
+	MOVL  R10, R12
+	SHRL  $2, R12
+	ANDL  $0x03030303, R12
+	SHLL  $4, R12
+	ORL   R12, R9
+	MOVL  R9, 4(SP)
+	VPMOVZXBW 0(SP), Y10
+	VPSUBW    Y12, Y10, Y10
+	VMOVDQU   Y10, 16(SP)
+
+	VMOVDQU (SI), Y2 // hmask
+	VPXOR   Y9, Y9, Y9
+	VMOVDQU 32(SI), Y0
+	Q3CHUNK(0, 0, 0, 16)
+	Q3CHUNK(2, 1, 32, 20)
+	Q3CHUNK(4, 2, 64, 24)
+	Q3CHUNK(6, 3, 96, 28)
+	VMOVDQU 64(SI), Y0
+	Q3CHUNK(0, 4, 128, 32)
+	Q3CHUNK(2, 5, 160, 36)
+	Q3CHUNK(4, 6, 192, 40)
+	Q3CHUNK(6, 7, 224, 44)
+	VCVTDQ2PS Y9, Y9
+	MOVWLZX   108(SI), AX
+	MOVQ      AX, X8
+	VCVTPH2PS X8, X8
+	VMULSS    (BX), X8, X8
+	VBROADCASTSS X8, Y8
+	VFMADD231PS Y8, Y9, Y11
+
+	ADDQ $110, SI
+	ADDQ $256, DI
+	ADDQ $4, BX
+	DECQ CX
+	JNZ  q3kloop
+
+	VXORPS    X2, X2, X2
+	LANESUM(Y11, X11, X2)
+	VMOVSS    X0, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func q2kRowAVX2(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32
+// One output of a Q2_K row against one Q8_K activation row, in stepQ2K's
+// order: per super-block the min terms into the lanes (lane k: groups 2k,
+// 2k+1) with −xd·dmin, then the lanes with d·xd; the result sumLanes.
+// Local 0(SP): the 16 group scales as int16.
+TEXT ·q2kRowAVX2(SB), NOSPLIT, $32-44
+	MOVQ     blk+0(FP), SI
+	MOVQ     x+8(FP), DI
+	MOVQ     bsum+16(FP), DX
+	MOVQ     xd+24(FP), BX
+	MOVQ     nb+32(FP), CX
+	MOVL     $0x03030303, AX
+	MOVQ     AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL     $0x0f0f0f0f, AX
+	MOVQ     AX, X14
+	VPBROADCASTD X14, Y14
+	VXORPS   Y11, Y11, Y11
+
+q2kloop:
+	// d·xd (X8) and −dmin·xd (X7).
+	MOVL      80(SI), AX
+	MOVQ      AX, X8
+	VCVTPH2PS X8, X8
+	VBROADCASTSS (BX), X7
+	VMULPS    X7, X8, X8
+	VMOVSHDUP X8, X7
+	MOVL      $0x80000000, AX
+	MOVQ      AX, X6
+	VXORPS    X6, X7, X7 // −(dmin·xd), as Go's −dx·dmin
+	// The min terms: Σ per lane of min·16-sum over its two groups.
+	VMOVDQU   (SI), X0
+	VPSRLW    $4, X0, X1
+	VPAND     X14, X1, X1 // mins
+	VPAND     X14, X0, X0 // scales
+	VPMOVZXBW X0, Y0
+	VMOVDQU   Y0, 0(SP)
+	VPMOVZXBD X1, Y3
+	VPSRLDQ   $8, X1, X1
+	VPMOVZXBD X1, Y4
+	VPMULLD   (DX), Y3, Y3
+	VPMULLD   32(DX), Y4, Y4
+	VPHADDD   Y4, Y3, Y3
+	VPERMQ    $0xD8, Y3, Y3
+	VCVTDQ2PS Y3, Y3
+	VBROADCASTSS X7, Y7
+	VFMADD231PS Y7, Y3, Y11
+
+	VPXOR   Y9, Y9, Y9
+	VMOVDQU 16(SI), Y0
+	Q2CHUNK(0, 0, 0)
+	Q2CHUNK(2, 32, 4)
+	Q2CHUNK(4, 64, 8)
+	Q2CHUNK(6, 96, 12)
+	VMOVDQU 48(SI), Y0
+	Q2CHUNK(0, 128, 16)
+	Q2CHUNK(2, 160, 20)
+	Q2CHUNK(4, 192, 24)
+	Q2CHUNK(6, 224, 28)
+	VCVTDQ2PS Y9, Y9
+	VBROADCASTSS X8, Y8
+	VFMADD231PS Y8, Y9, Y11
+
+	ADDQ $84, SI
+	ADDQ $256, DI
+	ADDQ $64, DX
+	ADDQ $4, BX
+	DECQ CX
+	JNZ  q2kloop
+
+	VXORPS    X2, X2, X2
+	LANESUM(Y11, X11, X2)
+	VMOVSS    X0, ret+40(FP)
+	VZEROUPPER
+	RET

@@ -17,6 +17,12 @@ func q4kRowAVX2(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32
 func iq4xsRowAVX2(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32
 
 //go:noescape
+func q2kRowAVX2(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32
+
+//go:noescape
+func q3kRowAVX2(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32
+
+//go:noescape
 func q5kRowAVX2(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32
 
 //go:noescape
@@ -32,6 +38,14 @@ var kRowsAVX2 = map[DType]func(blk []byte, xq []int8, bsum []int32, xd []float32
 	IQ4_XS: func(blk []byte, xq []int8, bsum []int32, xd []float32, nb int) float32 {
 		_, _, _, _ = blk[nb*136-1], xq[nb*256-1], bsum[nb*16-1], xd[nb-1]
 		return iq4xsRowAVX2(&blk[0], &xq[0], &bsum[0], &xd[0], nb)
+	},
+	Q2_K: func(blk []byte, xq []int8, bsum []int32, xd []float32, nb int) float32 {
+		_, _, _, _ = blk[nb*84-1], xq[nb*256-1], bsum[nb*16-1], xd[nb-1]
+		return q2kRowAVX2(&blk[0], &xq[0], &bsum[0], &xd[0], nb)
+	},
+	Q3_K: func(blk []byte, xq []int8, bsum []int32, xd []float32, nb int) float32 {
+		_, _, _, _ = blk[nb*110-1], xq[nb*256-1], bsum[nb*16-1], xd[nb-1]
+		return q3kRowAVX2(&blk[0], &xq[0], &bsum[0], &xd[0], nb)
 	},
 	Q5_K: func(blk []byte, xq []int8, bsum []int32, xd []float32, nb int) float32 {
 		_, _, _, _ = blk[nb*176-1], xq[nb*256-1], bsum[nb*16-1], xd[nb-1]
