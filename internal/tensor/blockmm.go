@@ -106,7 +106,15 @@ func blockRows(out []float32, a *actRows, n int, w *Mat, c *Codec, r0, r1 int) {
 		for r := r0; r < r1; r++ {
 			row := w.Q[r*rb : (r+1)*rb]
 			for i := 0; i < n; i++ {
-				out[i*w.Rows+r] = f(row, a.q[i*w.Cols:(i+1)*w.Cols], a.bsum[i*nb*16:(i+1)*nb*16], a.d[i*nb:(i+1)*nb], nb)
+				var bsum []int32
+				var xs []float32
+				if c.act == actQ8_K {
+					bsum = a.bsum[i*nb*16 : (i+1)*nb*16]
+				}
+				if c.act == actQ8_1 {
+					xs = a.s[i*nb : (i+1)*nb]
+				}
+				out[i*w.Rows+r] = f(row, a.q[i*w.Cols:(i+1)*w.Cols], bsum, a.d[i*nb:(i+1)*nb], xs, nb)
 			}
 		}
 		return

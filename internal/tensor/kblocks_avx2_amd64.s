@@ -646,3 +646,171 @@ q2kloop:
 	VMOVSS    X0, ret+40(FP)
 	VZEROUPPER
 	RET
+
+// The 32-blocks (Q4_1, Q5_0, Q5_1, IQ4_NL), in blockRows' order: per
+// block s += float32(I)·(d·xd) (Q8_0 activations) or
+// s += float32(I)·(d·xd) + m·xs (Q8_1), each product and sum rounded,
+// I the block's exact integer dot product; the result (+0) + s.
+
+DATA q5Spread<>+0(SB)/8, $0x0000000000000000
+DATA q5Spread<>+8(SB)/8, $0x0101010101010101
+DATA q5Spread<>+16(SB)/8, $0x0202020202020202
+DATA q5Spread<>+24(SB)/8, $0x0303030303030303
+GLOBL q5Spread<>(SB), RODATA|NOPTR, $32
+
+DATA q5Bits<>+0(SB)/8, $0x8040201008040201
+GLOBL q5Bits<>(SB), RODATA|NOPTR, $8
+
+// NIB32 unpacks the 16 nibble bytes at qo(SI) into Y0: low nibbles are
+// columns 0–15, high ones 16–31. Y15 holds 0x0F bytes.
+#define NIB32(qo) \
+	VMOVDQU     qo(SI), X0 \
+	VPSRLW      $4, X0, X1 \
+	VPAND       X15, X0, X0 \
+	VPAND       X15, X1, X1 \
+	VINSERTI128 $1, X1, Y0, Y0
+
+// QH32 ors 16 into the bytes of Y0 whose bit of the 32-bit qh at ho(SI)
+// is set (column j: bit j). Y14: q5Spread, Y13: q5Bits, Y12: 0x10 bytes.
+#define QH32(ho) \
+	VPBROADCASTD ho(SI), Y1 \
+	VPSHUFB      Y14, Y1, Y1 \
+	VPAND        Y13, Y1, Y1 \
+	VPCMPEQB     Y13, Y1, Y1 \
+	VPAND        Y12, Y1, Y1 \
+	VPOR         Y1, Y0, Y0
+
+// IDOT leaves the block's integer dot product (the int16 pairs in Y5) in
+// X5 as a float; Y7 holds int16 ones.
+#define IDOT \
+	VPMADDWD     Y7, Y5, Y5 \
+	VEXTRACTI128 $1, Y5, X6 \
+	VPADDD       X6, X5, X5 \
+	VPSHUFD      $0x4E, X5, X6 \
+	VPADDD       X6, X5, X5 \
+	VPSHUFD      $0xB1, X5, X6 \
+	VPADDD       X6, X5, X5 \
+	VCVTDQ2PS    X5, X5
+
+// TAIL0 adds float32(I)·(d·xd) to s (X10), d the float16 at 0(SI).
+#define TAIL0 \
+	MOVWLZX   (SI), AX \
+	MOVQ      AX, X8 \
+	VCVTPH2PS X8, X8 \
+	VMULSS    (BX), X8, X8 \
+	VMULSS    X8, X5, X5 \
+	VADDSS    X5, X10, X10
+
+// TAIL1 adds float32(I)·(d·xd) + m·xs to s, m the float16 at 2(SI).
+#define TAIL1 \
+	MOVWLZX   (SI), AX \
+	MOVQ      AX, X8 \
+	VCVTPH2PS X8, X8 \
+	VMULSS    (BX), X8, X8 \
+	VMULSS    X8, X5, X5 \
+	MOVWLZX   2(SI), AX \
+	MOVQ      AX, X9 \
+	VCVTPH2PS X9, X9 \
+	VMULSS    (DX), X9, X9 \
+	VADDSS    X9, X5, X5 \
+	VADDSS    X5, X10, X10
+
+// B32START loads the arguments and the constants (s, X10, = 0); B32END
+// returns (+0) + s.
+#define B32START \
+	MOVQ     blk+0(FP), SI \
+	MOVQ     x+8(FP), DI \
+	MOVQ     xd+16(FP), BX \
+	MOVQ     xs+24(FP), DX \
+	MOVQ     nb+32(FP), CX \
+	MOVL     $0x0f0f0f0f, AX \
+	MOVQ     AX, X15 \
+	VPBROADCASTD X15, Y15 \
+	VMOVDQU  q5Spread<>(SB), Y14 \
+	VPBROADCASTQ q5Bits<>(SB), Y13 \
+	MOVL     $0x10101010, AX \
+	MOVQ     AX, X12 \
+	VPBROADCASTD X12, Y12 \
+	VPCMPEQW Y7, Y7, Y7 \
+	VPSRLW   $15, Y7, Y7 \
+	VMOVDQU  iq4nlTable<>(SB), Y11 \
+	VXORPS   X10, X10, X10
+
+#define B32END \
+	VXORPS    X1, X1, X1 \
+	VADDSS    X10, X1, X1 \
+	VMOVSS    X1, ret+40(FP) \
+	VZEROUPPER \
+	RET
+
+// func q4_1RowAVX2(blk *byte, x *int8, xd, xs *float32, nb int) float32
+TEXT ·q4_1RowAVX2(SB), NOSPLIT, $0-44
+	B32START
+q41loop:
+	NIB32(4)
+	VPMADDUBSW (DI), Y0, Y5
+	IDOT
+	TAIL1
+	ADDQ $20, SI
+	ADDQ $32, DI
+	ADDQ $4, BX
+	ADDQ $4, DX
+	DECQ CX
+	JNZ  q41loop
+	B32END
+
+// func q5_1RowAVX2(blk *byte, x *int8, xd, xs *float32, nb int) float32
+TEXT ·q5_1RowAVX2(SB), NOSPLIT, $0-44
+	B32START
+q51loop:
+	NIB32(8)
+	QH32(4)
+	VPMADDUBSW (DI), Y0, Y5
+	IDOT
+	TAIL1
+	ADDQ $24, SI
+	ADDQ $32, DI
+	ADDQ $4, BX
+	ADDQ $4, DX
+	DECQ CX
+	JNZ  q51loop
+	B32END
+
+// func q5_0RowAVX2(blk *byte, x *int8, xd, xs *float32, nb int) float32
+// (xs is not read.) The weights are u − 16: Σ u·x − 16·x pairwise.
+TEXT ·q5_0RowAVX2(SB), NOSPLIT, $0-44
+	B32START
+q50loop:
+	NIB32(6)
+	QH32(2)
+	VPMADDUBSW (DI), Y0, Y5
+	VPMADDUBSW (DI), Y12, Y6
+	VPSUBW     Y6, Y5, Y5
+	IDOT
+	TAIL0
+	ADDQ $22, SI
+	ADDQ $32, DI
+	ADDQ $4, BX
+	DECQ CX
+	JNZ  q50loop
+	B32END
+
+// func iq4nlRowAVX2(blk *byte, x *int8, xd, xs *float32, nb int) float32
+// (xs is not read.) Table values, signed: |q| against x with q's sign.
+TEXT ·iq4nlRowAVX2(SB), NOSPLIT, $0-44
+	B32START
+iq4nlloop:
+	NIB32(2)
+	VPSHUFB    Y0, Y11, Y0
+	VPABSB     Y0, Y1
+	VMOVDQU    (DI), Y3
+	VPSIGNB    Y0, Y3, Y3
+	VPMADDUBSW Y3, Y1, Y5
+	IDOT
+	TAIL0
+	ADDQ $18, SI
+	ADDQ $32, DI
+	ADDQ $4, BX
+	DECQ CX
+	JNZ  iq4nlloop
+	B32END

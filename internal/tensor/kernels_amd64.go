@@ -17,6 +17,18 @@ func q4kRowAVX2(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32
 func iq4xsRowAVX2(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32
 
 //go:noescape
+func q4_1RowAVX2(blk *byte, x *int8, xd, xs *float32, nb int) float32
+
+//go:noescape
+func q5_0RowAVX2(blk *byte, x *int8, xd, xs *float32, nb int) float32
+
+//go:noescape
+func q5_1RowAVX2(blk *byte, x *int8, xd, xs *float32, nb int) float32
+
+//go:noescape
+func iq4nlRowAVX2(blk *byte, x *int8, xd, xs *float32, nb int) float32
+
+//go:noescape
 func q2kRowAVX2(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32
 
 //go:noescape
@@ -29,32 +41,41 @@ func q5kRowAVX2(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32
 func q6kRowAVX2(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32
 
 // kRowsAVX2 are the avx2 and avx512 levels' one-output dot products on
-// GGML K blocks (blockmm.go's kRow).
-var kRowsAVX2 = map[DType]func(blk []byte, xq []int8, bsum []int32, xd []float32, nb int) float32{
-	Q4_K: func(blk []byte, xq []int8, bsum []int32, xd []float32, nb int) float32 {
-		_, _, _, _ = blk[nb*144-1], xq[nb*256-1], bsum[nb*16-1], xd[nb-1]
-		return q4kRowAVX2(&blk[0], &xq[0], &bsum[0], &xd[0], nb)
-	},
-	IQ4_XS: func(blk []byte, xq []int8, bsum []int32, xd []float32, nb int) float32 {
-		_, _, _, _ = blk[nb*136-1], xq[nb*256-1], bsum[nb*16-1], xd[nb-1]
-		return iq4xsRowAVX2(&blk[0], &xq[0], &bsum[0], &xd[0], nb)
-	},
-	Q2_K: func(blk []byte, xq []int8, bsum []int32, xd []float32, nb int) float32 {
-		_, _, _, _ = blk[nb*84-1], xq[nb*256-1], bsum[nb*16-1], xd[nb-1]
-		return q2kRowAVX2(&blk[0], &xq[0], &bsum[0], &xd[0], nb)
-	},
-	Q3_K: func(blk []byte, xq []int8, bsum []int32, xd []float32, nb int) float32 {
-		_, _, _, _ = blk[nb*110-1], xq[nb*256-1], bsum[nb*16-1], xd[nb-1]
-		return q3kRowAVX2(&blk[0], &xq[0], &bsum[0], &xd[0], nb)
-	},
-	Q5_K: func(blk []byte, xq []int8, bsum []int32, xd []float32, nb int) float32 {
-		_, _, _, _ = blk[nb*176-1], xq[nb*256-1], bsum[nb*16-1], xd[nb-1]
-		return q5kRowAVX2(&blk[0], &xq[0], &bsum[0], &xd[0], nb)
-	},
-	Q6_K: func(blk []byte, xq []int8, bsum []int32, xd []float32, nb int) float32 {
-		_, _, _, _ = blk[nb*210-1], xq[nb*256-1], bsum[nb*16-1], xd[nb-1]
-		return q6kRowAVX2(&blk[0], &xq[0], &bsum[0], &xd[0], nb)
-	},
+// GGML blocks (blockmm.go's kRow).
+var kRowsAVX2 = map[DType]blockDot{
+	Q2_K:   kDot(84, q2kRowAVX2),
+	Q3_K:   kDot(110, q3kRowAVX2),
+	Q4_K:   kDot(144, q4kRowAVX2),
+	Q5_K:   kDot(176, q5kRowAVX2),
+	Q6_K:   kDot(210, q6kRowAVX2),
+	IQ4_XS: kDot(136, iq4xsRowAVX2),
+	Q4_1:   bDot(20, q4_1RowAVX2),
+	Q5_0:   bDot(22, q5_0RowAVX2),
+	Q5_1:   bDot(24, q5_1RowAVX2),
+	IQ4_NL: bDot(18, iq4nlRowAVX2),
+}
+
+// kDot wraps a K-format kernel (super-blocks of bb bytes, Q8_K
+// activations).
+func kDot(bb int, k func(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32) blockDot {
+	return func(blk []byte, xq []int8, bsum []int32, xd, _ []float32, nb int) float32 {
+		_, _, _, _ = blk[nb*bb-1], xq[nb*256-1], bsum[nb*16-1], xd[nb-1]
+		return k(&blk[0], &xq[0], &bsum[0], &xd[0], nb)
+	}
+}
+
+// bDot wraps a 32-block kernel (blocks of bb bytes; xs, the Q8_1 sums, is
+// nil for Q8_0 activations and then not read).
+func bDot(bb int, k func(blk *byte, x *int8, xd, xs *float32, nb int) float32) blockDot {
+	return func(blk []byte, xq []int8, _ []int32, xd, xs []float32, nb int) float32 {
+		_, _, _ = blk[nb*bb-1], xq[nb*32-1], xd[nb-1]
+		var ps *float32
+		if xs != nil {
+			_ = xs[nb-1]
+			ps = &xs[0]
+		}
+		return k(&blk[0], &xq[0], &xd[0], ps, nb)
+	}
 }
 
 // quadsAVX2 is the quads kernel of the avx2 and avx512 levels.
