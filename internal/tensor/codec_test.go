@@ -258,7 +258,7 @@ func BenchmarkMatMulBlocks(b *testing.B) {
 		name string
 		w    *Mat
 	}{{"q8_0-packed", packedMat(quantizeMat(rows, cols, randVec(rng, rows*cols)))}}
-	for _, typ := range []DType{Q3_K, Q4_K, Q5_K, Q6_K} {
+	for _, typ := range []DType{Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS, Q4_1, Q5_0, Q5_1, IQ4_NL} {
 		c := CodecOf(typ)
 		q := randBlocks(rng, c, rows*cols/c.BlockSize)
 		mats = append(mats, struct {
@@ -290,5 +290,69 @@ func BenchmarkMatMulBlocks(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// TestQuadSums checks each level's quads kernel against the sums taken
+// product by product, the extremes ±127 included.
+func TestQuadSums(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const n = 256
+	q, x := make([]int8, n), make([]int8, n)
+	for i := range q {
+		q[i], x[i] = int8(rng.IntN(255)-127), int8(rng.IntN(255)-127)
+	}
+	for i := 0; i < 32; i++ { // the extremes
+		q[i], x[i] = 127, -127
+		q[32+i], x[32+i] = -127, -127
+	}
+	eachImpl(t, func(t *testing.T) {
+		for _, m := range []int{32, 64, n} {
+			got := make([]int32, m/4+1)
+			quadSums(got[:m/4], q[:m], x[:m])
+			if got[m/4] != 0 {
+				t.Fatalf("n=%d: wrote past the sums", m)
+			}
+			for k := 0; k < m/4; k++ {
+				var want int32
+				for e := 4 * k; e < 4*k+4; e++ {
+					want += int32(q[e]) * int32(x[e])
+				}
+				if got[k] != want {
+					t.Fatalf("n=%d quad %d: %d, want %d", m, k, got[k], want)
+				}
+			}
+		}
+	})
+}
+
+// TestBlockMatMulLevels: MatMul on GGML blocks gives the go level's bits
+// at every level (their integer sums are exact; the float steps are Go).
+func TestBlockMatMulLevels(t *testing.T) {
+	for _, typ := range []DType{Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS} {
+		c := CodecOf(typ)
+		rng := rand.New(rand.NewPCG(uint64(typ), 9))
+		const rows, n, cols = 7, 3, 512
+		w := &Mat{Rows: rows, Cols: cols, Type: typ, Q: randBlocks(rng, c, rows*cols/c.BlockSize)}
+		x := make([]float32, n*cols)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		want := make([]float32, n*rows)
+		saved := impl
+		impl = goKernels
+		(*Pool)(nil).MatMul(want, x, n, w)
+		impl = saved
+		t.Run(c.Name, func(t *testing.T) {
+			eachImpl(t, func(t *testing.T) {
+				got := make([]float32, n*rows)
+				(*Pool)(nil).MatMul(got, x, n, w)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("out %d: %v, go level %v", i, got[i], want[i])
+					}
+				}
+			})
+		})
 	}
 }

@@ -11,6 +11,12 @@ import "math"
 // its x row and W row, never on which kernel, tile position, batch size or
 // thread computed it (see doc.go). dot is free to use another order; it
 // serves Dot only.
+// blockDot is one output of a block format on GGML blocks (blockmm.go):
+// nb blocks of a weight row against one activation row (bytes xq, scales
+// xd; the Q8_K 16-sums bsum for the K formats, the Q8_1 sums xs for Q4_1
+// and Q5_1, nil otherwise).
+type blockDot func(blk []byte, xq []int8, bsum []int32, xd, xs []float32, nb int) float32
+
 type kernels struct {
 	name string
 	vl   int // column granularity of the F32 kernels (a power of two)
@@ -70,6 +76,15 @@ type kernels struct {
 	// q3k, q5k and q6k (optional) are the same for packed Q3_K, Q5_K and
 	// Q6_K (q3kpack.go, q5kpack.go, q6kpack.go).
 	q3k, q5k, q6k func(a *kpArgs, g0, g1 int)
+	// quads (optional) writes the exact sums of four consecutive products
+	// q·x (len(q) a multiple of 32, |q|, |x| ≤ 127), the integer core of
+	// the block formats' dot products on GGML blocks (blockmm.go); nil:
+	// the Go loop.
+	quads func(q, x []int8, out []int32)
+	// kRow (optional) has, per block format, one output on GGML blocks: a
+	// row of nb blocks against one activation row, in the Go code's order
+	// (the same bits as blockRows' steps and sum).
+	kRow map[DType]blockDot
 	// q8ps (optional) is q8pScales: a decode step's activations need
 	// it for every block of every matrix's input.
 	q8ps func(xs []uint32, xq []int8, xd []float32)

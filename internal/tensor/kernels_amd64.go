@@ -8,6 +8,87 @@ import "golang.org/x/sys/cpu"
 func dotAVX2(a, b *float32, k int) float32
 
 //go:noescape
+func quadDotsAVX2(q, x *int8, n int, out *int32)
+
+//go:noescape
+func q4kRowAVX2(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32
+
+//go:noescape
+func iq4xsRowAVX2(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32
+
+//go:noescape
+func q4_1RowAVX2(blk *byte, x *int8, xd, xs *float32, nb int) float32
+
+//go:noescape
+func q5_0RowAVX2(blk *byte, x *int8, xd, xs *float32, nb int) float32
+
+//go:noescape
+func q5_1RowAVX2(blk *byte, x *int8, xd, xs *float32, nb int) float32
+
+//go:noescape
+func iq4nlRowAVX2(blk *byte, x *int8, xd, xs *float32, nb int) float32
+
+//go:noescape
+func q2kRowAVX2(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32
+
+//go:noescape
+func q3kRowAVX2(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32
+
+//go:noescape
+func q5kRowAVX2(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32
+
+//go:noescape
+func q6kRowAVX2(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32
+
+// kRowsAVX2 are the avx2 and avx512 levels' one-output dot products on
+// GGML blocks (blockmm.go's kRow).
+var kRowsAVX2 = map[DType]blockDot{
+	Q2_K:   kDot(84, q2kRowAVX2),
+	Q3_K:   kDot(110, q3kRowAVX2),
+	Q4_K:   kDot(144, q4kRowAVX2),
+	Q5_K:   kDot(176, q5kRowAVX2),
+	Q6_K:   kDot(210, q6kRowAVX2),
+	IQ4_XS: kDot(136, iq4xsRowAVX2),
+	Q4_1:   bDot(20, q4_1RowAVX2),
+	Q5_0:   bDot(22, q5_0RowAVX2),
+	Q5_1:   bDot(24, q5_1RowAVX2),
+	IQ4_NL: bDot(18, iq4nlRowAVX2),
+}
+
+// kDot wraps a K-format kernel (super-blocks of bb bytes, Q8_K
+// activations).
+func kDot(bb int, k func(blk *byte, x *int8, bsum *int32, xd *float32, nb int) float32) blockDot {
+	return func(blk []byte, xq []int8, bsum []int32, xd, _ []float32, nb int) float32 {
+		_, _, _, _ = blk[nb*bb-1], xq[nb*256-1], bsum[nb*16-1], xd[nb-1]
+		return k(&blk[0], &xq[0], &bsum[0], &xd[0], nb)
+	}
+}
+
+// bDot wraps a 32-block kernel (blocks of bb bytes; xs, the Q8_1 sums, is
+// nil for Q8_0 activations and then not read).
+func bDot(bb int, k func(blk *byte, x *int8, xd, xs *float32, nb int) float32) blockDot {
+	return func(blk []byte, xq []int8, _ []int32, xd, xs []float32, nb int) float32 {
+		_, _, _ = blk[nb*bb-1], xq[nb*32-1], xd[nb-1]
+		var ps *float32
+		if xs != nil {
+			_ = xs[nb-1]
+			ps = &xs[0]
+		}
+		return k(&blk[0], &xq[0], &xd[0], ps, nb)
+	}
+}
+
+// quadsAVX2 is the quads kernel of the avx2 and avx512 levels.
+func quadsAVX2(q, x []int8, out []int32) {
+	n := len(q)
+	if n == 0 {
+		return
+	}
+	_, _ = x[n-1], out[n/4-1]
+	quadDotsAVX2(&q[0], &x[0], n, &out[0])
+}
+
+//go:noescape
 func axpyAVX2(y *float32, alpha float32, x *float32, k int)
 
 //go:noescape
@@ -90,7 +171,7 @@ func axpyStridedAVX512(y, a, v *float32, stride, np, hd int)
 
 // avx512Kernels handle any column count (masked tails), so vl is 1.
 var avx512Kernels = &kernels{
-	name: "avx512", vl: 1, mr: 4, nr: 6,
+	name: "avx512", vl: 1, mr: 4, nr: 6, quads: quadsAVX2, kRow: kRowsAVX2,
 	dot: func(a, b []float32, k int) float32 {
 		_, _ = a[k-1], b[k-1]
 		return dotAVX512(&a[0], &b[0], k)
@@ -210,7 +291,7 @@ var avx512Kernels = &kernels{
 }
 
 var avx2Kernels = &kernels{
-	name: "avx2", vl: 8, mr: 4, nr: 3,
+	name: "avx2", vl: 8, mr: 4, nr: 3, quads: quadsAVX2, kRow: kRowsAVX2,
 	dot: func(a, b []float32, k int) float32 {
 		_, _ = a[k-1], b[k-1]
 		return dotAVX2(&a[0], &b[0], k)
