@@ -96,6 +96,7 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 		EnableAutoToolChoice: cfg.EnableAutoToolChoice,
 		ToolCallParser:       cfg.ToolCallParser,
 		ReasoningParser:      cfg.ReasoningParser,
+		ResponsesStoreSize:   responsesStoreSize(cfg.ResponsesStoreSize),
 	}, st.Engine)
 	if err != nil {
 		return nil, err
@@ -186,4 +187,13 @@ func (s *serveStack) Close() error {
 		}
 	})
 	return err
+}
+
+// responsesStoreSize maps --responses-store-size (0 keeps none) to
+// httpapi.Config's (0 is the default size, < 0 keeps none).
+func responsesStoreSize(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

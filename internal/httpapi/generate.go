@@ -58,6 +58,9 @@ type genRequest struct {
 	// out turns a chat choice's text into reasoning, content and tool
 	// calls (nil: the text is the content).
 	out *chatOutput
+	// resp is a Responses API request's own state (nil for chat and
+	// completions).
+	resp *responsesState
 }
 
 // genPrompt is one prompt of a request, i.e. one engine request.

@@ -77,6 +77,11 @@ type Config struct {
 	EnableAutoToolChoice bool
 	ToolCallParser       string
 	ReasoningParser      string
+	// ResponsesStoreSize bounds the responses kept in memory for
+	// previous_response_id and GET /v1/responses/{id} (least recently used
+	// evicted first): 0 means DefaultResponsesStoreSize, < 0 keeps none
+	// (every response then reports "store": false).
+	ResponsesStoreSize int
 }
 
 // Server is the HTTP handler. It is safe for concurrent use.
@@ -95,6 +100,8 @@ type Server struct {
 	drain       drain
 	// routeKeys are the method and handler label of every route (Routes).
 	routeKeys [][2]string
+	// store keeps Responses API responses (nil: none).
+	store *responseStore
 }
 
 // New builds the server. It fails when no model name is given or the chat
@@ -115,7 +122,7 @@ func New(cfg Config, eng Engine) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Server{cfg: cfg, tok: eng.Tokenizer(), log: cfg.Logger, defaults: sampling.Default()}
+	s := &Server{cfg: cfg, tok: eng.Tokenizer(), log: cfg.Logger, defaults: sampling.Default(), store: newResponseStore(cfg.ResponsesStoreSize)}
 	s.eng = drainEngine{Engine: eng, d: &s.drain}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -149,6 +156,9 @@ func (s *Server) routes() {
 	rs := []route{
 		{"POST", "/v1/completions", s.admit(s.completions)},
 		{"POST", "/v1/chat/completions", s.admit(s.chat)},
+		{"POST", "/v1/responses", s.admit(s.responses)},
+		{"GET", "/v1/responses/{response_id}", s.getResponse},
+		{"POST", "/v1/responses/{response_id}/cancel", s.cancelResponse},
 		{"GET", "/v1/models", s.models},
 		{"POST", "/tokenize", s.tokenize},
 		{"POST", "/detokenize", s.detokenize},
