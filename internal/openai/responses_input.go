@@ -53,6 +53,9 @@ func ParseResponsesInput(raw json.RawMessage) (ResponsesInput, error) {
 	for i, b := range items {
 		at := fmt.Sprintf("input[%d]", i)
 		var it inputItem
+		if err := checkItemType(b, at); err != nil {
+			return in, err
+		}
 		if err := strictUnmarshal(b, &it); err != nil {
 			return in, apierr.New(at, "an input item must be a message, function_call or function_call_output object: %v", err)
 		}
@@ -73,14 +76,32 @@ func (in *ResponsesInput) add(it inputItem, at string) (bool, error) {
 		typ = *it.Type
 	}
 	switch typ {
-	case "message":
-		return in.addMessage(it, at)
 	case "function_call":
 		return false, in.addCall(it, at)
 	case "function_call_output":
 		return false, in.addOutput(it, at)
 	}
-	return false, apierr.New(at+".type", "input item type %q is not supported (message, function_call, function_call_output)", typ)
+	return in.addMessage(it, at)
+}
+
+// checkItemType refuses an item type other than message, function_call
+// and function_call_output (reasoning items, item references, built-in
+// tools' calls) before its fields are checked.
+func checkItemType(b json.RawMessage, at string) error {
+	var t struct {
+		Type *string `json:"type"`
+	}
+	if err := json.Unmarshal(b, &t); err != nil {
+		return apierr.New(at, "an input item must be an object")
+	}
+	if t.Type == nil {
+		return nil
+	}
+	switch *t.Type {
+	case "message", "function_call", "function_call_output":
+		return nil
+	}
+	return apierr.New(at+".type", "input item type %q is not supported (message, function_call, function_call_output)", *t.Type)
 }
 
 // only refuses the fields of it that its type does not have.
