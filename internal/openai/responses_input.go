@@ -165,13 +165,14 @@ func inputContent(raw json.RawMessage, at string) (string, []string, error) {
 			Logprobs    json.RawMessage `json:"logprobs"`
 		}
 		pat := fmt.Sprintf("%s[%d]", at, j)
-		if err := strictUnmarshal(p, &part); err != nil {
-			return "", nil, apierr.New(pat, "a content part must be {\"type\": \"input_text\", \"text\": string}: %v", err)
-		}
-		switch {
-		case part.Type == nil || (*part.Type != "input_text" && *part.Type != "output_text"):
+		json.Unmarshal(p, &part) // the type first: an image part is refused as one
+		if part.Type == nil || (*part.Type != "input_text" && *part.Type != "output_text") {
 			return "", nil, apierr.New(pat+".type", "only input_text and output_text parts are supported")
-		case part.Text == nil:
+		}
+		if err := strictUnmarshal(p, &part); err != nil {
+			return "", nil, apierr.New(pat, "a text part must be {\"type\": \"input_text\", \"text\": string}: %v", err)
+		}
+		if part.Text == nil {
 			return "", nil, apierr.New(pat+".text", "is required")
 		}
 		texts[j] = *part.Text
