@@ -283,3 +283,95 @@ func TestResponsesErrors(t *testing.T) {
 		}
 	})
 }
+
+// TestResponsesReasoningAndAutoTools serves the random-weight model with
+// Qwen3's parsers (--reasoning-parser qwen3, --tool-call-parser hermes)
+// and forces Qwen3-shaped outputs with a structured_outputs choice (the
+// same outputs and expected values as TestAutoToolsAndReasoning): the
+// think block must come back as a reasoning item (reasoning_text
+// content), the <tool_call> as a function_call item, the rest as a
+// message, in that order, streamed (reasoning_text events) or not.
+func TestResponsesReasoningAndAutoTools(t *testing.T) {
+	noLeaks(t)
+	cfg := testServeConfig()
+	cfg.MaxModelLen, cfg.MaxNumBatchedTokens, cfg.KVCacheMemory = 2048, 2048, 128<<20
+	cfg.ChatTemplate = filepath.Join(testmodels.Shared(t, "templates"), "Qwen-Qwen3-0.6B.jinja")
+	cfg.EnableAutoToolChoice, cfg.ToolCallParser, cfg.ReasoningParser = true, "hermes", "qwen3"
+	url, stop := startServe(t, cfg)
+	defer func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	client := sdk.NewClient(option.WithBaseURL(url+"/v1/"), option.WithAPIKey("none"), option.WithMaxRetries(0))
+	ctx := context.Background()
+	const call = "<think>\nThe user wants Paris.\n</think>\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"unit\": \"celsius\"}}\n</tool_call>"
+	const plain = "<think>\nNo tool needed.\n</think>\n\nIt is sunny."
+	for _, tc := range []struct {
+		name, output, reasoning, content, args string
+	}{
+		{"tool call", call, "\nThe user wants Paris.\n", "", `{"city": "Paris", "unit": "celsius"}`},
+		{"plain answer", plain, "\nNo tool needed.\n", "\n\nIt is sunny.", ""},
+	} {
+		req := responses.ResponseNewParams{Input: responses.ResponseNewParamsInputUnion{OfString: sdk.String("Weather in Paris?")},
+			Tools: []responses.ToolUnionParam{responsesWeatherTool(t)}, MaxOutputTokens: sdk.Int(200)}
+		choice, _ := json.Marshal([]string{tc.output})
+		opt := option.WithJSONSet("structured_outputs", json.RawMessage(`{"choice":`+string(choice)+`}`))
+		check := func(t *testing.T, out []responses.ResponseOutputItemUnion) {
+			t.Helper()
+			var reasoning, content, args string
+			var types []string
+			for _, it := range out {
+				types = append(types, it.Type)
+				switch it.Type {
+				case "reasoning":
+					reasoning = it.Content[0].Text
+				case "message":
+					content = it.Content[0].Text
+				case "function_call":
+					args = it.Arguments.OfString
+					if it.Name != "get_weather" || it.CallID == "" {
+						t.Fatalf("call %+v", it)
+					}
+				}
+			}
+			want := []string{"reasoning", "message"}
+			if tc.args != "" {
+				want = []string{"reasoning", "function_call"}
+			}
+			if !slices.Equal(types, want) || reasoning != tc.reasoning || content != tc.content || args != tc.args {
+				t.Fatalf("items %v reasoning %q content %q arguments %q, want %v %q %q %q", types, reasoning, content, args, want, tc.reasoning, tc.content, tc.args)
+			}
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := client.Responses.New(ctx, req, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, r.Output)
+			if r.Usage.OutputTokensDetails.ReasoningTokens == 0 {
+				t.Fatalf("usage %s: no reasoning tokens", r.Usage.RawJSON())
+			}
+		})
+		t.Run(tc.name+"/streamed", func(t *testing.T) {
+			stream := client.Responses.NewStreaming(ctx, req, opt)
+			var final responses.Response
+			var reasoning strings.Builder
+			for stream.Next() {
+				switch ev := stream.Current(); ev.Type {
+				case "response.reasoning_text.delta":
+					reasoning.WriteString(ev.Delta)
+				case "response.completed":
+					final = ev.Response
+				}
+			}
+			if err := stream.Err(); err != nil {
+				t.Fatal(err)
+			}
+			check(t, final.Output)
+			if reasoning.String() != tc.reasoning {
+				t.Fatalf("reasoning deltas %q, want %q", reasoning.String(), tc.reasoning)
+			}
+		})
+	}
+}
