@@ -61,6 +61,8 @@ func TestParseServeArgs(t *testing.T) {
 		{"scheduling of threads", []string{"--engine-nice", "0", "--spare-procs", "2"}, "", func(c *serveConfig) { c.EngineNice, c.SpareProcs = 0, 2 }, nil},
 		{"api key flag", []string{"--api-key", "k1"}, "k2", func(c *serveConfig) { c.APIKey = []string{"k1"} }, nil},
 		{"api key env", nil, "k2", func(c *serveConfig) { c.APIKey = []string{"k2"} }, nil},
+		{"responses store size", []string{"--responses-store-size", "5"}, "", func(c *serveConfig) { c.ResponsesStoreSize = 5 }, nil},
+		{"no responses store", []string{"--responses-store-size=0"}, "", func(c *serveConfig) { c.ResponsesStoreSize = 0 }, nil},
 		{"help", []string{"--help"}, "", nil, flag.ErrHelp},
 		{"two models", []string{"/a", "/b"}, "", nil, errUsage},
 	}

@@ -137,3 +137,20 @@ func TestResponsesRefused(t *testing.T) {
 		t.Fatalf("unknown previous_response_id: status %d, want 404", r.status)
 	}
 }
+
+// Without a store (--responses-store-size 0) a response says "store":
+// false and cannot be continued or retrieved.
+func TestResponsesWithoutStore(t *testing.T) {
+	srv := newTestServer(t, newFake(), func(c *Config) { c.ResponsesStoreSize = -1 })
+	r := ok(t, do(t, srv, "POST", "/v1/responses", `{"max_output_tokens":1,"input":"Hi"}`))
+	if r["store"] != false {
+		t.Fatalf("store %v, want false", r["store"])
+	}
+	id := r["id"].(string)
+	if got := do(t, srv, "GET", "/v1/responses/"+id, ""); got.status != http.StatusNotFound {
+		t.Fatalf("GET: status %d, want 404", got.status)
+	}
+	if got := do(t, srv, "POST", "/v1/responses", `{"input":"x","previous_response_id":"`+id+`"}`); got.status != http.StatusNotFound {
+		t.Fatalf("previous_response_id: status %d, want 404", got.status)
+	}
+}
