@@ -154,3 +154,36 @@ func TestResponsesWithoutStore(t *testing.T) {
 		t.Fatalf("previous_response_id: status %d, want 404", got.status)
 	}
 }
+
+// An engine failure mid-stream ends the stream with an error event and
+// response.failed (status failed, its error set), after the events so far;
+// without streaming it is a 503.
+func TestResponsesEngineFailureMidStream(t *testing.T) {
+	f := newFake()
+	f.failAfter = 2
+	srv := newTestServer(t, f, nil)
+	r := do(t, srv, "POST", "/v1/responses", `{"input":"x","max_output_tokens":5,"stream":true}`)
+	var types []string
+	var last struct {
+		Type     string `json:"type"`
+		Response struct {
+			Status string `json:"status"`
+			Error  *struct{ Code, Message string }
+		} `json:"response"`
+	}
+	for _, ev := range strings.Split(strings.TrimSpace(string(r.body)), "\n\n") {
+		name, data, _ := strings.Cut(ev, "\ndata: ")
+		types = append(types, strings.TrimPrefix(name, "event: "))
+		if err := json.Unmarshal([]byte(data), &last); err != nil || last.Type != types[len(types)-1] {
+			t.Fatalf("event %q: %v", ev, err)
+		}
+	}
+	n := len(types)
+	if n < 4 || types[0] != "response.created" || types[n-2] != "error" || types[n-1] != "response.failed" ||
+		last.Response.Status != "failed" || last.Response.Error == nil || last.Response.Error.Code != "server_error" {
+		t.Fatalf("events %v, last %+v", types, last)
+	}
+	if r := do(t, srv, "POST", "/v1/responses", `{"input":"x","max_output_tokens":5}`); r.status != http.StatusServiceUnavailable {
+		t.Fatalf("non-streaming: %d %s", r.status, r.body)
+	}
+}
