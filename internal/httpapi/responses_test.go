@@ -187,3 +187,49 @@ func TestResponsesEngineFailureMidStream(t *testing.T) {
 		t.Fatalf("non-streaming: %d %s", r.status, r.body)
 	}
 }
+
+// sseTyped splits a Responses API stream into its events' types and data.
+func sseTyped(t *testing.T, body []byte) (types []string, data []map[string]any) {
+	t.Helper()
+	for _, ev := range strings.Split(strings.TrimSpace(string(body)), "\n\n") {
+		name, raw, _ := strings.Cut(ev, "\ndata: ")
+		var d map[string]any
+		if err := json.Unmarshal([]byte(raw), &d); err != nil || "event: "+d["type"].(string) != name {
+			t.Fatalf("event %q: %v", ev, err)
+		}
+		types, data = append(types, d["type"].(string)), append(data, d)
+	}
+	return types, data
+}
+
+// A named function's arguments stream as function_call_arguments deltas
+// of one function_call item (the fake engine's words stand for them: it
+// does not apply the constraint; the stream may coalesce them); the deltas concatenate to the done
+// event's arguments and to the item's.
+func TestResponsesNamedFunctionStream(t *testing.T) {
+	f := newFake()
+	srv := newTestServer(t, f, nil)
+	r := do(t, srv, "POST", "/v1/responses", `{"input":"x","max_output_tokens":4,"stream":true,"tools":[`+responsesTool+`],"tool_choice":{"type":"function","name":"get_weather"}}`)
+	types, data := sseTyped(t, r.body)
+	var args strings.Builder
+	var collapsed []string
+	for i, typ := range types {
+		if typ == "response.function_call_arguments.delta" {
+			args.WriteString(data[i]["delta"].(string))
+		}
+		if len(collapsed) == 0 || collapsed[len(collapsed)-1] != typ {
+			collapsed = append(collapsed, typ)
+		}
+	}
+	want := []string{"response.created", "response.in_progress", "response.output_item.added", "response.function_call_arguments.delta",
+		"response.function_call_arguments.done", "response.output_item.done", "response.incomplete"}
+	if strings.Join(collapsed, " ") != strings.Join(want, " ") {
+		t.Fatalf("events %v, want %v", types, want)
+	}
+	item := data[len(data)-2]["item"].(map[string]any)
+	done := data[len(data)-3]
+	if item["type"] != "function_call" || item["name"] != "get_weather" || item["arguments"] != args.String() || done["arguments"] != args.String() ||
+		args.String() != f.text(0, 0, 4) {
+		t.Fatalf("item %v, done %v, deltas %q, want the output %q", item, done, args.String(), f.text(0, 0, 4))
+	}
+}
