@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -214,8 +215,9 @@ func (s *Server) keep(g *genRequest, resp *openai.Response, m openai.ResponseMes
 func (s *Server) getResponse(w http.ResponseWriter, r *http.Request) {
 	st, err := s.stored(r)
 	if err == nil {
-		for k, v := range r.URL.Query() {
-			if k != "stream" || len(v) != 1 || v[0] != "false" {
+		q := r.URL.Query()
+		for _, k := range slices.Sorted(maps.Keys(q)) {
+			if v := q[k]; k != "stream" || len(v) != 1 || v[0] != "false" {
 				err = apierr.New(k, "query parameter %q is not supported", k)
 				break
 			}

@@ -61,6 +61,11 @@ func TestResponsesPreviousResponse(t *testing.T) {
 	if got["id"] != first["id"] || got["status"] != "incomplete" {
 		t.Fatalf("GET %v", got)
 	}
+	// vLLM's replay of a background response's events is not supported.
+	r := do(t, srv, "GET", "/v1/responses/"+first["id"].(string)+"?stream=true&starting_after=2", "")
+	if e := envelope(t, r); r.status != http.StatusBadRequest || param(e) != "starting_after" {
+		t.Fatalf("GET with stream: %d %s", r.status, r.body)
+	}
 }
 
 // The store keeps the last --responses-store-size responses, least
