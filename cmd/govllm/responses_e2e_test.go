@@ -48,6 +48,23 @@ func responsesWeatherTool(t *testing.T) responses.ToolUnionParam {
 		Description: sdk.String("Current weather in a city")}}
 }
 
+// checkWeatherCall asserts that out is one completed get_weather
+// function_call item whose arguments are valid, and returns it.
+func checkWeatherCall(t *testing.T, valid func(string) bool, out []responses.ResponseOutputItemUnion) responses.ResponseOutputItemUnion {
+	t.Helper()
+	if len(out) != 1 || out[0].Type != "function_call" {
+		t.Fatalf("output %+v, want one function_call item", out)
+	}
+	c := out[0]
+	if c.Name != "get_weather" || c.CallID == "" || !strings.HasPrefix(c.ID, "fc_") || c.Status != "completed" {
+		t.Fatalf("call %+v", c)
+	}
+	if !valid(c.Arguments.OfString) {
+		t.Fatalf("arguments %q do not satisfy the schema", c.Arguments.OfString)
+	}
+	return c
+}
+
 // TestResponsesToolLoop drives a two-step weather conversation through
 // /v1/responses with the OpenAI Go SDK, on the random-weight model and on
 // stories260K: step one with tool_choice "required" must come back as a
@@ -70,17 +87,7 @@ func TestResponsesToolLoop(t *testing.T) {
 				ToolChoice:        responses.ResponseNewParamsToolChoiceUnion{OfToolChoiceMode: sdk.Opt(responses.ToolChoiceOptionsRequired)}}
 			checkCall := func(t *testing.T, out []responses.ResponseOutputItemUnion) responses.ResponseOutputItemUnion {
 				t.Helper()
-				if len(out) != 1 || out[0].Type != "function_call" {
-					t.Fatalf("output %+v, want one function_call item", out)
-				}
-				c := out[0]
-				if c.Name != "get_weather" || c.CallID == "" || !strings.HasPrefix(c.ID, "fc_") || c.Status != "completed" {
-					t.Fatalf("call %+v", c)
-				}
-				if !valid(schema)(c.Arguments.OfString) {
-					t.Fatalf("arguments %q do not satisfy the schema", c.Arguments.OfString)
-				}
-				return c
+				return checkWeatherCall(t, valid(schema), out)
 			}
 			first, err := client.Responses.New(ctx, req)
 			if err != nil {
@@ -319,29 +326,7 @@ func TestResponsesReasoningAndAutoTools(t *testing.T) {
 		opt := option.WithJSONSet("structured_outputs", json.RawMessage(`{"choice":`+string(choice)+`}`))
 		check := func(t *testing.T, out []responses.ResponseOutputItemUnion) {
 			t.Helper()
-			var reasoning, content, args string
-			var types []string
-			for _, it := range out {
-				types = append(types, it.Type)
-				switch it.Type {
-				case "reasoning":
-					reasoning = it.Content[0].Text
-				case "message":
-					content = it.Content[0].Text
-				case "function_call":
-					args = it.Arguments.OfString
-					if it.Name != "get_weather" || it.CallID == "" {
-						t.Fatalf("call %+v", it)
-					}
-				}
-			}
-			want := []string{"reasoning", "message"}
-			if tc.args != "" {
-				want = []string{"reasoning", "function_call"}
-			}
-			if !slices.Equal(types, want) || reasoning != tc.reasoning || content != tc.content || args != tc.args {
-				t.Fatalf("items %v reasoning %q content %q arguments %q, want %v %q %q %q", types, reasoning, content, args, want, tc.reasoning, tc.content, tc.args)
-			}
+			checkItems(t, out, tc.reasoning, tc.content, tc.args)
 		}
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := client.Responses.New(ctx, req, opt)
@@ -373,5 +358,34 @@ func TestResponsesReasoningAndAutoTools(t *testing.T) {
 				t.Fatalf("reasoning deltas %q, want %q", reasoning.String(), tc.reasoning)
 			}
 		})
+	}
+}
+
+// checkItems asserts Qwen3-shaped output items: reasoning, then a message
+// (content) or a get_weather call (args).
+func checkItems(t *testing.T, out []responses.ResponseOutputItemUnion, wantReasoning, wantContent, wantArgs string) {
+	t.Helper()
+	var reasoning, content, args string
+	var types []string
+	for _, it := range out {
+		types = append(types, it.Type)
+		switch it.Type {
+		case "reasoning":
+			reasoning = it.Content[0].Text
+		case "message":
+			content = it.Content[0].Text
+		case "function_call":
+			args = it.Arguments.OfString
+			if it.Name != "get_weather" || it.CallID == "" {
+				t.Fatalf("call %+v", it)
+			}
+		}
+	}
+	want := []string{"reasoning", "message"}
+	if wantArgs != "" {
+		want = []string{"reasoning", "function_call"}
+	}
+	if !slices.Equal(types, want) || reasoning != wantReasoning || content != wantContent || args != wantArgs {
+		t.Fatalf("items %v reasoning %q content %q arguments %q, want %v %q %q %q", types, reasoning, content, args, want, wantReasoning, wantContent, wantArgs)
 	}
 }
