@@ -68,6 +68,9 @@ type serveConfig struct {
 	// Runner and Convert are vLLM's --runner (auto, generate, pooling)
 	// and --convert (auto, none, embed): which APIs are served.
 	Runner, Convert string
+	// ResponsesStoreSize is how many Responses API responses are kept
+	// (--responses-store-size; 0 keeps none).
+	ResponsesStoreSize int
 
 	// LogLevel is the server log's level (--uvicorn-log-level).
 	LogLevel slog.Level
@@ -91,16 +94,17 @@ func defaultServeConfig() serveConfig {
 	e := defaultEngineConfig()
 	e.EngineNice = defaultEngineNice
 	return serveConfig{
-		engineConfig:     e,
-		Port:             8000,
-		GenerationConfig: "auto",
-		SpareProcs:       1,
-		LogStatsInterval: metrics.DefaultLogInterval,
-		MaxConnections:   httpapi.DefaultMaxConnections,
-		CORS:             httpapi.DefaultCORS(),
-		Pooler:           pooling.Default(),
-		Runner:           "auto",
-		Convert:          "auto",
+		engineConfig:       e,
+		Port:               8000,
+		GenerationConfig:   "auto",
+		SpareProcs:         1,
+		LogStatsInterval:   metrics.DefaultLogInterval,
+		MaxConnections:     httpapi.DefaultMaxConnections,
+		CORS:               httpapi.DefaultCORS(),
+		Pooler:             pooling.Default(),
+		Runner:             "auto",
+		Convert:            "auto",
+		ResponsesStoreSize: httpapi.DefaultResponsesStoreSize,
 	}
 }
 
@@ -182,7 +186,7 @@ var serveFlagGroups = []flagGroup{
 	{"CacheConfig", []string{"block-size", "enable-prefix-caching", "no-enable-prefix-caching", "num-gpu-blocks-override", "gpu-memory-utilization", "kv-cache-dtype", "swap-space", "cpu-offload-gb"}},
 	{"SchedulerConfig", []string{"max-num-seqs", "max-num-batched-tokens", "scheduling-policy"}},
 	{"ObservabilityConfig", []string{"disable-log-stats", "log-stats-interval"}},
-	{"govllm (CPU backend)", []string{"kv-cache-memory", "dummy-shape", "threads", "engine-nice", "spare-procs", "max-request-n", "max-request-sequences", "max-request-tokens"}},
+	{"govllm (CPU backend)", []string{"kv-cache-memory", "dummy-shape", "threads", "engine-nice", "spare-procs", "max-request-n", "max-request-sequences", "max-request-tokens", "responses-store-size"}},
 }
 
 // addFlags registers serve's flags on fs: the engine's, the server's, and
@@ -245,6 +249,14 @@ func (c *serveConfig) addFlags(fs *flag.FlagSet, names, keys *stringList, model 
 		oneOfInto(&c.Runner, "auto", "generate", "pooling"))
 	fs.Func("convert", "auto (the default), none, or embed (serve the model for embeddings only, as --runner pooling), as vLLM's --convert",
 		oneOfInto(&c.Convert, "auto", "none", "embed"))
+	fs.Func("responses-store-size", fmt.Sprintf("how many /v1/responses responses are kept in memory for previous_response_id and GET /v1/responses/{id}, least recently used evicted first; 0 keeps none (default %d)", httpapi.DefaultResponsesStoreSize), func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("must be a non-negative integer, got %q", v)
+		}
+		c.ResponsesStoreSize = n
+		return nil
+	})
 	addCompatFlags(fs, &c.compat)
 	return finish
 }

@@ -73,6 +73,8 @@ func TestParseServeArgs(t *testing.T) {
 		{"convert embed", []string{"--convert=embed", "--runner", "auto"}, "", func(c *serveConfig) { c.Convert = "embed" }, nil},
 		{"CORS credentials off", []string{"--allow-credentials", "--no-allow-credentials"}, "", func(c *serveConfig) {}, nil},
 		{"api key env", nil, "k2", func(c *serveConfig) { c.APIKey = []string{"k2"} }, nil},
+		{"responses store size", []string{"--responses-store-size", "5"}, "", func(c *serveConfig) { c.ResponsesStoreSize = 5 }, nil},
+		{"no responses store", []string{"--responses-store-size=0"}, "", func(c *serveConfig) { c.ResponsesStoreSize = 0 }, nil},
 		{"help", []string{"--help"}, "", nil, flag.ErrHelp},
 		{"two models", []string{"/a", "/b"}, "", nil, errUsage},
 	}

@@ -106,6 +106,7 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 		Pooler:               &cfg.Pooler,
 		Runner:               runner,
 		ResponseTimings:      cfg.ResponseTimings,
+		ResponsesStoreSize:   responsesStoreSize(cfg.ResponsesStoreSize),
 	}, st.Engine)
 	if err != nil {
 		return nil, err
@@ -196,4 +197,13 @@ func (s *serveStack) Close() error {
 		}
 	})
 	return err
+}
+
+// responsesStoreSize maps --responses-store-size (0 keeps none) to
+// httpapi.Config's (0 is the default size, < 0 keeps none).
+func responsesStoreSize(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

@@ -12,6 +12,10 @@
 //	POST /v1/completions       text completion, JSON or SSE (stream: true);
 //	                           up to openai.MaxPrompts prompts per request
 //	POST /v1/chat/completions  chat completion through the chat template
+//	POST /v1/responses         OpenAI's Responses API, translated to and from
+//	                           the chat path (responses*.go); typed SSE events
+//	GET  /v1/responses/{id}    a stored response (bounded LRU, responseStore)
+//	POST /v1/responses/{id}/cancel  400 for a stored (finished) response, as vLLM
 //	GET  /v1/models            the served model names
 //	POST /tokenize             prompt, or vLLM's chat form (messages, tools,
 //	                           add_generation_prompt, continue_final_message,
@@ -55,6 +59,8 @@
 //   - the engine requests of an HTTP request share one context derived from
 //     the request's: a client that goes away, or one of them failing, aborts
 //     them all (fanIn);
-//   - SSE chunks are flushed as soon as they are written; a stream ends with
-//     "data: [DONE]".
+//   - SSE chunks are flushed as soon as they are written; a completions or
+//     chat stream ends with "data: [DONE]"; a Responses API stream has an
+//     "event:" line per event and ends with response.completed,
+//     response.incomplete or response.failed.
 package httpapi

@@ -62,6 +62,9 @@ type genRequest struct {
 	// pooling makes every prompt an embedding request (/v1/embeddings):
 	// params is then zero, and a "prompt" error names "input".
 	pooling *pooling.Params
+	// resp is a Responses API request's own state (nil for chat and
+	// completions).
+	resp *responsesState
 }
 
 // genPrompt is one prompt of a request, i.e. one engine request.

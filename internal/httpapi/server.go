@@ -78,6 +78,11 @@ type Config struct {
 	EnableAutoToolChoice bool
 	ToolCallParser       string
 	ReasoningParser      string
+	// ResponsesStoreSize bounds the responses kept in memory for
+	// previous_response_id and GET /v1/responses/{id} (least recently used
+	// evicted first): 0 means DefaultResponsesStoreSize, < 0 keeps none
+	// (every response then reports "store": false).
+	ResponsesStoreSize int
 	// CORS is the cross-origin policy; nil means DefaultCORS (vLLM's).
 	CORS *CORS
 	// Pooler is the pooling of /v1/embeddings (--pooler-config); nil means
@@ -123,6 +128,8 @@ type Server struct {
 	drain       drain
 	// routeKeys are the method and handler label of every route (Routes).
 	routeKeys [][2]string
+	// store keeps Responses API responses (nil: none).
+	store *responseStore
 }
 
 // New builds the server. It fails when no model name is given or the chat
@@ -146,7 +153,7 @@ func New(cfg Config, eng Engine) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Server{cfg: cfg, tok: eng.Tokenizer(), log: cfg.Logger, defaults: sampling.Default()}
+	s := &Server{cfg: cfg, tok: eng.Tokenizer(), log: cfg.Logger, defaults: sampling.Default(), store: newResponseStore(cfg.ResponsesStoreSize)}
 	s.eng = drainEngine{Engine: eng, d: &s.drain}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -181,6 +188,9 @@ func (s *Server) routes() {
 		{"POST", "/v1/completions", s.admit(s.serves(RunnerGenerate, "Completions", s.completions))},
 		{"POST", "/v1/chat/completions", s.admit(s.serves(RunnerGenerate, "Chat Completions", s.chat))},
 		{"POST", "/v1/embeddings", s.admit(s.serves(RunnerPooling, "Embeddings", s.embeddings))},
+		{"POST", "/v1/responses", s.admit(s.serves(RunnerGenerate, "Responses", s.responses))},
+		{"GET", "/v1/responses/{response_id}", s.getResponse},
+		{"POST", "/v1/responses/{response_id}/cancel", s.cancelResponse},
 		{"GET", "/v1/models", s.models},
 		{"GET", "/v1/models/{id...}", s.model},
 		{"POST", "/tokenize", s.tokenize},

@@ -34,8 +34,17 @@ func startSSE(w http.ResponseWriter) *sseWriter {
 }
 
 // write buffers one event; an error means the client is gone.
-func (s *sseWriter) write(v any) error {
+func (s *sseWriter) write(v any) error { return s.writeEvent("", v) }
+
+// writeEvent buffers one event, after an "event: name" line unless name is
+// "" (the Responses API's typed events).
+func (s *sseWriter) writeEvent(name string, v any) error {
 	s.buf.Reset()
+	if name != "" {
+		s.buf.WriteString("event: ")
+		s.buf.WriteString(name)
+		s.buf.WriteByte('\n')
+	}
 	s.buf.WriteString("data: ")
 	if err := s.enc.Encode(v); err != nil { // appends '\n'
 		return err

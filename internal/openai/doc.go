@@ -18,6 +18,12 @@
 // tool-call parsers will consume). Every refusal names the field by its
 // JSON path (messages[2].content[0].type, tools[1].function.parameters).
 //
+// Responses API: ResponsesRequest holds vLLM's ResponsesRequest fields
+// (Check refuses those not implemented); ParseResponsesInput turns input
+// items into ChatMessages as vLLM's construct_chat_messages_with_tool_call
+// does; ParseResponsesTools reads the flat function tools into ChatTools;
+// Response, its output items and ResponseEvent are the reply's shapes.
+//
 // Invariants:
 //   - every decode or validation failure is a *apierr.Error naming the offending
 //     field in its OpenAI spelling ("" when the body as a whole is bad), so

@@ -34,6 +34,7 @@ var unsupported = map[string]struct {
 	"vllm_xargs":                 {"vllm_xargs (parameters of custom extensions) is not supported", []string{"{}"}},
 	"documents":                  {"documents (retrieval-augmented chat templates) are not supported", nil},
 	"mm_processor_kwargs":        {"multimodal inputs are not supported", nil},
+	"media_io_kwargs":            {"multimodal inputs are not supported", nil},
 	"reasoning_effort":           {"reasoning_effort is not supported", nil},
 	"include_reasoning":          {"include_reasoning false is not supported (no reasoning parser is configured)", []string{"true"}},
 }
