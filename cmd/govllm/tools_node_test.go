@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -19,6 +20,7 @@ type toolClientResult struct {
 	Client        string            `json:"client"`
 	Case          string            `json:"case"`
 	ToolChoice    []json.RawMessage `json:"tool_choice"` // step one's, step two's
+	Stream        []bool            `json:"stream"`      // whether each step streamed
 	Parallel      *bool             `json:"parallel_tool_calls"`
 	Parameters    json.RawMessage   `json:"parameters"` // the schema the client sent
 	Arguments     string            `json:"arguments"`  // step one's call, as answered
@@ -31,10 +33,17 @@ type toolClientResult struct {
 // toolClientCase is what one conversation must show: step one sent with
 // this tool_choice and finished with this reason (vLLM's: "tool_calls"
 // for required, "stop" for a named function, as OpenAI's API answers a
-// forced function).
+// forced function), each step streamed or not as stream says.
 type toolClientCase struct {
 	client, name, choice, finish string
+	stream                       []bool
 }
+
+var (
+	plain     = []bool{false, false}
+	streamOne = []bool{true, false}
+	streamAll = []bool{true, true}
+)
 
 // toolClientScripts are the scripts and the conversations each runs.
 var toolClientScripts = []struct {
@@ -42,18 +51,26 @@ var toolClientScripts = []struct {
 	cases  []toolClientCase
 }{
 	{"openai.mjs", []toolClientCase{
-		{"openai", "required", `"required"`, "tool_calls"},
-		{"openai", "named", `{"type":"function","function":{"name":"get_weather"}}`, "stop"},
+		{"openai", "required", `"required"`, "tool_calls", plain},
+		{"openai", "required-streamed", `"required"`, "tool_calls", streamOne},
+		{"openai", "named", `{"type":"function","function":{"name":"get_weather"}}`, "stop", plain},
 	}},
-	{"langchain.mjs", []toolClientCase{{"langchain", "required", `"required"`, "tool_calls"}}},
-	{"aisdk.mjs", []toolClientCase{{"ai-sdk", "required", `"required"`, "tool_calls"}}},
+	{"langchain.mjs", []toolClientCase{
+		{"langchain", "required", `"required"`, "tool_calls", plain},
+		{"langchain", "required-streamed", `"required"`, "tool_calls", streamAll},
+	}},
+	{"aisdk.mjs", []toolClientCase{
+		{"ai-sdk", "required", `"required"`, "tool_calls", plain},
+		{"ai-sdk", "required-streamed", `"required"`, "tool_calls", streamAll},
+	}},
 }
 
 // TestToolClientsNode: real JavaScript clients complete a two-step
 // weather conversation against govllm serve — the npm openai SDK's
-// runTools (tool_choice "required" and a named function), LangChain JS's
-// bindTools with tool_choice "required" and a ToolMessage, the AI SDK's
-// generateText({tools}) with toolChoice "required" — on the random-weight
+// runTools (tool_choice "required", streamed or not, and a named
+// function), LangChain JS's bindTools with tool_choice "required" and a
+// ToolMessage (invoke, and stream), the AI SDK's generateText({tools}) and
+// streamText with toolChoice "required" — on the random-weight
 // model (only the constraint makes its calls valid) and on stories260K,
 // with Qwen2.5's template and the hermes parser. Each script runs the
 // tool on the call's parsed arguments, sends its result back with
@@ -110,6 +127,9 @@ func checkToolClient(t *testing.T, c toolClientCase, r toolClientResult, valid f
 	}
 	if len(r.ToolChoice) != 2 || !jsonEqual(r.ToolChoice[0], c.choice) || !jsonEqual(r.ToolChoice[1], `"none"`) {
 		t.Errorf("%s: tool_choice sent %s, want %s then \"none\"", at, r.ToolChoice, c.choice)
+	}
+	if !slices.Equal(r.Stream, c.stream) {
+		t.Errorf("%s: streamed %v, want %v", at, r.Stream, c.stream)
 	}
 	if r.Parallel == nil || *r.Parallel {
 		t.Errorf("%s: parallel_tool_calls was not sent as false", at)

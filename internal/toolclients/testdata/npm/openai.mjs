@@ -13,12 +13,16 @@
 // parsed), which runTools strips before it sends them; a request built
 // from them must strip them too, since govllm answers 400 to unknown fields.
 //
+// The "required-streamed" case streams step one (runTools with stream:
+// true, the SDK's ChatCompletionStream accumulator builds the call).
+//
 // Usage: OPENAI_BASE_URL=http://127.0.0.1:PORT/v1 MODEL=name node openai.mjs
 import OpenAI from "openai";
 import { answerTokens, baseURL, callTokens, description, model, question, recorder, report, seed, weatherParameters, weatherTool } from "./weather.mjs";
 
 const cases = [
   { name: "required", toolChoice: "required", options: { maxChatCompletions: 1 } },
+  { name: "required-streamed", toolChoice: "required", options: { maxChatCompletions: 1 }, stream: true },
   { name: "named", toolChoice: { type: "function", function: { name: "get_weather" } }, options: {} },
 ];
 
@@ -38,6 +42,7 @@ for (const c of cases) {
     tool_choice: c.toolChoice,
     parallel_tool_calls: false, // one call: a random-weight model never stops adding calls
     max_completion_tokens: callTokens,
+    ...(c.stream ? { stream: true } : {}),
   }, c.options);
   await first.done();
   const second = await client.chat.completions.create({

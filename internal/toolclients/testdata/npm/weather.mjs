@@ -52,22 +52,51 @@ export function weatherTool() {
   return { calls, results, run };
 }
 
-// recorder wraps fetch: every JSON request body and JSON reply body is kept.
+// recorder wraps fetch: every JSON request body is kept with its reply —
+// a JSON body as it came, a stream (SSE) accumulated here into the same
+// shape, independently of the client's own accumulator.
 export function recorder() {
   const exchanges = [];
   const recordingFetch = async (url, init) => {
     const res = await fetch(url, init);
     const request = typeof init?.body === "string" ? JSON.parse(init.body) : null;
+    const text = await res.clone().text();
     let response = null;
     try {
-      response = await res.clone().json();
+      const sse = (res.headers.get("content-type") ?? "").startsWith("text/event-stream");
+      response = sse ? accumulate(text) : JSON.parse(text);
     } catch {
-      // not JSON: left null, report() flags it
+      // left null: report() flags it
     }
     exchanges.push({ url: String(url), status: res.status, request, response });
     return res;
   };
   return { fetch: recordingFetch, exchanges };
+}
+
+// accumulate folds a chat completion stream's first choice into
+// {choices: [{message: {content, tool_calls}, finish_reason}]}: content
+// concatenated, each call (by index) with its id and name from its first
+// delta and its arguments concatenated, as OpenAI documents the deltas.
+function accumulate(sse) {
+  const message = { content: null };
+  const calls = [];
+  let finish = null;
+  for (const line of sse.split("\n")) {
+    if (!line.startsWith("data: ") || line === "data: [DONE]") continue;
+    const choice = JSON.parse(line.slice(6)).choices?.[0];
+    if (!choice) continue; // the usage chunk
+    const d = choice.delta ?? {};
+    if (d.content) message.content = (message.content ?? "") + d.content;
+    for (const tc of d.tool_calls ?? []) {
+      const c = (calls[tc.index] ??= { id: tc.id, type: tc.type, function: { name: "", arguments: "" } });
+      c.function.name += tc.function?.name ?? "";
+      c.function.arguments += tc.function?.arguments ?? "";
+    }
+    finish = choice.finish_reason ?? finish;
+  }
+  if (calls.length) message.tool_calls = calls;
+  return { choices: [{ message, finish_reason: finish }] };
 }
 
 // report checks a two-step conversation — step one asked with toolChoice
@@ -105,6 +134,7 @@ export function report({ client, name, toolChoice, exchanges, tool, finalText })
     client,
     case: name,
     tool_choice: [one.request?.tool_choice ?? null, two.request?.tool_choice ?? null],
+    stream: [one.request?.stream === true, two.request?.stream === true],
     parallel_tool_calls: one.request?.parallel_tool_calls ?? null,
     parameters: one.request?.tools?.[0]?.function?.parameters ?? null,
     arguments: args ?? null,
