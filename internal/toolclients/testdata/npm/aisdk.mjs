@@ -6,8 +6,9 @@
 // SDK runs the tool's execute on step one's call, sends its result, and
 // the text of step two is result.text. stopWhen: stepCountIs(2) bounds the
 // loop. The "required-streamed" case runs the same through streamText
-// (both steps streamed). The provider has no parallel_tool_calls setting: it goes in
-// providerOptions, which the OpenAI-compatible provider sends as body fields.
+// (both steps streamed; a failed stream rejects result.steps). The
+// provider has no parallel_tool_calls setting: it goes in providerOptions,
+// which the OpenAI-compatible provider sends as body fields.
 //
 // Usage: OPENAI_BASE_URL=http://127.0.0.1:PORT/v1 MODEL=name node aisdk.mjs
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
@@ -33,9 +34,6 @@ for (const [name, run] of [["required", generateText], ["required-streamed", str
     maxRetries: 0,
     // one call: a random-weight model never stops adding calls
     providerOptions: { govllm: { parallel_tool_calls: false } },
-    onError: ({ error }) => {
-      throw error;
-    },
   });
   const steps = await result.steps;
   if (steps.length !== 2 || steps[0].toolResults.length !== 1) {
