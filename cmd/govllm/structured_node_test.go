@@ -80,27 +80,40 @@ type nodeResult struct {
 // runNodeClient runs parse.mjs against the server at url.
 func runNodeClient(t *testing.T, node, url, model string) []nodeResult {
 	t.Helper()
+	var res []nodeResult
+	for _, line := range runNodeScript(t, node, nodeClientDir, "parse.mjs", url, model) {
+		var r nodeResult
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		res = append(res, r)
+	}
+	return res
+}
+
+// runNodeScript runs `node script` in dir against the server at url
+// (OPENAI_BASE_URL, MODEL) and returns its output lines; a failing
+// script fails the test with its output.
+func runNodeScript(t *testing.T, node, dir, script, url, model string) [][]byte {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "parse.mjs")
-	cmd.Dir = nodeClientDir
+	cmd := exec.CommandContext(ctx, node, script)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+url+"/v1", "MODEL="+model)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("node parse.mjs: %v\n%s%s", err, out, stderr.String())
+		t.Fatalf("node %s: %v\n%s%s", script, err, out, stderr.String())
 	}
-	var res []nodeResult
+	var lines [][]byte
 	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		var r nodeResult
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("%v: %s", err, sc.Bytes())
-		}
-		res = append(res, r)
+		lines = append(lines, bytes.Clone(sc.Bytes()))
 	}
-	return res
+	return lines
 }
 
 // servedModel is the id GET /v1/models lists first.

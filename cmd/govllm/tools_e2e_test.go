@@ -24,6 +24,22 @@ func weatherTool(t *testing.T) sdk.ChatCompletionToolUnionParam {
 	return sdk.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "get_weather", Description: sdk.String("Current weather in a city"), Parameters: params})
 }
 
+// toolServeConfig serves model ("dummy" or "stories260K") with
+// Qwen2.5's chat template (its tools block) and the hermes parser.
+func toolServeConfig(t *testing.T, model string) serveConfig {
+	t.Helper()
+	cfg := testServeConfig()
+	cfg.MaxModelLen = 2048 // Qwen2.5's tools block is long
+	cfg.MaxNumBatchedTokens = 2048
+	cfg.KVCacheMemory = 128 << 20
+	cfg.ChatTemplate = filepath.Join(testmodels.Shared(t, "templates"), "Qwen-Qwen2.5-7B-Instruct.jinja")
+	cfg.EnableAutoToolChoice, cfg.ToolCallParser = true, "hermes"
+	if model == "stories260K" {
+		cfg.Model = filepath.Join(testmodels.Dir(t, "stories260K"), "stories260K.gguf")
+	}
+	return cfg
+}
+
 // TestToolLoop drives a two-step weather conversation with the OpenAI Go
 // SDK against govllm serve, on the random-weight model and on
 // stories260K, with Qwen2.5's chat template (its tools block) and the
@@ -37,16 +53,7 @@ func TestToolLoop(t *testing.T) {
 	schema := compileSchema(t, weatherSchema)
 	for _, m := range []string{"dummy", "stories260K"} {
 		t.Run(m, func(t *testing.T) {
-			cfg := testServeConfig()
-			cfg.MaxModelLen = 2048 // Qwen2.5's tools block is long
-			cfg.MaxNumBatchedTokens = 2048
-			cfg.KVCacheMemory = 128 << 20
-			cfg.ChatTemplate = filepath.Join(testmodels.Shared(t, "templates"), "Qwen-Qwen2.5-7B-Instruct.jinja")
-			cfg.EnableAutoToolChoice, cfg.ToolCallParser = true, "hermes"
-			if m == "stories260K" {
-				cfg.Model = filepath.Join(testmodels.Dir(t, "stories260K"), "stories260K.gguf")
-			}
-			url, stop := startServe(t, cfg)
+			url, stop := startServe(t, toolServeConfig(t, m))
 			defer func() {
 				if err := stop(); err != nil {
 					t.Error(err)
