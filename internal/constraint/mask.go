@@ -1,8 +1,9 @@
 package constraint
 
-// maskCacheSize is how many masks a request keeps, by deterministic state:
-// inside a long string the same state recurs at every token.
-const maskCacheSize = 16
+// maskCacheSize is how many masks an automaton keeps, by deterministic
+// state: inside a long string the same state recurs at every token, and
+// concurrent requests of one constraint share the automaton.
+const maskCacheSize = 64
 
 // maskCache keeps recent masks by set id (FIFO eviction).
 type maskCache struct {
