@@ -23,9 +23,10 @@ type Constraint struct {
 	start   int32      // shared's start set
 }
 
-// maxSharedSets bounds the automaton new states share (each set holds a
-// 1 KiB transition row).
-const maxSharedSets = 1 << 16
+// maxSharedSets bounds the automaton new states share: each set holds a
+// 1 KiB transition row, so a cached constraint keeps at most about 8 MiB
+// of transitions (and its 64 cached masks) alive between requests.
+const maxSharedSets = 1 << 13
 
 // ErrFinished is returned by Advance after the constraint took EOS.
 var ErrFinished = errors.New("constraint: already finished")
