@@ -194,6 +194,11 @@ func (a *automaton) numSets() int {
 	return len(a.sets)
 }
 
+// row is set s's transition row (pages never move, so it stays valid).
+func (a *automaton) row(s int32) *[256]int32 {
+	return (*[256]int32)(a.trans[s/pageSets][int(s%pageSets)<<8:])
+}
+
 // step returns the set reached from set s by byte c (deadSet if none).
 func (a *automaton) step(s int32, c byte) int32 {
 	if n := *a.transAt(s, c) - transBias; n != unknown {
