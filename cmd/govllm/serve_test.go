@@ -176,13 +176,13 @@ func testServeConfig() serveConfig {
 
 // startServe runs serve on a loopback listener and returns its base URL and
 // a stop function that cancels the context and returns serve's error.
-func startServe(t *testing.T, cfg serveConfig) (string, func() error) {
+func startServe(t testing.TB, cfg serveConfig) (string, func() error) {
 	t.Helper()
 	return startServeLog(t, cfg, slog.New(slog.DiscardHandler))
 }
 
 // startServeLog is startServe with serve's log going to logger.
-func startServeLog(t *testing.T, cfg serveConfig, logger *slog.Logger) (string, func() error) {
+func startServeLog(t testing.TB, cfg serveConfig, logger *slog.Logger) (string, func() error) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -207,7 +207,7 @@ func startServeLog(t *testing.T, cfg serveConfig, logger *slog.Logger) (string, 
 	return url, stop
 }
 
-func waitHealthy(t *testing.T, url string) {
+func waitHealthy(t testing.TB, url string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {

@@ -187,6 +187,18 @@ func (a *automaton) transAt(s int32, c byte) *int32 {
 	return &a.trans[s/pageSets][int(s%pageSets)<<8|int(c)]
 }
 
+// numSets is the number of deterministic states built so far.
+func (a *automaton) numSets() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.sets)
+}
+
+// row is set s's transition row (pages never move, so it stays valid).
+func (a *automaton) row(s int32) *[256]int32 {
+	return (*[256]int32)(a.trans[s/pageSets][int(s%pageSets)<<8:])
+}
+
 // step returns the set reached from set s by byte c (deadSet if none).
 func (a *automaton) step(s int32, c byte) int32 {
 	if n := *a.transAt(s, c) - transBias; n != unknown {

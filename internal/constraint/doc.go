@@ -21,7 +21,9 @@
 // byte-fallback tokens and tokens holding part of a UTF-8 character need no
 // special case: the grammar is over bytes. Special tokens are never allowed;
 // the EOS ids exactly when the output is complete. Recent masks are cached
-// per deterministic state (inside a long string the state recurs). Where
+// per deterministic state (inside a long string the state recurs), and the
+// states of one compiled constraint share the automaton, so a request
+// reuses what earlier ones computed. Where
 // every string-text character (a whole UTF-8 character allowed raw in a
 // JSON string) leads to one same state (see textloop.go: inside strings,
 // counted by minLength/maxLength or not), the text tokens are allowed by

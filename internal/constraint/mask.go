@@ -1,8 +1,9 @@
 package constraint
 
-// maskCacheSize is how many masks a request keeps, by deterministic state:
-// inside a long string the same state recurs at every token.
-const maskCacheSize = 16
+// maskCacheSize is how many masks an automaton keeps, by deterministic
+// state: inside a long string the same state recurs at every token, and
+// concurrent requests of one constraint share the automaton.
+const maskCacheSize = 64
 
 // maskCache keeps recent masks by set id (FIFO eviction).
 type maskCache struct {
@@ -68,7 +69,8 @@ const minLoopSubtree = 32
 // other tokens are walked.
 func (a *automaton) walk(tr *trie, s int32, dst []uint64, text []uint64) {
 	var stack [256]int32
-	stack[0] = s
+	var rows [256]*[256]int32 // rows[d]: the transition row of stack[d]
+	stack[0], rows[0] = s, a.row(s)
 	nodes := tr.nodes
 	covered := int32(0) // nodes below this index, in a covered subtree, are done
 	for i := 1; i < len(nodes); {
@@ -77,7 +79,7 @@ func (a *automaton) walk(tr *trie, s int32, dst []uint64, text []uint64) {
 			i = int(n.end)
 			continue
 		}
-		t := *a.transAt(stack[n.depth-1], n.b) - transBias
+		t := rows[n.depth-1][n.b] - transBias
 		if t == unknown {
 			t = a.computeStep(stack[n.depth-1], n.b)
 		}
@@ -98,7 +100,7 @@ func (a *automaton) walk(tr *trie, s int32, dst []uint64, text []uint64) {
 				continue
 			}
 		}
-		stack[n.depth] = t
+		stack[n.depth], rows[n.depth] = t, a.row(t)
 		i++
 	}
 }

@@ -122,8 +122,10 @@ func TestForcedBytesAndClone(t *testing.T) {
 	}
 }
 
-// Clones share one lazily built automaton: they may run in different
-// goroutines (the race detector checks the locking) and stay independent.
+// Clones, and the states of one constraint and vocabulary, share one
+// lazily built automaton: they may run in different goroutines (the race
+// detector checks the locking) and stay independent. Another vocabulary
+// gets an automaton of its own (its masks have another size).
 func TestClonesRunConcurrently(t *testing.T) {
 	c, err := Regex(`(ab|c)*x`)
 	if err != nil {
@@ -133,8 +135,17 @@ func TestClonesRunConcurrently(t *testing.T) {
 	base := c.NewState(m)
 	paths := [][]string{{"ab", "c", "x"}, {"c", "c", "ab", "x"}, {"abc", "x"}}
 	errs := make(chan error, len(paths))
-	for _, p := range paths {
+	if c.NewState(m).a != base.a {
+		t.Error("two states of one constraint and vocabulary do not share the automaton")
+	}
+	if c.NewState(testMatcher(t)).a == base.a {
+		t.Error("a state over another vocabulary shares the automaton")
+	}
+	for i, p := range paths {
 		s := base.Clone()
+		if i%2 == 1 {
+			s = c.NewState(m)
+		}
 		ids := make([]int32, len(p))
 		for i, tok := range p {
 			ids[i] = tokenID(t, tok)

@@ -3,20 +3,38 @@ package constraint
 import (
 	"errors"
 	"fmt"
+	"sync"
 )
 
-// Constraint is a compiled constraint: immutable, safe for concurrent use,
-// and cacheable by its source. NewState starts a request on it.
+// Constraint is a compiled constraint: safe for concurrent use, and
+// cacheable by its source. NewState starts a request on it.
+//
+// The states of one constraint and vocabulary share one lazily built
+// automaton, so a request reuses the transitions and masks the requests
+// before it computed (a server compiles a schema once and serves it many
+// times); past maxSharedSets deterministic states a new one is started
+// for the next requests (the automaton never shrinks).
 type Constraint struct {
 	prog *program
+
+	mu      sync.Mutex
+	shared  *automaton // nil until the first state
+	sharedM *Matcher   // the vocabulary shared's masks are for
+	start   int32      // shared's start set
 }
+
+// maxSharedSets bounds the automaton new states share: each set holds a
+// 1 KiB transition row, so a cached constraint keeps at most about 8 MiB
+// of transitions (and its 64 cached masks) alive between requests.
+const maxSharedSets = 1 << 13
 
 // ErrFinished is returned by Advance after the constraint took EOS.
 var ErrFinished = errors.New("constraint: already finished")
 
-// State is one request's position in a constraint. A State and its clones
-// share a lazily built automaton (guarded by a mutex), so clones may be used
-// from different goroutines; one State must not be used concurrently.
+// State is one request's position in a constraint. A State, its clones and
+// the other states of its constraint share a lazily built automaton
+// (guarded by a mutex), so they may be used from different goroutines; one
+// State must not be used concurrently.
 type State struct {
 	m    *Matcher
 	a    *automaton
@@ -26,6 +44,19 @@ type State struct {
 
 // NewState starts matching c over the vocabulary m.
 func (c *Constraint) NewState(m *Matcher) *State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.shared == nil || c.sharedM != m || c.shared.numSets() > maxSharedSets {
+		c.shared, c.start = newAutomaton(c.prog)
+		c.sharedM = m
+	}
+	return &State{m: m, a: c.shared, cur: c.start}
+}
+
+// newPrivateState starts a state on an automaton of its own (the cold
+// path every first request of a constraint takes; the mask benchmark
+// measures it).
+func (c *Constraint) newPrivateState(m *Matcher) *State {
 	a, s := newAutomaton(c.prog)
 	return &State{m: m, a: a, cur: s}
 }
