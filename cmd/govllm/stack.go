@@ -8,6 +8,7 @@ import (
 	"govllm/internal/httpapi"
 	"govllm/internal/llm"
 	"govllm/internal/metrics"
+	"govllm/internal/webui"
 	"log/slog"
 	"net/http"
 	"os"
@@ -106,6 +107,7 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 		Pooler:               &cfg.Pooler,
 		Runner:               runner,
 		ResponseTimings:      cfg.ResponseTimings,
+		UI:                   uiHandler(cfg.DisableUI),
 	}, st.Engine)
 	if err != nil {
 		return nil, err
@@ -116,6 +118,14 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 	}
 	logStack(logger, &cfg, &rc)
 	return st, nil
+}
+
+// uiHandler is the page at / (package webui), or nil with --disable-ui.
+func uiHandler(disabled bool) http.Handler {
+	if disabled {
+		return nil
+	}
+	return webui.Handler()
 }
 
 // statLoggers returns the Prometheus and log-line stat loggers (none with
