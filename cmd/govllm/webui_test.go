@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -375,5 +376,39 @@ func TestServeDisableUI(t *testing.T) {
 	cfg, err := parseServeArgs([]string{"--disable-ui"}, io.Discard)
 	if err != nil || !cfg.DisableUI {
 		t.Errorf("parseServeArgs(--disable-ui) = %v, %v", cfg.DisableUI, err)
+	}
+}
+
+// TestWebUIToolCall: with a tool and tool_choice "required" the page
+// shows the streamed call (the constraint makes its arguments valid for
+// the schema even on random weights), and the reply's finish reason.
+func TestWebUIToolCall(t *testing.T) {
+	cfg := testServeConfig()
+	cfg.ServedModelNames = []string{"dummy"}
+	cfg.MaxModelLen, cfg.MaxNumBatchedTokens = 1024, 1024
+	url, _ := pacedServe(t, cfg)
+	b := newBrowser(t)
+	b.do(t, chromedp.Navigate(url+"/"))
+	b.wait(t, "the model list", `document.querySelector('#model').value === 'dummy'`, 20*time.Second)
+	tools := `[{"type":"function","function":{"name":"get_weather","description":"Current weather in a city","parameters":` + weatherSchema + `}}]`
+	b.do(t, chromedp.Click(chromedp.CSS("#settings summary")), chromedp.SetValue(chromedp.CSS("#tools"), tools),
+		chromedp.SetValue(chromedp.CSS("#tool_choice"), "required"), chromedp.SetValue(chromedp.CSS("#parallel_tool_calls"), "false"))
+	b.setField(t, "seed", "3")
+	b.send(t, "What is the weather in Paris?", 400)
+	b.wait(t, "the reply", lastReply+`?.dataset.state === 'done'`, 60*time.Second)
+	if stats := eval[string](t, b, lastReply+`.querySelector('.stats').textContent`); !strings.HasSuffix(stats, "finish: tool_calls") {
+		t.Errorf("reply stats %q, want finish: tool_calls", stats)
+	}
+	shown := eval[string](t, b, lastReply+`.querySelector('.tool-calls').hidden ? '' : `+lastReply+`.querySelector('.tool-calls').textContent`)
+	var calls []struct {
+		ID, Type string
+		Function struct{ Name, Arguments string }
+	}
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(shown, "tool calls: ")), &calls); err != nil || len(calls) != 1 {
+		t.Fatalf("tool calls shown %q: %v", shown, err)
+	}
+	c := calls[0]
+	if c.ID == "" || c.Type != "function" || c.Function.Name != "get_weather" || !valid(compileSchema(t, weatherSchema))(c.Function.Arguments) {
+		t.Errorf("tool call shown %+v, want one get_weather call whose arguments satisfy the schema", c)
 	}
 }

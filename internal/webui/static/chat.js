@@ -52,6 +52,8 @@
       const v = jsonField(f);
       if (v !== undefined) body[f] = v;
     }
+    if ($("tool_choice").value) body.tool_choice = $("tool_choice").value;
+    if ($("parallel_tool_calls").value) body.parallel_tool_calls = $("parallel_tool_calls").value === "true";
     return body;
   }
 
