@@ -191,6 +191,7 @@
     controller = new AbortController();
     setBusy(true);
     reply.parts.li.dataset.state = "streaming";
+    $("transcript").setAttribute("aria-busy", "true"); // read the reply once, when complete
     let state = "done";
     try {
       const res = await App.api("/v1/chat/completions", {
@@ -207,6 +208,7 @@
     }
     if (reply.text) history.push({ role: "assistant", content: reply.text });
     reply.finishStats(state);
+    $("transcript").setAttribute("aria-busy", "false");
     controller = null;
     setBusy(false);
   }
