@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -293,9 +294,33 @@ func dashboardAgrees(t *testing.T, b *browser, s *scrape) {
 		got := eval[string](t, b, `Array.from(document.querySelectorAll('#tiles .tile, #reasons tr')).map(e => e.textContent).join(' | ')`)
 		t.Fatalf("the dashboard does not agree with /metrics %v: %s (%v)", want, got, err)
 	}
-	ttft := eval[string](t, b, `document.querySelector('#latency tbody tr:first-child td').textContent`)
-	if !strings.HasSuffix(ttft, " ms") && !strings.HasSuffix(ttft, " s") {
-		t.Errorf("TTFT p50 = %q, want a latency (two requests in the window)", ttft)
+	latencyAgrees(t, b, s)
+}
+
+// latencyAgrees checks the latency table against the scrape: the page's
+// window starts at its first scrape, taken before any request, so each
+// mean (rate(_sum) / rate(_count)) is the histogram's _sum / _count, and
+// the percentiles rise with q inside the histogram's range.
+func latencyAgrees(t *testing.T, b *browser, s *scrape) {
+	rows := eval[[][]string](t, b, `Array.from(document.querySelectorAll('#latency tbody tr')).map(tr => Array.from(tr.querySelectorAll('td')).map(td => td.dataset.value))`)
+	names := []string{"vllm:time_to_first_token_seconds", "vllm:inter_token_latency_seconds", "vllm:e2e_request_latency_seconds"}
+	if len(rows) != len(names) {
+		t.Fatalf("latency rows %v, want %d", rows, len(names))
+	}
+	for i, name := range names {
+		count, sum := s.hist(name)
+		var v [4]float64
+		for j := range v {
+			if _, err := fmt.Sscan(rows[i][j], &v[j]); err != nil {
+				t.Fatalf("%s column %d: %q", name, j, rows[i][j])
+			}
+		}
+		if count == 0 || math.Abs(v[3]-sum/count) > 1e-9*sum/count {
+			t.Errorf("%s: the page's mean %v, the scrape's _sum/_count %v/%v", name, v[3], sum, count)
+		}
+		if !(0 < v[0] && v[0] <= v[1] && v[1] <= v[2]) {
+			t.Errorf("%s: p50, p90, p99 = %v, want 0 < p50 ≤ p90 ≤ p99", name, v[:3])
+		}
 	}
 }
 

@@ -86,16 +86,19 @@
     }
   }
 
-  // latency fills the percentile table over the window [old, cur].
+  // latency fills the percentile table over the window [old, cur]; each
+  // cell's data-value holds the number in seconds.
   function latency(old, cur, dt) {
-    const data = HISTOGRAMS.map(([label, name]) => {
+    const values = HISTOGRAMS.map(([, name]) => {
       const bs = Prom.rateBuckets(old.samples, cur.samples, name, dt);
-      const qs = [0.5, 0.9, 0.99].map((q) => fmtSeconds(Prom.histogramQuantile(q, bs)));
+      const qs = [0.5, 0.9, 0.99].map((q) => Prom.histogramQuantile(q, bs));
       const mean = Prom.rate(Prom.sum(old.samples, name + "_sum"), Prom.sum(cur.samples, name + "_sum"), dt) /
         Prom.rate(Prom.sum(old.samples, name + "_count"), Prom.sum(cur.samples, name + "_count"), dt);
-      return [label].concat(qs, [fmtSeconds(mean)]);
+      return qs.concat([mean]);
     });
-    rows($("latency").tBodies[0], data);
+    const tbody = $("latency").tBodies[0];
+    rows(tbody, values.map((vs, i) => [HISTOGRAMS[i][0]].concat(vs.map(fmtSeconds))));
+    Array.from(tbody.rows).forEach((tr, i) => tr.querySelectorAll("td").forEach((td, j) => (td.dataset.value = String(values[i][j]))));
   }
 
   function reasons(cur) {
