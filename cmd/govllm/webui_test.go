@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"govllm/internal/core"
+	"govllm/internal/testmodels"
 
 	"github.com/chromedp/cdproto/cdp"
 	cdplog "github.com/chromedp/cdproto/log"
@@ -435,5 +436,30 @@ func TestWebUIToolCall(t *testing.T) {
 	c := calls[0]
 	if c.ID == "" || c.Type != "function" || c.Function.Name != "get_weather" || !valid(compileSchema(t, weatherSchema))(c.Function.Arguments) {
 		t.Errorf("tool call shown %+v, want one get_weather call whose arguments satisfy the schema", c)
+	}
+}
+
+// TestWebUIReasoning: with --reasoning-parser qwen3 the page shows
+// reasoning_content apart from the content. The output is forced with
+// vLLM's structured_outputs choice, sent through the page's field of
+// more request fields.
+func TestWebUIReasoning(t *testing.T) {
+	cfg := testServeConfig()
+	cfg.ServedModelNames = []string{"dummy"}
+	cfg.MaxModelLen, cfg.MaxNumBatchedTokens, cfg.KVCacheMemory = 2048, 2048, 128<<20
+	cfg.ChatTemplate = filepath.Join(testmodels.Shared(t, "templates"), "Qwen-Qwen3-0.6B.jinja")
+	cfg.ReasoningParser = "qwen3"
+	url, _ := pacedServe(t, cfg)
+	b := newBrowser(t)
+	b.do(t, chromedp.Navigate(url+"/"))
+	b.wait(t, "the model list", `document.querySelector('#model').value === 'dummy'`, 20*time.Second)
+	extra := `{"structured_outputs": {"choice": ["<think>\nThe user wants Paris.\n</think>\n\nIt is sunny."]}}`
+	b.do(t, chromedp.Click(chromedp.CSS("#settings summary")), chromedp.SetValue(chromedp.CSS("#extra"), extra))
+	b.send(t, "Weather in Paris?", 64)
+	b.wait(t, "the reply", lastReply+`?.dataset.state === 'done'`, 60*time.Second)
+	got := eval[[]string](t, b, `[`+lastReply+`.querySelector('.reasoning').hidden ? 'hidden' : 'shown', `+
+		lastReply+`.querySelector('.reasoning pre').textContent, `+lastReply+`.querySelector('.content').textContent]`)
+	if got[0] != "shown" || strings.TrimSpace(got[1]) != "The user wants Paris." || strings.TrimSpace(got[2]) != "It is sunny." {
+		t.Errorf("reasoning %s %q, content %q; want reasoning \"The user wants Paris.\" shown apart from the content \"It is sunny.\"", got[0], got[1], got[2])
 	}
 }

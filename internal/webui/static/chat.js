@@ -54,7 +54,11 @@
     }
     if ($("tool_choice").value) body.tool_choice = $("tool_choice").value;
     if ($("parallel_tool_calls").value) body.parallel_tool_calls = $("parallel_tool_calls").value === "true";
-    return body;
+    const extra = jsonField("extra");
+    if (extra !== undefined && (extra === null || typeof extra !== "object" || Array.isArray(extra))) {
+      throw new Error($("extra").labels[0].textContent + ": not a JSON object");
+    }
+    return Object.assign(body, extra);
   }
 
   // bubble appends a transcript entry and returns its parts.
