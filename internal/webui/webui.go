@@ -4,11 +4,18 @@ import (
 	"embed"
 	"io/fs"
 	"net/http"
+	"path"
 	"strings"
 )
 
 //go:embed static
 var files embed.FS
+
+// contentTypes are the types of the page's files.
+var contentTypes = map[string]string{
+	".js":  "text/javascript; charset=utf-8",
+	".css": "text/css; charset=utf-8",
+}
 
 // Handler serves the page: GET / is static/index.html and GET /ui/NAME is
 // static/NAME. Anything else is a 404. Every answer forbids framing and
@@ -28,6 +35,9 @@ func Handler() http.Handler {
 		case r.URL.Path == "/":
 			http.ServeFileFS(w, r, sub, "index.html")
 		case strings.HasPrefix(r.URL.Path, "/ui/") && !strings.HasSuffix(r.URL.Path, "/"):
+			if t, ok := contentTypes[path.Ext(r.URL.Path)]; ok {
+				h.Set("Content-Type", t) // not the system's MIME table: nosniff needs these exact types
+			}
 			static.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
