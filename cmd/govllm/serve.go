@@ -53,6 +53,8 @@ type serveConfig struct {
 	MaxConnections int
 	// AllowUnknownFields accepts unknown request fields (logged once each).
 	AllowUnknownFields bool
+	// DisableUI leaves the page at / unserved (--disable-ui).
+	DisableUI bool
 	// Tool calls and reasoning (vLLM's flags; see httpapi.Config).
 	EnableAutoToolChoice bool
 	ToolCallParser       string
@@ -187,6 +189,7 @@ var serveFlagGroups = []flagGroup{
 	{"SchedulerConfig", []string{"max-num-seqs", "max-num-batched-tokens", "scheduling-policy"}},
 	{"ObservabilityConfig", []string{"disable-log-stats", "log-stats-interval"}},
 	{"govllm (CPU backend)", []string{"kv-cache-memory", "dummy-shape", "threads", "engine-nice", "spare-procs", "max-request-n", "max-request-sequences", "max-request-tokens", "responses-store-size"}},
+	{"govllm web UI", []string{"disable-ui"}},
 }
 
 // addFlags registers serve's flags on fs: the engine's, the server's, and
@@ -221,6 +224,7 @@ func (c *serveConfig) addFlags(fs *flag.FlagSet, names, keys *stringList, model 
 		return nil
 	})
 	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "max open HTTP connections (idle keep-alives count); above it a new connection gets 503 with Retry-After")
+	fs.BoolVar(&c.DisableUI, "disable-ui", false, "do not serve the chat playground and metrics dashboard at / (then a 404)")
 	fs.BoolVar(&c.AllowUnknownFields, "allow-unknown-fields", false, "accept request fields that are neither OpenAI's nor vLLM's (each name logged once) instead of answering 400")
 	fs.BoolVar(&c.EnableAutoToolChoice, "enable-auto-tool-choice", false, "parse tool calls out of the output for tool_choice \"auto\" (needs --tool-call-parser)")
 	fs.Func("tool-call-parser", "the model's tool-call format: "+strings.Join(toolparser.Names(), ", "), func(v string) error {

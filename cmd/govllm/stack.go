@@ -8,6 +8,7 @@ import (
 	"govllm/internal/httpapi"
 	"govllm/internal/llm"
 	"govllm/internal/metrics"
+	"govllm/internal/webui"
 	"log/slog"
 	"net/http"
 	"os"
@@ -107,6 +108,7 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 		Runner:               runner,
 		ResponseTimings:      cfg.ResponseTimings,
 		ResponsesStoreSize:   responsesStoreSize(cfg.ResponsesStoreSize),
+		UI:                   uiHandler(cfg.DisableUI),
 	}, st.Engine)
 	if err != nil {
 		return nil, err
@@ -117,6 +119,14 @@ func newServeStack(cfg serveConfig, logger *slog.Logger) (st *serveStack, err er
 	}
 	logStack(logger, &cfg, &rc)
 	return st, nil
+}
+
+// uiHandler is the page at / (package webui), or nil with --disable-ui.
+func uiHandler(disabled bool) http.Handler {
+	if disabled {
+		return nil
+	}
+	return webui.Handler()
 }
 
 // statLoggers returns the Prometheus and log-line stat loggers (none with

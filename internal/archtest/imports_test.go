@@ -89,6 +89,7 @@ var (
 		"internal/constraint":  {"internal/tokenizer"},
 		"internal/toolparser":  nil,
 		"internal/reasoning":   nil,
+		"internal/webui":       nil,
 	}
 	forbiddenForEngine = []string{"net/http", "github.com/prometheus/", mod + "internal/tokenizer", mod + "internal/metrics",
 		mod + "internal/httpapi", mod + "internal/llm", mod + "internal/output", mod + "internal/openai", mod + "internal/bench"}
@@ -101,6 +102,7 @@ var (
 		"internal/runner":  {"internal/core"},
 		"internal/output":  {"internal/llm", "internal/httpapi"},
 		"internal/llm":     {"internal/httpapi", "internal/metrics"},
+		"internal/httpapi": {"internal/webui"}, // the page is injected (Config.UI)
 	}
 	// only these may import the Prometheus client library; the bench client
 	// may parse the text exposition format (prometheus/common/expfmt and its

@@ -24,6 +24,7 @@
 //	GET  /health, /ping        200 while the engine runs, 503 once it died
 //	GET  /version              {"version": ...}
 //	GET  /metrics              the injected Prometheus handler
+//	GET  /, /ui/...            the injected page (Config.UI, package webui)
 //
 // With Config.APIKey set, /v1/* requires "Authorization: Bearer <key>".
 //

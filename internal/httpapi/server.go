@@ -55,6 +55,9 @@ type Config struct {
 	DefaultParams *sampling.Params
 	// Metrics serves GET /metrics; nil leaves /metrics unrouted (404).
 	Metrics http.Handler
+	// UI serves the page at GET / and GET /ui/... (package webui), without
+	// the API key; nil leaves them unrouted (404).
+	UI http.Handler
 	// Instrument wraps each route's handler with HTTP metrics; handler is
 	// the route path ("/v1/completions", "none" for unmatched paths).
 	Instrument func(handler string, h http.Handler) http.Handler
@@ -219,6 +222,11 @@ func (s *Server) routes() {
 		mux.Handle(p, s.instrument(p, methodNotAllowed(allowed[p])))
 	}
 	mux.Handle("/", s.instrument("none", http.HandlerFunc(notFound)))
+	if s.cfg.UI != nil { // "/{$}" is / alone; the handler label is "/"
+		mux.Handle("GET /{$}", s.instrument("/", s.cfg.UI))
+		mux.Handle("GET /ui/", s.instrument("/ui/", s.cfg.UI))
+		s.routeKeys = append(s.routeKeys, [2]string{"GET", "/"}, [2]string{"GET", "/ui/"})
+	}
 	for _, rt := range rs {
 		s.routeKeys = append(s.routeKeys, [2]string{rt.method, rt.path})
 	}
