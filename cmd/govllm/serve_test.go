@@ -518,8 +518,8 @@ func TestServeDisableLogStats(t *testing.T) {
 func TestLoadModelQuantization(t *testing.T) {
 	cfg := defaultServeConfig()
 	cfg.Quantization = "q4_k"
-	if _, _, err := loadModel(cfg.engineConfig, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "--quantization") {
-		t.Fatalf("loadModel with --quantization q4_k: err = %v, want a --quantization error", err)
+	if _, _, err := loadModel(cfg.engineConfig, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "--quantization") || !strings.Contains(err.Error(), "q4_k_m") {
+		t.Fatalf("loadModel with --quantization q4_k: err = %v, want a --quantization error listing the names", err)
 	}
 	for _, tc := range []struct {
 		q    string
@@ -529,6 +529,11 @@ func TestLoadModelQuantization(t *testing.T) {
 		// Q4_0 where the CPU has the kernels, else its exact Q8_0 expansion.
 		{"q4_0", []tensor.DType{tensor.Q4_0, tensor.Q8_0}},
 		{"", []tensor.DType{tensor.F32}},
+		// The default shape's 288 columns are not whole super-blocks:
+		// llama.cpp's fallback gives Q4_K → Q5_0 and IQ4_XS → IQ4_NL.
+		{"q4_k_m", []tensor.DType{tensor.Q5_0}},
+		{"iq4_xs", []tensor.DType{tensor.IQ4_NL}},
+		{"q5_1", []tensor.DType{tensor.Q5_1}},
 	} {
 		cfg.Quantization = tc.q
 		m, _, err := loadModel(cfg.engineConfig, slog.New(slog.DiscardHandler))

@@ -169,3 +169,24 @@ func TestQuantizationNames(t *testing.T) {
 		t.Fatalf("q4_k_s: %v", err)
 	}
 }
+
+// TestQuantizedF32MatchesGoldens: the synthetic qwen2 F32 file loaded with
+// --quantization q4_k_m (q6_k) reproduces llama.cpp's goldens for the file
+// llama-quantize made of it, within the same tolerances as that file.
+func TestQuantizedF32MatchesGoldens(t *testing.T) {
+	pool := tensor.NewPool(2)
+	defer pool.Close()
+	for _, sm := range testmodels.SyntheticModels(t) {
+		name := map[string]string{"Q4_K_M": "q4_k_m", "Q6_K": "q6_k"}[sm.Quant]
+		if sm.Arch != "qwen2" || name == "" {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			m, err := Load(qwen2F32(t), LoadOptions{Quantize: name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGoldens(t, m, pool, &sm)
+		})
+	}
+}

@@ -352,32 +352,3 @@ q8loop:
 	VMOVUPS X0, (DI)
 	VZEROUPPER
 	RET
-
-// func quadDotsAVX2(q, x *int8, n int, out *int32)
-// out[k] = Σ_{t<4} q[4k+t]·x[4k+t] for k < n/4 (n > 0 a multiple of 32),
-// exact: |q|, |x| ≤ 127 (the block formats' unpacked weights and the Q8
-// activations), so the pair sums of VPMADDUBSW (|q| against x with q's
-// sign) do not saturate.
-TEXT ·quadDotsAVX2(SB), NOSPLIT, $0-32
-	MOVQ      q+0(FP), SI
-	MOVQ      x+8(FP), DI
-	MOVQ      n+16(FP), CX
-	MOVQ      out+24(FP), DX
-	VPCMPEQW  Y7, Y7, Y7
-	VPSRLW    $15, Y7, Y7 // sixteen int16 ones
-
-quadloop:
-	VMOVDQU    (SI), Y0
-	VMOVDQU    (DI), Y1
-	VPABSB     Y0, Y2
-	VPSIGNB    Y0, Y1, Y3
-	VPMADDUBSW Y3, Y2, Y4
-	VPMADDWD   Y7, Y4, Y5
-	VMOVDQU    Y5, (DX)
-	ADDQ       $32, SI
-	ADDQ       $32, DI
-	ADDQ       $32, DX
-	SUBQ       $32, CX
-	JNZ        quadloop
-	VZEROUPPER
-	RET

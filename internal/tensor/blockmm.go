@@ -103,20 +103,7 @@ func (p *Pool) matMulBlocks(out, x []float32, n int, w *Mat, c *Codec) {
 func blockRows(out []float32, a *actRows, n int, w *Mat, c *Codec, r0, r1 int) {
 	nb, rb := w.Cols/c.BlockSize, c.RowBytes(w.Cols)
 	if f := impl.kRow[c.Type]; f != nil {
-		for r := r0; r < r1; r++ {
-			row := w.Q[r*rb : (r+1)*rb]
-			for i := 0; i < n; i++ {
-				var bsum []int32
-				var xs []float32
-				if c.act == actQ8_K {
-					bsum = a.bsum[i*nb*16 : (i+1)*nb*16]
-				}
-				if c.act == actQ8_1 {
-					xs = a.s[i*nb : (i+1)*nb]
-				}
-				out[i*w.Rows+r] = f(row, a.q[i*w.Cols:(i+1)*w.Cols], bsum, a.d[i*nb:(i+1)*nb], xs, nb)
-			}
-		}
+		blockDots(out, a, n, w, c, f, r0, r1)
 		return
 	}
 	acc := make([]dotAcc, n)
@@ -146,21 +133,27 @@ func blockRows(out []float32, a *actRows, n int, w *Mat, c *Codec, r0, r1 int) {
 	}
 }
 
-// quadSums writes to dst the exact sums of four consecutive products q·x
-// (the level's quads kernel, or the Go loop: the same integers).
-func quadSums(dst []int32, q, x []int8) {
-	if impl.quads != nil {
-		impl.quads(q, x, dst)
-		return
-	}
-	for k := range dst {
-		q4, x4 := q[4*k:4*k+4:4*k+4], x[4*k:4*k+4:4*k+4]
-		dst[k] = int32(q4[0])*int32(x4[0]) + int32(q4[1])*int32(x4[1]) + int32(q4[2])*int32(x4[2]) + int32(q4[3])*int32(x4[3])
+// blockDots computes outputs [r0,r1) of every activation row with the
+// level's kernel f (one output per call: the same bits as the steps below).
+func blockDots(out []float32, a *actRows, n int, w *Mat, c *Codec, f blockDot, r0, r1 int) {
+	nb, rb := w.Cols/c.BlockSize, c.RowBytes(w.Cols)
+	for r := r0; r < r1; r++ {
+		row := w.Q[r*rb : (r+1)*rb]
+		for i := 0; i < n; i++ {
+			var bsum []int32
+			var xs []float32
+			if c.act == actQ8_K {
+				bsum = a.bsum[i*nb*16 : (i+1)*nb*16]
+			}
+			if c.act == actQ8_1 {
+				xs = a.s[i*nb : (i+1)*nb]
+			}
+			out[i*w.Rows+r] = f(row, a.q[i*w.Cols:(i+1)*w.Cols], bsum, a.d[i*nb:(i+1)*nb], xs, nb)
+		}
 	}
 }
 
-// dot32 is Σ q·x over a 32-block (a Go loop at every level: for 32
-// values the quads kernel's call costs more than it saves, measured).
+// dot32 is Σ q·x over a 32-block.
 func dot32(u *unpacked, xq []int8) int32 {
 	var s int32
 	for e, v := range xq[:32] {
@@ -192,11 +185,9 @@ func sumLanes(a *dotAcc) float32 {
 
 // lanes adds a super-block's scaled integer lane sums to a.l.
 func (a *dotAcc) lanes(u *unpacked, xq []int8, d float32) {
-	var qd [64]int32
-	quadSums(qd[:], u.q[:], xq[:256])
 	var sumi [8]int32
-	for k, v := range qd { // quad k: elements 4k..4k+3, group k/4, lane k%8
-		sumi[k%8] += u.sc[k/4] * v
+	for e := 0; e < 256; e++ {
+		sumi[e%32/4] += u.sc[e/16] * int32(u.q[e]) * int32(xq[e])
 	}
 	for k := range a.l {
 		a.l[k] = fma32(d, float32(sumi[k]), a.l[k])
@@ -227,12 +218,13 @@ func stepQ2K(a *dotAcc, u *unpacked, xq []int8, bsum []int32, dx float32) {
 // super-block instead; this order serves every row, batch invariant.)
 func stepQ4K(a *dotAcc, u *unpacked, xq []int8, bsum []int32, dx float32) {
 	d, dmin := u.d*dx, u.dmin*dx
-	var qd [64]int32
-	quadSums(qd[:], u.q[:], xq[:256])
 	for p := 0; p < 4; p++ {
 		var is, ms int32
 		for g := 4 * p; g < 4*p+4; g++ {
-			t := qd[4*g] + qd[4*g+1] + qd[4*g+2] + qd[4*g+3]
+			var t int32
+			for e := 16 * g; e < 16*g+16; e++ {
+				t += int32(u.q[e]) * int32(xq[e])
+			}
 			is += u.sc[g] * t
 			ms += u.mn[g] * bsum[g]
 		}

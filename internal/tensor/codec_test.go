@@ -293,39 +293,6 @@ func BenchmarkMatMulBlocks(b *testing.B) {
 	}
 }
 
-// TestQuadSums checks each level's quads kernel against the sums taken
-// product by product, the extremes ±127 included.
-func TestQuadSums(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	const n = 256
-	q, x := make([]int8, n), make([]int8, n)
-	for i := range q {
-		q[i], x[i] = int8(rng.IntN(255)-127), int8(rng.IntN(255)-127)
-	}
-	for i := 0; i < 32; i++ { // the extremes
-		q[i], x[i] = 127, -127
-		q[32+i], x[32+i] = -127, -127
-	}
-	eachImpl(t, func(t *testing.T) {
-		for _, m := range []int{32, 64, n} {
-			got := make([]int32, m/4+1)
-			quadSums(got[:m/4], q[:m], x[:m])
-			if got[m/4] != 0 {
-				t.Fatalf("n=%d: wrote past the sums", m)
-			}
-			for k := 0; k < m/4; k++ {
-				var want int32
-				for e := 4 * k; e < 4*k+4; e++ {
-					want += int32(q[e]) * int32(x[e])
-				}
-				if got[k] != want {
-					t.Fatalf("n=%d quad %d: %d, want %d", m, k, got[k], want)
-				}
-			}
-		}
-	})
-}
-
 // TestBlockMatMulLevels: MatMul on GGML blocks gives the go level's bits
 // at every level (their integer sums are exact; the float steps are Go).
 func TestBlockMatMulLevels(t *testing.T) {

@@ -187,8 +187,7 @@
 // weights unpacked in registers, VPMADDUBSW/VPMADDWD integer sums, the
 // float steps of the Go code in its order, so the go level's bits,
 // TestBlockMatMulLevels), 10–45 GFLOP/cpu-s at one row; at the go level
-// the Go code (its integer core, quadSums, an AVX2 kernel where the CPU
-// has one). A
+// the Go code. A
 // Stacked matrix holds parts of different formats (fused Q/K/V of a mixed
 // file) and multiplies each part on its own.
 //

@@ -76,11 +76,6 @@ type kernels struct {
 	// q3k, q5k and q6k (optional) are the same for packed Q3_K, Q5_K and
 	// Q6_K (q3kpack.go, q5kpack.go, q6kpack.go).
 	q3k, q5k, q6k func(a *kpArgs, g0, g1 int)
-	// quads (optional) writes the exact sums of four consecutive products
-	// q·x (len(q) a multiple of 32, |q|, |x| ≤ 127), the integer core of
-	// the block formats' dot products on GGML blocks (blockmm.go); nil:
-	// the Go loop.
-	quads func(q, x []int8, out []int32)
 	// kRow (optional) has, per block format, one output on GGML blocks: a
 	// row of nb blocks against one activation row, in the Go code's order
 	// (the same bits as blockRows' steps and sum).
