@@ -144,6 +144,7 @@ func TestEventsAndFinishedIntervals(t *testing.T) {
 		FinishReason: FinishLength, E2ELatency: sec(9), NumPromptTokens: 10, NumGenerationTokens: 5,
 		MaxTokensParam: 5, QueuedTime: sec(1), PrefillTime: sec(1), DecodeTime: sec(6),
 		InferenceTime: sec(7), MeanTimePerOutputToken: sec(1.5), NumCachedTokens: 4,
+		TimeToFirstToken: sec(2.6), // first-token iteration 3.1 − arrival 0.5
 	}
 	if *f != want {
 		t.Errorf("finished:\n got %+v\nwant %+v", *f, want)
@@ -223,5 +224,32 @@ func TestObserveParent(t *testing.T) {
 	it.ObserveParent(3, 12)
 	if !slices.Equal(it.NParamsIter, []int{1, 3}) || !slices.Equal(it.MaxNumGenerationTokensIter, []int{7, 12}) {
 		t.Errorf("got n %v, max gen %v", it.NParamsIter, it.MaxNumGenerationTokensIter)
+	}
+}
+
+func TestRequestIDsFollowSamples(t *testing.T) {
+	// Two requests in one step: "a" gets its first token, "b" three more
+	// tokens; then "b" finishes. Every sample carries its request's id,
+	// index for index.
+	a := &RequestStateStats{ArrivalTime: at(0)}
+	b := &RequestStateStats{ArrivalTime: at(0), FirstTokenTime: at(1), LastTokenTime: at(1), NumGenerationTokens: 1}
+	it := NewIterationStats(at(4))
+	it.UpdateFromOutput(OutputUpdate{NumNewTokens: 3, EngineTimestamp: at(4), RequestID: "b"}, b)
+	it.UpdateFromOutput(OutputUpdate{NumNewTokens: 1, EngineTimestamp: at(4), IsPrefilling: true, RequestID: "a"}, a)
+	it.UpdateFromFinished(FinishInfo{Reason: FinishStop, RequestID: "b"}, b)
+	if !slices.Equal(it.TimeToFirstTokensIter, []time.Duration{sec(4)}) || it.TTFTRequestID(0) != "a" || it.TTFTRequestID(1) != "" {
+		t.Errorf("TTFT %v ids %q", it.TimeToFirstTokensIter, it.TimeToFirstTokenRequestIDs)
+	}
+	if !slices.Equal(it.InterTokenLatenciesIter, slices.Repeat([]time.Duration{sec(1)}, 3)) ||
+		!slices.Equal(it.InterTokenLatencyRequestIDs, []string{"b", "b", "b"}) {
+		t.Errorf("ITL %v ids %q", it.InterTokenLatenciesIter, it.InterTokenLatencyRequestIDs)
+	}
+	if it.FinishedRequests[0].RequestID != "b" {
+		t.Errorf("finished id %q", it.FinishedRequests[0].RequestID)
+	}
+	// A producer that fills only the samples: no id, no panic.
+	bare := &IterationStats{InterTokenLatenciesIter: []time.Duration{1}}
+	if bare.ITLRequestID(0) != "" || bare.TTFTRequestID(3) != "" {
+		t.Error("missing ids must read as empty")
 	}
 }
