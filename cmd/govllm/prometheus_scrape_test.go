@@ -79,6 +79,7 @@ scrape_configs:
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		http.DefaultClient.CloseIdleConnections()
 		cancel()
 		_ = cmd.Wait()
 		if t.Failed() {
