@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"debug/buildinfo"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -30,11 +31,34 @@ func prometheusBinary(t *testing.T) string {
 				"go install github.com/prometheus/prometheus/cmd/prometheus@v0.316.0)")
 		}
 	}
-	out, err := exec.Command(bin, "--version").CombinedOutput()
-	if m := regexp.MustCompile(`prometheus, version (\d+)\.`).FindSubmatch(out); err != nil || m == nil || string(m[1]) != "3" {
-		t.Skipf("SKIPPED: %s is not Prometheus 3 (%v): %s", bin, err, out)
+	if v := prometheusMajor(bin); v != 3 {
+		t.Skipf("SKIPPED: %s is not Prometheus 3 (major version %d)", bin, v)
 	}
 	return bin
+}
+
+// prometheusMajor is the major version of a Prometheus binary: the one its
+// --version prints in a release build, else (a go install build prints an
+// empty version) the one its Go module version encodes: Prometheus 3.y.z is
+// module github.com/prometheus/prometheus v0.3yy.z. 0 when unknown.
+func prometheusMajor(bin string) int {
+	out, err := exec.Command(bin, "--version").CombinedOutput()
+	if err != nil {
+		return 0
+	}
+	if m := regexp.MustCompile(`prometheus, version (\d+)\.`).FindSubmatch(out); m != nil {
+		v, _ := strconv.Atoi(string(m[1]))
+		return v
+	}
+	info, err := buildinfo.ReadFile(bin)
+	if err != nil || info.Main.Path != "github.com/prometheus/prometheus" {
+		return 0
+	}
+	if m := regexp.MustCompile(`^v0\.(\d)\d\d\.`).FindStringSubmatch(info.Main.Version); m != nil {
+		v, _ := strconv.Atoi(m[1])
+		return v
+	}
+	return 0
 }
 
 // freeAddr returns a loopback address no one listens on right now.
