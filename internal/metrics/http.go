@@ -164,7 +164,10 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Handler serves g in the Prometheus exposition format for GET /metrics: the
 // classic text format unless the scraper negotiates another one, gzipped
-// when the scraper accepts it (Prometheus does).
+// when the scraper accepts it (Prometheus does). A scraper that negotiates
+// OpenMetrics (Accept: application/openmetrics-text) also gets the
+// histograms' exemplars (the request ids); the classic text format has no
+// exemplars and is unchanged by them.
 //
 // The gzip is klauspost/compress's at its fastest level rather than
 // promhttp's own (the standard library's default level), which was a third
@@ -172,7 +175,7 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // time stretched by the contention, so it scales with that cost. The body
 // is a few kB either way.
 func Handler(g prometheus.Gatherer) http.Handler {
-	h := promhttp.HandlerFor(g, promhttp.HandlerOpts{DisableCompression: true})
+	h := promhttp.HandlerFor(g, promhttp.HandlerOpts{DisableCompression: true, EnableOpenMetrics: true})
 	wrap, err := gzhttp.NewWrapper(gzhttp.CompressionLevel(gzip.BestSpeed))
 	if err != nil {
 		panic(err) // constant, valid options

@@ -69,10 +69,10 @@ type Prometheus struct {
 	reqMaxGenTokens   prometheus.Observer
 	paramsN           prometheus.Observer
 	paramsMaxTokens   prometheus.Observer
-	ttft              prometheus.Observer
-	itl               prometheus.Observer
+	ttft              exemplarObserver
+	itl               exemplarObserver
 	tpot              prometheus.Observer
-	e2e               prometheus.Observer
+	e2e               exemplarObserver
 	queueTime         prometheus.Observer
 	inferenceTime     prometheus.Observer
 	prefillTime       prometheus.Observer
@@ -222,13 +222,13 @@ func (p *Prometheus) histogramFamilies(b *builder, maxModelLen int) {
 		"Histogram of the max_tokens request parameter.", tokens125)
 
 	// Histograms of timing intervals.
-	p.ttft = b.histogram("vllm:time_to_first_token_seconds",
+	p.ttft = b.exemplarHistogram("vllm:time_to_first_token_seconds",
 		"Histogram of time to first token in seconds.", ttftBuckets)
-	p.itl = b.histogram("vllm:inter_token_latency_seconds",
+	p.itl = b.exemplarHistogram("vllm:inter_token_latency_seconds",
 		"Histogram of inter-token latency in seconds.", itlBuckets)
 	p.tpot = b.histogram("vllm:request_time_per_output_token_seconds",
 		"Histogram of time_per_output_token_seconds per request.", itlBuckets)
-	p.e2e = b.histogram("vllm:e2e_request_latency_seconds",
+	p.e2e = b.exemplarHistogram("vllm:e2e_request_latency_seconds",
 		"Histogram of e2e request latency in seconds.", requestLatencyBuckets)
 	p.queueTime = b.histogram("vllm:request_queue_time_seconds",
 		"Histogram of time spent in WAITING phase for request.", requestLatencyBuckets)
@@ -285,8 +285,9 @@ func (p *Prometheus) Unregister(reg prometheus.Registerer) {
 }
 
 // Record applies one engine step's statistics (vLLM
-// PrometheusStatLogger.record, in its order). Neither argument is nil; it
-// is empty for a step without outputs.
+// PrometheusStatLogger.record, in its order), with the request ids of the
+// TTFT, inter-token and e2e samples as exemplars (exemplar.go). Neither
+// argument is nil; it is empty for a step without outputs.
 //
 // iteration_tokens_total observes only a step whose outputs carry tokens.
 // vLLM creates IterationStats only for an engine-core message with outputs,
@@ -320,11 +321,11 @@ func (p *Prometheus) Record(s *stats.SchedulerStats, it *stats.IterationStats) {
 	for _, v := range it.NParamsIter {
 		p.paramsN.Observe(float64(v))
 	}
-	for _, d := range it.TimeToFirstTokensIter {
-		p.ttft.Observe(seconds(d))
+	for i, d := range it.TimeToFirstTokensIter {
+		observeWithID(p.ttft, seconds(d), it.TTFTRequestID(i))
 	}
-	for _, d := range it.InterTokenLatenciesIter {
-		p.itl.Observe(seconds(d))
+	for i, d := range it.InterTokenLatenciesIter {
+		observeWithID(p.itl, seconds(d), it.ITLRequestID(i))
 	}
 	for _, d := range it.StructuredCompileTimesIter {
 		p.structuredCompile.Observe(seconds(d))
@@ -339,7 +340,7 @@ func (p *Prometheus) Record(s *stats.SchedulerStats, it *stats.IterationStats) {
 		}
 		latency := !f.ClientAbort // Part A §6: cancelled requests keep SLO panels clean
 		if latency {
-			p.e2e.Observe(seconds(f.E2ELatency))
+			observeWithID(p.e2e, seconds(f.E2ELatency), f.RequestID)
 			p.queueTime.Observe(seconds(f.QueuedTime))
 			p.prefillTime.Observe(seconds(f.PrefillTime))
 			p.inferenceTime.Observe(seconds(f.InferenceTime))
@@ -417,4 +418,10 @@ func (b *builder) histogram(name, help string, buckets []float64) prometheus.Obs
 	v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, meLabels)
 	b.collectors = append(b.collectors, v)
 	return v.WithLabelValues(b.me...)
+}
+
+// exemplarHistogram is histogram for a family whose observations carry
+// the request id as an exemplar.
+func (b *builder) exemplarHistogram(name, help string, buckets []float64) exemplarObserver {
+	return b.histogram(name, help, buckets).(exemplarObserver) // client_golang's histogram child is both
 }

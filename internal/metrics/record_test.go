@@ -4,6 +4,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -379,6 +380,22 @@ func TestRecordDoesNotAllocate(t *testing.T) {
 func BenchmarkRecord(b *testing.B) {
 	p := newTestPrometheus(b, prometheus.NewRegistry())
 	s, it := typicalStep()
+	b.ReportAllocs()
+	for b.Loop() {
+		p.Record(s, it)
+	}
+}
+
+// BenchmarkRecordWithExemplars is BenchmarkRecord with every sample's
+// request id: 33 exemplars per step (client_golang allocates each one).
+func BenchmarkRecordWithExemplars(b *testing.B) {
+	p := newTestPrometheus(b, prometheus.NewRegistry())
+	s, it := typicalStep()
+	it.TimeToFirstTokenRequestIDs = []string{"chatcmpl-0"}
+	for i := range it.InterTokenLatenciesIter {
+		it.InterTokenLatencyRequestIDs = append(it.InterTokenLatencyRequestIDs, "chatcmpl-"+strconv.Itoa(i+1))
+	}
+	it.FinishedRequests[0].RequestID = "chatcmpl-1"
 	b.ReportAllocs()
 	for b.Loop() {
 		p.Record(s, it)

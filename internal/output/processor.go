@@ -217,6 +217,7 @@ func (p *Processor) Process(co *sched.CoreOutputs, it *stats.IterationStats) (ou
 				EngineTimestamp: co.Timestamp,
 				IsPrefilling:    s.isPrefilling,
 				Pooled:          o.Pooled != nil,
+				RequestID:       g.req.ID, // the parent's for every child (docs/metrics.md, exemplars)
 			}, &s.stats)
 		}
 		if s.isPrefilling {
@@ -313,6 +314,7 @@ func (p *Processor) finishSeq(s *seqState, it *stats.IterationStats) {
 			MaxTokensParam:  maxTokensParam(&g.req),
 			NumCachedTokens: s.numCached,
 			ClientAbort:     s.clientAbort && s.finish == stats.FinishAbort,
+			RequestID:       g.req.ID,
 		}, &s.stats)
 		s.timings = &Timings{FinishedRequestStats: f, TimeToFirstToken: s.stats.FirstTokenLatency}
 	}

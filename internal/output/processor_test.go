@@ -197,11 +197,17 @@ func TestProcessorKindsAndParallelSampling(t *testing.T) {
 				t.Fatalf("AddRequest = %v, %v", got, err)
 			}
 			var parents [][2]int
+			var sampleIDs []string // TTFT, ITL and finished samples' request ids
 			for i, step := range steps {
 				it := stats.NewIterationStats(ts(i))
 				outs, _ := p.Process(&sched.CoreOutputs{Outputs: step, Timestamp: ts(i)}, it)
 				for k := range it.NParamsIter {
 					parents = append(parents, [2]int{it.NParamsIter[k], it.MaxNumGenerationTokensIter[k]})
+				}
+				sampleIDs = append(sampleIDs, it.TimeToFirstTokenRequestIDs...)
+				sampleIDs = append(sampleIDs, it.InterTokenLatencyRequestIDs...)
+				for _, f := range it.FinishedRequests {
+					sampleIDs = append(sampleIDs, f.RequestID)
 				}
 				w := c.want[i]
 				if w.indexes == nil {
@@ -225,6 +231,10 @@ func TestProcessorKindsAndParallelSampling(t *testing.T) {
 			}
 			if !slices.Equal(parents, [][2]int{{2, 3}}) {
 				t.Errorf("parent observations (n, max gen tokens) = %v, want [[2 3]] once", parents)
+			}
+			// 2 TTFT + 3 ITL + 2 finished, every one named by the parent id.
+			if want := slices.Repeat([]string{"p"}, 7); !slices.Equal(sampleIDs, want) {
+				t.Errorf("sample request ids %q, want %q", sampleIDs, want)
 			}
 		})
 	}
@@ -299,8 +309,12 @@ func TestProcessorStatistics(t *testing.T) {
 	if its[0].PromptTokenStats.Computed != 4 || its[0].PromptTokenStats.LocalCacheHit != 2 {
 		t.Errorf("prompt split %+v", its[0].PromptTokenStats)
 	}
-	if len(its[0].TimeToFirstTokensIter) != 2 || its[0].TimeToFirstTokensIter[0] != 11*time.Millisecond {
-		t.Errorf("TTFT %v", its[0].TimeToFirstTokensIter)
+	if len(its[0].TimeToFirstTokensIter) != 2 || its[0].TimeToFirstTokensIter[0] != 11*time.Millisecond ||
+		!slices.Equal(its[0].TimeToFirstTokenRequestIDs, []string{"a", "b"}) {
+		t.Errorf("TTFT %v ids %q", its[0].TimeToFirstTokensIter, its[0].TimeToFirstTokenRequestIDs)
+	}
+	if !slices.Equal(its[1].InterTokenLatencyRequestIDs, []string{"a"}) || !slices.Equal(its[2].InterTokenLatencyRequestIDs, []string{"a"}) {
+		t.Errorf("ITL ids %q %q", its[1].InterTokenLatencyRequestIDs, its[2].InterTokenLatencyRequestIDs)
 	}
 	if !slices.Equal(its[1].InterTokenLatenciesIter, []time.Duration{10 * time.Millisecond}) || !slices.Equal(its[2].InterTokenLatenciesIter, []time.Duration{15 * time.Millisecond}) {
 		t.Errorf("ITL %v %v", its[1].InterTokenLatenciesIter, its[2].InterTokenLatenciesIter)
@@ -309,13 +323,14 @@ func TestProcessorStatistics(t *testing.T) {
 		t.Fatalf("finished: %d, %d", len(its[1].FinishedRequests), len(its[2].FinishedRequests))
 	}
 	b, a := its[1].FinishedRequests[0], its[2].FinishedRequests[0]
-	if b.FinishReason != stats.FinishAbort || !b.ClientAbort || b.NumGenerationTokens != 1 || b.NumPromptTokens != 3 {
+	if b.FinishReason != stats.FinishAbort || !b.ClientAbort || b.NumGenerationTokens != 1 || b.NumPromptTokens != 3 || b.RequestID != "b" {
 		t.Errorf("b: %+v", b)
 	}
 	want := stats.FinishedRequestStats{
 		FinishReason: stats.FinishLength, E2ELatency: 36 * time.Millisecond, NumPromptTokens: 3, NumGenerationTokens: 3,
 		MaxTokensParam: 3, QueuedTime: time.Millisecond, PrefillTime: 8 * time.Millisecond, DecodeTime: 25 * time.Millisecond,
 		InferenceTime: 33 * time.Millisecond, MeanTimePerOutputToken: 12500 * time.Microsecond, NumCachedTokens: 1,
+		RequestID: "a",
 	}
 	if a != want {
 		t.Errorf("a:\n got %+v\nwant %+v", a, want)

@@ -37,6 +37,9 @@ type OutputUpdate struct {
 	// and last "token" times, so prefill and inference time are measured
 	// and decode time is 0.
 	Pooled bool
+	// RequestID names the request in the TTFT and inter-token samples
+	// (the user request's id; a parallel-sampling child gives its parent's).
+	RequestID string
 }
 
 // UpdateFromOutput folds one request's output into the iteration and into
@@ -64,7 +67,7 @@ func (it *IterationStats) UpdateFromOutput(u OutputUpdate, rs *RequestStateStats
 	}
 	if u.Pooled && u.IsPrefilling {
 		ttft := Interval(rs.ArrivalTime, it.IterationTimestamp)
-		it.TimeToFirstTokensIter = append(it.TimeToFirstTokensIter, ttft)
+		it.addTTFT(ttft, u.RequestID)
 		rs.FirstTokenLatency, rs.FirstTokenTime, rs.LastTokenTime = ttft, u.EngineTimestamp, u.EngineTimestamp
 		return
 	}
@@ -73,7 +76,7 @@ func (it *IterationStats) UpdateFromOutput(u OutputUpdate, rs *RequestStateStats
 	}
 	if rs.NumGenerationTokens == n { // this output carries the request's first token
 		ttft := Interval(rs.ArrivalTime, it.IterationTimestamp)
-		it.TimeToFirstTokensIter = append(it.TimeToFirstTokensIter, ttft)
+		it.addTTFT(ttft, u.RequestID)
 		rs.FirstTokenLatency = ttft
 		rs.FirstTokenTime = u.EngineTimestamp
 		n-- // the first token has no inter-token gap
@@ -82,9 +85,16 @@ func (it *IterationStats) UpdateFromOutput(u OutputUpdate, rs *RequestStateStats
 		gap := Interval(rs.LastTokenTime, u.EngineTimestamp) / time.Duration(n)
 		for range n {
 			it.InterTokenLatenciesIter = append(it.InterTokenLatenciesIter, gap)
+			it.InterTokenLatencyRequestIDs = append(it.InterTokenLatencyRequestIDs, u.RequestID)
 		}
 	}
 	rs.LastTokenTime = u.EngineTimestamp
+}
+
+// addTTFT appends one TTFT sample and its request id.
+func (it *IterationStats) addTTFT(d time.Duration, id string) {
+	it.TimeToFirstTokensIter = append(it.TimeToFirstTokensIter, d)
+	it.TimeToFirstTokenRequestIDs = append(it.TimeToFirstTokenRequestIDs, id)
 }
 
 // UpdateFromEvents applies engine-core events: QUEUED sets the queued time
@@ -112,7 +122,8 @@ type FinishInfo struct {
 	NumPromptTokens int
 	MaxTokensParam  int // 0 when unset
 	NumCachedTokens int
-	ClientAbort     bool // the client cancelled it (docs/metrics.md, decision 6)
+	ClientAbort     bool   // the client cancelled it (docs/metrics.md, decision 6)
+	RequestID       string // the user request's id (a child's parent's)
 }
 
 // UpdateFromFinished appends the request's FinishedRequestStats, computed
@@ -149,6 +160,7 @@ func (it *IterationStats) UpdateFromFinished(fi FinishInfo, rs *RequestStateStat
 		MeanTimePerOutputToken: tpot,
 		NumCachedTokens:        fi.NumCachedTokens,
 		ClientAbort:            fi.ClientAbort,
+		RequestID:              fi.RequestID,
 	})
 	return &it.FinishedRequests[len(it.FinishedRequests)-1]
 }

@@ -225,3 +225,30 @@ func TestObserveParent(t *testing.T) {
 		t.Errorf("got n %v, max gen %v", it.NParamsIter, it.MaxNumGenerationTokensIter)
 	}
 }
+
+func TestRequestIDsFollowSamples(t *testing.T) {
+	// Two requests in one step: "a" gets its first token, "b" three more
+	// tokens; then "b" finishes. Every sample carries its request's id,
+	// index for index.
+	a := &RequestStateStats{ArrivalTime: at(0)}
+	b := &RequestStateStats{ArrivalTime: at(0), FirstTokenTime: at(1), LastTokenTime: at(1), NumGenerationTokens: 1}
+	it := NewIterationStats(at(4))
+	it.UpdateFromOutput(OutputUpdate{NumNewTokens: 3, EngineTimestamp: at(4), RequestID: "b"}, b)
+	it.UpdateFromOutput(OutputUpdate{NumNewTokens: 1, EngineTimestamp: at(4), IsPrefilling: true, RequestID: "a"}, a)
+	it.UpdateFromFinished(FinishInfo{Reason: FinishStop, RequestID: "b"}, b)
+	if !slices.Equal(it.TimeToFirstTokensIter, []time.Duration{sec(4)}) || it.TTFTRequestID(0) != "a" || it.TTFTRequestID(1) != "" {
+		t.Errorf("TTFT %v ids %q", it.TimeToFirstTokensIter, it.TimeToFirstTokenRequestIDs)
+	}
+	if !slices.Equal(it.InterTokenLatenciesIter, slices.Repeat([]time.Duration{sec(1)}, 3)) ||
+		!slices.Equal(it.InterTokenLatencyRequestIDs, []string{"b", "b", "b"}) {
+		t.Errorf("ITL %v ids %q", it.InterTokenLatenciesIter, it.InterTokenLatencyRequestIDs)
+	}
+	if it.FinishedRequests[0].RequestID != "b" {
+		t.Errorf("finished id %q", it.FinishedRequests[0].RequestID)
+	}
+	// A producer that fills only the samples: no id, no panic.
+	bare := &IterationStats{InterTokenLatenciesIter: []time.Duration{1}}
+	if bare.ITLRequestID(0) != "" || bare.TTFTRequestID(3) != "" {
+		t.Error("missing ids must read as empty")
+	}
+}

@@ -53,6 +53,10 @@ type FinishedRequestStats struct {
 	DecodeTime             time.Duration
 	MeanTimePerOutputToken time.Duration
 	NumCachedTokens        int
+	// RequestID is the user request's id (for a parallel-sampling child,
+	// its parent's): the exemplar the stat loggers attach to the latency
+	// observations (docs/metrics.md, exemplars). "" when unknown.
+	RequestID string
 	// ClientAbort is true for a request the client cancelled: govllm counts
 	// it in request_success{abort} and the token histograms but not in the
 	// latency histograms (docs/metrics.md, decision 6).
@@ -71,6 +75,13 @@ type IterationStats struct {
 	NParamsIter                []int
 	TimeToFirstTokensIter      []time.Duration
 	InterTokenLatenciesIter    []time.Duration
+	// TimeToFirstTokenRequestIDs and InterTokenLatencyRequestIDs name the
+	// request of each sample of the two slices above, index for index
+	// (UpdateFromOutput appends to both). A producer that fills only the
+	// samples leaves them shorter; a sample without an id ("" or missing)
+	// gets no exemplar.
+	TimeToFirstTokenRequestIDs  []string
+	InterTokenLatencyRequestIDs []string
 	// StructuredCompileTimesIter: one sample per request with a
 	// structured-output constraint, on its first output: the time the front
 	// end took to compile the constraint and start its states (a govllm
@@ -90,6 +101,19 @@ func (it *IterationStats) Empty() bool {
 		len(it.FinishedRequests) == 0 && len(it.MaxNumGenerationTokensIter) == 0 && len(it.NParamsIter) == 0 &&
 		len(it.TimeToFirstTokensIter) == 0 && len(it.InterTokenLatenciesIter) == 0 &&
 		len(it.StructuredCompileTimesIter) == 0 && len(it.StructuredMaskTimesIter) == 0
+}
+
+// TTFTRequestID is the request id of TimeToFirstTokensIter[i], or "".
+func (it *IterationStats) TTFTRequestID(i int) string { return idAt(it.TimeToFirstTokenRequestIDs, i) }
+
+// ITLRequestID is the request id of InterTokenLatenciesIter[i], or "".
+func (it *IterationStats) ITLRequestID(i int) string { return idAt(it.InterTokenLatencyRequestIDs, i) }
+
+func idAt(ids []string, i int) string {
+	if i < len(ids) {
+		return ids[i]
+	}
+	return ""
 }
 
 // NumPromptTokens is the prompt tokens first reported this iteration.
