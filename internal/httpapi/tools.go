@@ -48,6 +48,9 @@ func (s *Server) planChatOutput(t *openai.ChatTools, kwargs *jsonvalue.Object, p
 			if !s.cfg.EnableAutoToolChoice || s.cfg.ToolCallParser == "" {
 				return nil, apierr.New("tool_choice", `"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set`)
 			}
+			if err := refuseStrict(t); err != nil {
+				return nil, err
+			}
 			tp, err := toolparser.New(s.cfg.ToolCallParser, parserTools(t), toolparser.Options{})
 			if err != nil {
 				return nil, err
@@ -84,6 +87,19 @@ func checkParsers(cfg Config) error {
 	}
 	if cfg.EnableAutoToolChoice && cfg.ToolCallParser == "" {
 		return errors.New("httpapi: --enable-auto-tool-choice requires --tool-call-parser")
+	}
+	return nil
+}
+
+// refuseStrict refuses a strict tool under tool_choice "auto": its
+// arguments are parsed from free text, not constrained to the schema, so
+// strict could not be honoured ("required" and a named function are).
+func refuseStrict(t *openai.ChatTools) error {
+	for i, ft := range t.Tools {
+		if ft.Strict != nil && *ft.Strict {
+			return apierr.New(fmt.Sprintf("tools[%d].function.strict", i),
+				"strict is enforced only with tool_choice \"required\" or a named function; with \"auto\" the calls are parsed from the output, not constrained (send strict false or leave it out)")
+		}
 	}
 	return nil
 }

@@ -207,3 +207,24 @@ func TestReasoningHistoryReachesTemplate(t *testing.T) {
 		t.Fatalf("reasoning on a user message: %d %s", r.status, r.body)
 	}
 }
+
+// With tool_choice "auto" a strict tool is refused (its arguments would
+// be parsed, not constrained); "required" enforces the schema, so strict
+// is honoured there.
+func TestStrictToolUnderAutoRefused(t *testing.T) {
+	f := newFake()
+	srv := newTestServer(t, f, func(c *Config) { c.EnableAutoToolChoice, c.ToolCallParser = true, "hermes" })
+	strict := `{"type":"function","function":{"name":"g","parameters":{"type":"object"},"strict":true}}`
+	msgs := `"messages":[{"role":"user","content":"hi"}],"max_tokens":2`
+	r := do(t, srv, "POST", "/v1/chat/completions", `{`+msgs+`,"tools":[`+weatherTool+`,`+strict+`],"tool_choice":"auto"}`)
+	if r.status != http.StatusBadRequest || param(envelope(t, r)) != "tools[1].function.strict" {
+		t.Fatalf("auto with a strict tool: %d %s", r.status, r.body)
+	}
+	if f.calls.Load() != 0 {
+		t.Fatal("a refused request reached the engine")
+	}
+	r = do(t, srv, "POST", "/v1/chat/completions", `{`+msgs+`,"tools":[`+strict+`],"tool_choice":"required"}`)
+	if r.status != http.StatusOK {
+		t.Fatalf("required with a strict tool: %d %s", r.status, r.body)
+	}
+}
