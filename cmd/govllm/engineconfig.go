@@ -16,6 +16,7 @@ import (
 	"govllm/internal/model"
 	"govllm/internal/runner"
 	"govllm/internal/sched"
+	"govllm/internal/specdec"
 )
 
 // engineConfig is what builds an engine, for serve and generate alike: the
@@ -45,6 +46,8 @@ type engineConfig struct {
 	Seed       uint64
 	// Limits bound one request's work (--max-request-n, -sequences, -tokens).
 	Limits llm.Limits
+	// SpeculativeConfig is vLLM's --speculative-config JSON ("" = off).
+	SpeculativeConfig string
 }
 
 func defaultEngineConfig() engineConfig {
@@ -89,6 +92,7 @@ func (c *engineConfig) addFlags(fs *flag.FlagSet) (finish func() error) {
 	fs.IntVar(&c.Limits.MaxN, "max-request-n", c.Limits.MaxN, "max n (sequences per prompt) of one request; 400 above")
 	fs.IntVar(&c.Limits.MaxSequences, "max-request-sequences", c.Limits.MaxSequences, "max prompts × n of one request; 400 above")
 	fs.IntVar(&c.Limits.MaxTokens, "max-request-tokens", c.Limits.MaxTokens, "max total max_tokens over all sequences of one request; 400 above")
+	fs.StringVar(&c.SpeculativeConfig, "speculative-config", c.SpeculativeConfig, "speculative decoding, vLLM's JSON: '{\"method\": \"ngram\", \"num_speculative_tokens\": 4,\n\"prompt_lookup_max\": 4, \"prompt_lookup_min\": 2}' (prompt lookup; a draft model is not implemented) (default: off)")
 	fs.IntVar(&c.Limits.MaxLogprobs, "max-logprobs", c.Limits.MaxLogprobs, "max logprobs / top_logprobs / prompt_logprobs of a request (vLLM's); -1 = no cap, and a request's -1 then means the whole vocabulary")
 	return func() error {
 		n, err := parseBytes(kvMem)
@@ -119,7 +123,22 @@ func (c *engineConfig) check() error {
 	if err := model.CheckQuantization(c.Quantization); err != nil {
 		return fmt.Errorf("--quantization: %w", err)
 	}
+	if _, err := c.speculative(); err != nil {
+		return err
+	}
 	return nil
+}
+
+// speculative parses --speculative-config (nil when off).
+func (c *engineConfig) speculative() (*specdec.Config, error) {
+	if c.SpeculativeConfig == "" {
+		return nil, nil
+	}
+	sc, err := specdec.ParseConfig(c.SpeculativeConfig)
+	if err != nil {
+		return nil, fmt.Errorf("--speculative-config: %w", err)
+	}
+	return &sc, nil
 }
 
 // resolvedConfig is an engineConfig resolved against the loaded model:
@@ -130,6 +149,7 @@ type resolvedConfig struct {
 	NumBlocks int
 	Policy    sched.Policy
 	ModelCfg  model.Config
+	Spec      *specdec.Config // nil: no speculative decoding
 }
 
 // resolve checks c and fills its defaults from the model's config.
@@ -149,6 +169,9 @@ func (c engineConfig) resolve(mc model.Config) (resolvedConfig, error) {
 		return r, fmt.Errorf("--scheduling-policy: %w", err)
 	}
 	if r.NumBlocks, err = r.kvBlocks(); err != nil {
+		return r, err
+	}
+	if r.Spec, err = r.speculative(); err != nil {
 		return r, err
 	}
 	return r, nil
@@ -177,10 +200,29 @@ func (r *resolvedConfig) Core() core.Config {
 	return core.Config{
 		Sched: sched.Config{
 			MaxNumSeqs: r.MaxNumSeqs, MaxNumBatchedTokens: r.MaxNumBatchedTokens, MaxModelLen: r.MaxModelLen,
-			Policy: r.Policy, EnableChunkedPrefill: true,
+			Policy: r.Policy, EnableChunkedPrefill: true, Speculative: r.SchedSpeculative(),
 		},
 		KV: kvcache.Config{NumBlocks: r.NumBlocks, BlockSize: r.BlockSize, EnablePrefixCaching: r.EnablePrefixCaching},
 	}
+}
+
+// SchedSpeculative is the scheduler's speculative-decoding part (nil: off).
+func (r *resolvedConfig) SchedSpeculative() *sched.Speculative {
+	if r.Spec == nil {
+		return nil
+	}
+	return &sched.Speculative{
+		Drafter:   specdec.Ngram{Min: r.Spec.PromptLookupMin, Max: r.Spec.PromptLookupMax},
+		NumTokens: r.Spec.NumSpeculativeTokens,
+	}
+}
+
+// NumSpeculativeTokens is k, 0 without speculative decoding.
+func (r *resolvedConfig) NumSpeculativeTokens() int {
+	if r.Spec == nil {
+		return 0
+	}
+	return r.Spec.NumSpeculativeTokens
 }
 
 // Runner is the model runner's part.

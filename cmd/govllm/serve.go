@@ -188,6 +188,7 @@ var serveFlagGroups = []flagGroup{
 	{"CacheConfig", []string{"block-size", "enable-prefix-caching", "no-enable-prefix-caching", "num-gpu-blocks-override", "gpu-memory-utilization", "kv-cache-dtype", "swap-space", "cpu-offload-gb"}},
 	{"SchedulerConfig", []string{"max-num-seqs", "max-num-batched-tokens", "scheduling-policy"}},
 	{"ObservabilityConfig", []string{"disable-log-stats", "log-stats-interval"}},
+	{"VllmConfig", []string{"speculative-config"}},
 	{"govllm (CPU backend)", []string{"kv-cache-memory", "dummy-shape", "threads", "engine-nice", "spare-procs", "max-request-n", "max-request-sequences", "max-request-tokens", "responses-store-size"}},
 	{"govllm web UI", []string{"disable-ui"}},
 }

@@ -137,6 +137,7 @@ func (st *serveStack) statLoggers(logger *slog.Logger, rc *resolvedConfig) ([]ll
 	}
 	prom, err := metrics.NewPrometheus(st.Registry, metrics.PrometheusOptions{
 		ModelName: st.Config.ServedModelNames[0], MaxModelLen: rc.MaxModelLen, CacheConfig: rc.CacheConfigInfo(),
+		NumSpeculativeTokens: rc.NumSpeculativeTokens(),
 	})
 	if err != nil {
 		return nil, err

@@ -324,6 +324,31 @@ func (m *Manager) Free(reqID string) {
 	m.assertInvariants()
 }
 
+// Trim frees the request's blocks past the first numTokens tokens (a
+// speculative step's blocks of rejected drafts), last first, and returns
+// its block table. Such blocks hold no known token, so none is in the
+// prefix cache.
+func (m *Manager) Trim(reqID string, numTokens int) []BlockID {
+	rb := m.reqs[reqID]
+	if rb == nil {
+		return nil
+	}
+	keep := max(m.BlocksFor(numTokens), rb.numCached)
+	for i := len(rb.blocks) - 1; i >= keep; i-- {
+		b := int32(rb.blocks[i])
+		m.p.refCnt[b]--
+		if m.p.refCnt[b] == 0 {
+			m.p.pushTail(b)
+		}
+	}
+	if keep < len(rb.blocks) {
+		rb.blocks = rb.blocks[:keep]
+		rb.keys = rb.keys[:min(len(rb.keys), keep)]
+		m.assertInvariants()
+	}
+	return rb.blocks
+}
+
 func (m *Manager) release(reqID string, rb *reqBlocks) {
 	delete(m.reqs, reqID)
 	rb.blocks = rb.blocks[:0]

@@ -50,10 +50,16 @@ func (c *structured) states(s *sampling.Structured, n int) ([]sampling.Constrain
 	}
 	out := make([]sampling.Constraint, n)
 	for i := range out {
-		out[i] = compiled.NewState(c.matcher)
+		out[i] = constraintState{compiled.NewState(c.matcher)}
 	}
 	return out, nil
 }
+
+// constraintState is a constraint.State as a sampling.Constraint.
+type constraintState struct{ *constraint.State }
+
+// Fork copies the state (speculative steps verify drafts on a copy).
+func (s constraintState) Fork() sampling.Constraint { return constraintState{s.State.Clone()} }
 
 // compile returns the constraint of s, from the cache when it was seen.
 func (c *structured) compile(s *sampling.Structured) (*constraint.Constraint, error) {

@@ -36,6 +36,10 @@ type PrometheusOptions struct {
 	// label names are the sorted keys followed by engine; a key may not be
 	// "engine". May be empty.
 	CacheConfig map[string]string
+	// NumSpeculativeTokens, when > 0 (speculative decoding is on), adds
+	// vLLM's vllm:spec_decode_* counters, the per-position one with a
+	// position label 0…NumSpeculativeTokens-1.
+	NumSpeculativeTokens int
 }
 
 // Prometheus is vLLM's PrometheusStatLogger: it owns every core vllm:*
@@ -83,6 +87,10 @@ type Prometheus struct {
 	structuredCompile prometheus.Observer
 	structuredMask    prometheus.Observer
 
+	// Speculative decoding (nil unless configured).
+	specDrafts, specDraftTokens, specAccepted prometheus.Counter
+	specAcceptedPerPos                        []prometheus.Counter
+
 	cacheConfigInfo prometheus.Gauge
 	collectors      []prometheus.Collector
 }
@@ -108,6 +116,9 @@ func NewPrometheus(reg prometheus.Registerer, opts PrometheusOptions) (*Promethe
 	p.counterFamilies(&b)
 	p.histogramFamilies(&b, opts.MaxModelLen)
 	p.structuredFamilies(&b)
+	if opts.NumSpeculativeTokens > 0 {
+		p.specFamilies(&b, opts.NumSpeculativeTokens)
+	}
 	info, values := cacheConfigFamily(&b, opts.CacheConfig)
 
 	// Register first: an invalid name or label is reported here, before
@@ -133,6 +144,9 @@ func (opts *PrometheusOptions) validate() error {
 	}
 	if opts.EngineIndex < 0 {
 		return fmt.Errorf("%w: negative EngineIndex %d", ErrInvalidOptions, opts.EngineIndex)
+	}
+	if opts.NumSpeculativeTokens < 0 {
+		return fmt.Errorf("%w: negative NumSpeculativeTokens %d", ErrInvalidOptions, opts.NumSpeculativeTokens)
 	}
 	if opts.MaxModelLen < 1 {
 		return fmt.Errorf("%w: MaxModelLen %d < 1", ErrInvalidOptions, opts.MaxModelLen)
@@ -253,6 +267,35 @@ func (p *Prometheus) structuredFamilies(b *builder) {
 		structuredMaskBuckets)
 }
 
+// specFamilies builds vLLM's speculative-decoding counters
+// (vllm/v1/spec_decode/metrics.py, SpecDecodingProm).
+func (p *Prometheus) specFamilies(b *builder, k int) {
+	p.specDrafts = b.counter("vllm:spec_decode_num_drafts", "Number of spec decoding drafts.")
+	p.specDraftTokens = b.counter("vllm:spec_decode_num_draft_tokens", "Number of draft tokens.")
+	p.specAccepted = b.counter("vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens.")
+	pos := make([]string, k)
+	for i := range pos {
+		pos[i] = strconv.Itoa(i)
+	}
+	p.specAcceptedPerPos = b.counterVec("vllm:spec_decode_num_accepted_tokens_per_pos",
+		"Accepted tokens per draft position.", "position", pos)
+}
+
+// recordSpec adds a step's speculative-decoding counts.
+func (p *Prometheus) recordSpec(sd *stats.SpecDecodingStats) {
+	if sd == nil || p.specDrafts == nil {
+		return
+	}
+	addCount(p.specDrafts, sd.NumDrafts)
+	addCount(p.specDraftTokens, sd.NumDraftTokens)
+	addCount(p.specAccepted, sd.NumAcceptedTokens)
+	for i, n := range sd.NumAcceptedPerPos {
+		if i < len(p.specAcceptedPerPos) {
+			addCount(p.specAcceptedPerPos[i], n)
+		}
+	}
+}
+
 // cacheConfigFamily builds vllm:cache_config_info: one label per
 // cache-config attribute (sorted), then engine; no model_name. It returns
 // the family and the values of its one child.
@@ -304,6 +347,7 @@ func (p *Prometheus) Record(s *stats.SchedulerStats, it *stats.IterationStats) {
 	p.kvUsage.Set(s.KVCacheUsage)
 	addCount(p.prefixQueries, s.PrefixCacheStats.Queries)
 	addCount(p.prefixHits, s.PrefixCacheStats.Hits)
+	p.recordSpec(s.SpecDecoding)
 	pts := &it.PromptTokenStats
 	addCount(p.preemptions, it.NumPreemptedReqs)
 	addCount(p.promptTokens, pts.Total)

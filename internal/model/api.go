@@ -119,6 +119,10 @@ type Seq struct {
 	Start      int     // position of its first token in the batch
 	BlockTable []int32 // physical block ids covering Start+NumTokens positions
 	NeedLogits bool    // compute logits for its last token
+	// NumLogits, with NeedLogits, is how many of its last tokens get
+	// logits (0 counts as 1), in token order: a speculative step scores
+	// the position of each drafted token and the one after them.
+	NumLogits int
 	// Hidden, when non-nil (NumTokens × Dim floats), receives the final
 	// hidden state of each of its tokens: after the last layer's residual
 	// add and the final norm, the vector the output head would read
@@ -144,15 +148,22 @@ func NewKVCache(cfg Config, numBlocks, blockSize int) *KVCache {
 	return kv
 }
 
-// NumLogits is the number of Seqs that want logits (rows of Forward's output).
+// NumLogits is the number of logits rows Forward writes: one per Seq with
+// NeedLogits, NumLogits for one that asks for several.
 func (b *Batch) NumLogits() int {
 	k := 0
 	for i := range b.Seqs {
-		if b.Seqs[i].NeedLogits {
-			k++
-		}
+		k += b.Seqs[i].logitRows()
 	}
 	return k
+}
+
+// logitRows is the number of the sequence's logits rows.
+func (s *Seq) logitRows() int {
+	if !s.NeedLogits {
+		return 0
+	}
+	return max(1, s.NumLogits)
 }
 
 // Layer is one transformer block's weights. Wqkv holds Wq, Wk, Wv rows back to

@@ -149,10 +149,10 @@ func (m *Model) checkBatch(b *Batch, kv *KVCache, nLogits int) (k, maxPos int, e
 			return 0, 0, batchErr("seq %d: NumTokens %d, Start %d", s, seq.NumTokens, seq.Start)
 		}
 		if seq.NeedLogits {
-			if seq.NumTokens == 0 {
-				return 0, 0, batchErr("seq %d wants logits but has no tokens", s)
+			if seq.logitRows() > seq.NumTokens {
+				return 0, 0, batchErr("seq %d wants logits of %d tokens but has %d", s, seq.logitRows(), seq.NumTokens)
 			}
-			k++
+			k += seq.logitRows()
 		}
 		end := seq.Start + seq.NumTokens
 		if end > len(seq.BlockTable)*kv.BlockSize {
@@ -184,7 +184,8 @@ func (m *Model) checkBatch(b *Batch, kv *KVCache, nLogits int) (k, maxPos int, e
 
 // Forward runs one flattened batch: it writes every token's K/V into kv at
 // its paged slot, and the logits of the last token of each Seq with
-// NeedLogits into logits ([k × VocabSize], Seq order). pool may be nil.
+// NeedLogits (its last NumLogits tokens) into logits ([k × VocabSize],
+// Seq order, then token order). pool may be nil.
 func (m *Model) Forward(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCache, logits []float32) error {
 	k, maxPos, err := m.checkBatch(b, kv, len(logits))
 	if err != nil {
@@ -323,8 +324,7 @@ func (m *Model) logits(ws *Workspace, pool *tensor.Pool, b *Batch, logits []floa
 	for s := range b.Seqs {
 		seq := &b.Seqs[s]
 		row += seq.NumTokens
-		if seq.NeedLogits {
-			last := row - 1
+		for last := row - seq.logitRows(); last < row; last++ {
 			xl, ol := x[last*dim:(last+1)*dim], xo[last*dim:(last+1)*dim]
 			if post != nil {
 				tensor.RMSNorm(ol, ol, post, c.RMSNormEps)

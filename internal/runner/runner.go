@@ -87,6 +87,8 @@ type Runner struct {
 	// promptLogits holds up to promptLogChunk rows of prompt-position logits.
 	promptLogits []float32
 	rows         []row     // the requests that sample, in logits-row order
+	nLogits      int       // logits rows of the step (a request with drafts has several)
+	specOut      [][]int32 // per pool thread: output tokens followed by accepted drafts
 	hidden       []float32 // backing store of every Seq.Hidden of the step (embedding and prompt-logprobs requests)
 
 	samplers []sampling.Sampler // one per pool thread
@@ -99,6 +101,7 @@ type Runner struct {
 // row is one request to sample this step.
 type row struct {
 	req  int // index into SchedulerOutput.Requests
+	off  int // its first logits row; it has 1 + its drafts' count
 	rng  sampling.RNG
 	mask time.Duration // the structured-output mask's time this step
 }
@@ -164,7 +167,7 @@ func (r *Runner) Execute(ctx context.Context, so *sched.SchedulerOutput) (*sched
 	}
 	if len(r.batch.Tokens) > 0 {
 		tf := time.Now()
-		err := r.m.Forward(r.ws, r.pool, &r.batch, r.kv, r.logits[:len(r.rows)*r.vocab])
+		err := r.m.Forward(r.ws, r.pool, &r.batch, r.kv, r.logits[:r.nLogits*r.vocab])
 		r.stats.Forward += time.Since(tf)
 		if err != nil {
 			return nil, fmt.Errorf("runner: forward: %w", err)
@@ -199,6 +202,7 @@ func (r *Runner) prepare(so *sched.SchedulerOutput) error {
 	b.Tokens = b.Tokens[:0]
 	b.Seqs = b.Seqs[:0]
 	r.rows = r.rows[:0]
+	r.nLogits = 0
 	if cap(r.blockIDs) < nBlk {
 		r.blockIDs = make([]int32, 0, nBlk)
 	}
@@ -219,6 +223,7 @@ func (r *Runner) prepare(so *sched.SchedulerOutput) error {
 			Start:      req.Start,
 			BlockTable: ids[start:len(ids):len(ids)],
 			NeedLogits: req.Sample && req.Pool == nil,
+			NumLogits:  1 + len(req.SpecTokenIDs),
 		}
 		if req.Pool != nil || req.PromptLogprobsEnd > req.PromptLogprobsStart {
 			n := len(req.TokenIDs) * r.m.Config.Dim
@@ -226,7 +231,8 @@ func (r *Runner) prepare(so *sched.SchedulerOutput) error {
 		}
 		b.Seqs = append(b.Seqs, seq)
 		if seq.NeedLogits {
-			rw := row{req: i}
+			rw := row{req: i, off: r.nLogits}
+			r.nLogits += seq.NumLogits
 			if s := req.Params.Seed; s != nil {
 				rw.rng = sampling.SeededRNG(*s, len(req.OutputTokenIDs))
 			} else if !req.Params.Greedy() {
@@ -236,7 +242,7 @@ func (r *Runner) prepare(so *sched.SchedulerOutput) error {
 		}
 	}
 	r.blockIDs = ids
-	if need := len(r.rows) * r.vocab; len(r.logits) < need {
+	if need := r.nLogits * r.vocab; len(r.logits) < need {
 		r.logits = make([]float32, need)
 	}
 	return nil
@@ -257,23 +263,22 @@ func (r *Runner) sample(so *sched.SchedulerOutput, out *sched.RunnerOutput) {
 	}
 	out.Logprobs = lps
 	threads := min(len(r.samplers), len(r.rows))
+	if len(r.specOut) < len(r.samplers) {
+		r.specOut = make([][]int32, len(r.samplers))
+	}
+	for _, rw := range r.rows {
+		if len(so.Requests[rw.req].SpecTokenIDs) > 0 {
+			out.SpecTokenIDs = make([][]int32, len(so.Requests))
+			if lps != nil {
+				out.SpecLogprobs = make([][]*sampling.Logprobs, len(so.Requests))
+			}
+			break
+		}
+	}
 	work := func(lo, hi int) {
 		for w := lo; w < hi; w++ {
-			s := &r.samplers[w]
 			for j := w; j < len(r.rows); j += threads {
-				rw := &r.rows[j]
-				req := &so.Requests[rw.req]
-				if req.Constraint != nil {
-					t0 := time.Now()
-					r.constrain(w, r.logits[j*r.vocab:(j+1)*r.vocab], req.Constraint)
-					rw.mask = time.Since(t0)
-				}
-				tok, lp := s.Sample(r.logits[j*r.vocab:(j+1)*r.vocab], req.Params,
-					req.PromptTokenIDs, req.OutputTokenIDs, r.cfg.EOSTokenID, &rw.rng)
-				out.SampledTokenIDs[rw.req] = tok
-				if lp != nil {
-					lps[rw.req] = lp
-				}
+				r.sampleRow(w, &r.rows[j], so, out)
 			}
 		}
 	}
@@ -286,6 +291,59 @@ func (r *Runner) sample(so *sched.SchedulerOutput, out *sched.RunnerOutput) {
 	for _, rw := range r.rows {
 		if so.Requests[rw.req].Constraint != nil {
 			out.MaskTimes = append(out.MaskTimes, rw.mask)
+		}
+	}
+}
+
+// sampleRow samples request rw's token on worker w; with drafts, it goes on
+// sampling the position after each draft while the token sampled before
+// it equals that draft (speculative decoding's verification: drafts are
+// one token per position, so this is rejection sampling against a one-hot
+// draft distribution, and each position draws from the target
+// distribution with the generator a run without drafts would use there).
+func (r *Runner) sampleRow(w int, rw *row, so *sched.SchedulerOutput, out *sched.RunnerOutput) {
+	s := &r.samplers[w]
+	req := &so.Requests[rw.req]
+	c := req.Constraint
+	outToks := req.OutputTokenIDs
+	for j := 0; ; j++ {
+		logits := r.logits[(rw.off+j)*r.vocab : (rw.off+j+1)*r.vocab]
+		if c != nil {
+			t0 := time.Now()
+			r.constrain(w, logits, c)
+			rw.mask += time.Since(t0)
+		}
+		if seed := req.Params.Seed; seed != nil && j > 0 {
+			rw.rng = sampling.SeededRNG(*seed, len(outToks))
+		}
+		tok, lp := s.Sample(logits, req.Params, req.PromptTokenIDs, outToks, r.cfg.EOSTokenID, &rw.rng)
+		if j == 0 {
+			out.SampledTokenIDs[rw.req] = tok
+			if lp != nil {
+				out.Logprobs[rw.req] = lp
+			}
+		} else {
+			out.SpecTokenIDs[rw.req] = append(out.SpecTokenIDs[rw.req], tok)
+			if lp != nil {
+				out.SpecLogprobs[rw.req] = append(out.SpecLogprobs[rw.req], lp)
+			}
+		}
+		if j == len(req.SpecTokenIDs) || tok != req.SpecTokenIDs[j] {
+			return
+		}
+		// The draft is accepted: the next position follows it.
+		if j == 0 {
+			outToks = append(r.specOut[w][:0], outToks...)
+		}
+		outToks = append(outToks, tok)
+		r.specOut[w] = outToks
+		if c != nil {
+			if j == 0 {
+				c = c.Fork()
+			}
+			if c.Advance(tok) != nil {
+				return // cannot happen: tok was sampled under c's mask
+			}
 		}
 	}
 }

@@ -424,6 +424,8 @@ func (c *script) Advance(tok int32) error {
 	return nil
 }
 
+func (c *script) Fork() sampling.Constraint { d := *c; return &d }
+
 // TestConstraintMasks: a sequence with a constraint samples, at
 // temperature 1 among random-looking logits, exactly the one token its
 // mask allows at each step, while an unconstrained batch mate samples

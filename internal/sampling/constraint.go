@@ -11,6 +11,9 @@ import "math"
 type Constraint interface {
 	Mask(dst []uint64)
 	Advance(tok int32) error
+	// Fork returns an independent copy (a speculative step advances one
+	// through the drafts it accepts, the scheduler the original).
+	Fork() Constraint
 }
 
 // ApplyMask sets to −Inf every logit whose token the bitset mask does not

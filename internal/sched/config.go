@@ -55,6 +55,24 @@ type Config struct {
 	// EnableChunkedPrefill lets a prompt that does not fit the remaining
 	// budget be split across steps.
 	EnableChunkedPrefill bool
+	// Speculative, when set, drafts tokens for every decoding request each
+	// step (speculative decoding): the step feeds them after the request's
+	// last token and the runner keeps those the model itself samples.
+	Speculative *Speculative
+}
+
+// Drafter proposes up to k tokens to follow tokens (a sequence's prompt
+// and output), reusing dst; none is a valid answer.
+type Drafter interface {
+	Propose(dst, tokens []int32, k int) []int32
+}
+
+// Speculative configures speculative decoding (vLLM SpeculativeConfig).
+type Speculative struct {
+	Drafter Drafter
+	// NumTokens is k: the most tokens drafted for a request per step. A
+	// request drafts fewer after drafts it did not accept (see adaptSpec).
+	NumTokens int
 }
 
 // DefaultConfig returns 128 sequences, a 2048-token budget, a 2048-token
@@ -90,6 +108,8 @@ func (c Config) Validate() error {
 			c.MaxNumBatchedTokens, c.MaxModelLen)
 	case !c.EnableChunkedPrefill && c.LongPrefillTokenThreshold > 0:
 		return bad("long prefill token threshold needs chunked prefill")
+	case c.Speculative != nil && (c.Speculative.Drafter == nil || c.Speculative.NumTokens < 1):
+		return bad("speculative decoding needs a drafter and at least 1 token, got %d", c.Speculative.NumTokens)
 	case c.MaxNumBatchedTokens < c.MaxNumSeqs:
 		return bad("max num batched tokens (%d) is smaller than max num seqs (%d)", c.MaxNumBatchedTokens, c.MaxNumSeqs)
 	}

@@ -73,6 +73,13 @@ type Request struct {
 	promptLogprobs     []*sampling.Logprobs
 	promptLogprobsSent bool
 
+	// Speculative decoding: spec holds this step's drafts and specFeed the
+	// tokens fed with them (the last known token, then the drafts); specK
+	// is how many tokens it drafts now, specMisses its drafts in a row with
+	// none accepted, specSkip the steps it still waits before drafting.
+	spec, specFeed              []int32
+	specK, specMisses, specSkip int
+
 	events       []stats.Event
 	prefillStats *stats.PrefillStats
 	prefillSet   bool

@@ -193,6 +193,7 @@ func (s *Scheduler) scheduleRunning() {
 			i++
 			continue
 		}
+		n += len(s.draft(r))
 		table, ok := s.allocateOrPreempt(r, n, &i)
 		if !ok {
 			// r itself was the victim and left running[i]. vLLM stops
@@ -299,15 +300,23 @@ func (s *Scheduler) scheduleWaiting() {
 func (s *Scheduler) addScheduled(r *Request, n int, table []kvcache.BlockID) {
 	start := r.NumComputedTokens
 	p := r.NumPromptTokens
+	known := min(start+n, len(r.allTokens)) // the drafts are not known tokens
 	plStart, plEnd := r.promptLogprobsRange(start, n)
+	fed := r.allTokens[start:known:known]
+	var spec []int32
+	if known < start+n {
+		r.specFeed = append(append(r.specFeed[:0], fed...), r.spec...)
+		fed, spec = r.specFeed, r.spec
+	}
 	s.out.Requests = append(s.out.Requests, ScheduledRequest{
 		PromptLogprobsStart: plStart,
 		PromptLogprobsEnd:   plEnd,
 		ID:                  r.ID,
-		TokenIDs:            r.allTokens[start : start+n : start+n],
+		TokenIDs:            fed,
+		SpecTokenIDs:        spec,
 		Start:               start,
 		BlockTable:          table,
-		Sample:              start+n == len(r.allTokens),
+		Sample:              known == len(r.allTokens),
 		Params:              &r.Params,
 		Constraint:          r.constraint,
 		PromptTokenIDs:      r.allTokens[:p:p],
@@ -319,9 +328,10 @@ func (s *Scheduler) addScheduled(r *Request, n int, table []kvcache.BlockID) {
 	// Register the full blocks this step writes now, as vLLM does at
 	// allocation, so that requests admitted after r in this step hit them.
 	// Blocks before start are registered already (an abandoned step's
-	// blocks are scheduled again from the same start).
-	if bs := s.kv.BlockSize(); (start+n)/bs > start/bs {
-		s.kv.CacheScheduledBlocks(string(r.ID), r.allTokens, start+n)
+	// blocks are scheduled again from the same start). Drafted tokens are
+	// never registered: most are rejected.
+	if bs := s.kv.BlockSize(); known/bs > start/bs {
+		s.kv.CacheScheduledBlocks(string(r.ID), r.allTokens, known)
 	}
 }
 

@@ -47,7 +47,12 @@ type ScheduledRequest struct {
 	// new token is sampled after the last fed token (false for a partial
 	// prefill chunk).
 	Sample bool
-	Params *sampling.Params
+	// SpecTokenIDs are the drafted tokens of a speculative step: the last
+	// len(SpecTokenIDs) of TokenIDs, after the request's last known token.
+	// The runner samples after each fed token and keeps the samples while
+	// each equals the draft after it (RunnerOutput.SpecTokenIDs).
+	SpecTokenIDs []int32
+	Params       *sampling.Params
 	// Constraint, when set, is the sequence's structured-output state after
 	// its output so far: the runner samples only tokens its Mask allows.
 	Constraint sampling.Constraint
@@ -78,6 +83,14 @@ type RunnerOutput struct {
 	SampledTokenIDs []int32
 	// Logprobs[i] is non-nil when Requests[i] asked for logprobs and sampled.
 	Logprobs []*sampling.Logprobs
+	// SpecTokenIDs[i], for a request with drafts, holds the tokens sampled
+	// after SampledTokenIDs[i] in the same step: while the token sampled at
+	// a position equals the draft fed after it, the draft is accepted and
+	// the next position is sampled too. Its length is the number of
+	// accepted drafts; SpecLogprobs[i] aligns with it when logprobs were
+	// asked for. Both nil when no request of the step had drafts.
+	SpecTokenIDs [][]int32
+	SpecLogprobs [][]*sampling.Logprobs
 	// PromptLogprobs[i] holds, when Requests[i] has a prompt-logprobs range,
 	// the logprobs of the prompt token after each position of the range.
 	// Nil when no request of the step has one.

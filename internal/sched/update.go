@@ -38,10 +38,43 @@ func CheckRunnerOutput(so *SchedulerOutput, ro *RunnerOutput) error {
 		case sr.Pool == nil && sr.Sample && tok < 0:
 			return fmt.Errorf("%w: request %q sampled token %d", ErrBadRunnerOutput, sr.ID, tok)
 		}
+		if err := checkSpec(sr, ro, i); err != nil {
+			return err
+		}
 		if n := sr.PromptLogprobsEnd - sr.PromptLogprobsStart; n > 0 &&
 			(len(ro.PromptLogprobs) != len(so.Requests) || len(ro.PromptLogprobs[i]) != n) {
 			return fmt.Errorf("%w: request %q: prompt logprobs for positions [%d, %d) missing", ErrBadRunnerOutput, sr.ID, sr.PromptLogprobsStart, sr.PromptLogprobsEnd)
 		}
+	}
+	return nil
+}
+
+// checkSpec verifies request i's accepted drafts: at most its drafts, each
+// sampled token but the last equal to the draft it accepts, logprobs
+// aligned.
+func checkSpec(sr *ScheduledRequest, ro *RunnerOutput, i int) error {
+	if len(sr.SpecTokenIDs) == 0 {
+		if ro.SpecTokenIDs != nil && len(ro.SpecTokenIDs[i]) > 0 {
+			return fmt.Errorf("%w: request %q has accepted tokens but no drafts", ErrBadRunnerOutput, sr.ID)
+		}
+		return nil
+	}
+	if len(ro.SpecTokenIDs) != len(ro.SampledTokenIDs) {
+		return fmt.Errorf("%w: request %q had drafts, the output has no accepted tokens", ErrBadRunnerOutput, sr.ID)
+	}
+	more := ro.SpecTokenIDs[i]
+	if len(more) > len(sr.SpecTokenIDs) {
+		return fmt.Errorf("%w: request %q accepted %d of %d drafts", ErrBadRunnerOutput, sr.ID, len(more), len(sr.SpecTokenIDs))
+	}
+	prev := ro.SampledTokenIDs[i]
+	for j, t := range more {
+		if prev != sr.SpecTokenIDs[j] {
+			return fmt.Errorf("%w: request %q sampled %d at draft position %d (draft %d) and went on", ErrBadRunnerOutput, sr.ID, prev, j, sr.SpecTokenIDs[j])
+		}
+		prev = t
+	}
+	if ro.Logprobs != nil && ro.Logprobs[i] != nil && (len(ro.SpecLogprobs) != len(ro.SampledTokenIDs) || len(ro.SpecLogprobs[i]) != len(more)) {
+		return fmt.Errorf("%w: request %q: logprobs of its accepted tokens missing", ErrBadRunnerOutput, sr.ID)
 	}
 	return nil
 }
@@ -110,11 +143,20 @@ func (s *Scheduler) UpdateFromOutput(so *SchedulerOutput, ro *RunnerOutput) Core
 	s.kv.CommitScheduled() // the step ran: the blocks it registered hold their KV
 
 	anyFinished, stopCheck := false, false
+	var spec *stats.SpecDecodingStats
 	for i := range so.Requests {
 		sr := &so.Requests[i]
 		r := s.scheduledRequest(so, i)
 		if r == nil || r.Status != StatusRunning {
 			continue // aborted after Schedule
+		}
+		toks := ro.SampledTokenIDs[i : i+1 : i+1]
+		if len(sr.SpecTokenIDs) > 0 {
+			toks = append(toks, ro.SpecTokenIDs[i]...)
+			nd, na := len(sr.SpecTokenIDs), len(toks)-1
+			r.NumComputedTokens -= nd - na // the rejected drafts' KV is not the sequence's
+			s.specStats(&spec).Observe(nd, na)
+			s.adaptSpec(r, nd, na)
 		}
 		r.NumComputedTokens += len(sr.TokenIDs)
 		if sr.PromptLogprobsEnd > sr.PromptLogprobsStart {
@@ -128,29 +170,17 @@ func (s *Scheduler) UpdateFromOutput(so *SchedulerOutput, ro *RunnerOutput) Core
 			anyFinished = true
 			continue
 		}
-		r.allTokens = append(r.allTokens, ro.SampledTokenIDs[i])
-		s.checkStop(r)
-		s.advanceConstraint(r)
-		n := len(r.allTokens)
-		o := CoreOutput{
-			ReqID:        r.ID,
-			NewTokenIDs:  r.allTokens[n-1 : n : n],
-			FinishReason: r.FinishReason,
-			StopReason:   r.StopReason,
-			Events:       r.takeEvents(),
-			PrefillStats: r.takePrefillStats(),
-		}
-		if r.Params.PromptLogprobs != nil {
-			o.PromptLogprobs = r.takePromptLogprobs()
-		}
-		if ro.Logprobs != nil && ro.Logprobs[i] != nil {
-			o.NewLogprobs = []*sampling.Logprobs{ro.Logprobs[i]}
-		}
+		o := s.appendTokens(r, toks, stepLogprobs(ro, i))
 		outs = append(outs, o)
 		if r.FinishReason != stats.FinishNone {
 			s.finish(r)
 			anyFinished = true
-		} else if len(r.Params.Stop) > 0 && r.NumOutputTokens() > r.Params.MinTokens {
+			continue
+		}
+		if len(sr.SpecTokenIDs) > 0 {
+			r.blockTable = s.kv.Trim(string(r.ID), len(r.allTokens))
+		}
+		if len(r.Params.Stop) > 0 && r.NumOutputTokens() > r.Params.MinTokens {
 			stopCheck = true // the front end matches stop strings after min_tokens
 		}
 	}
@@ -159,10 +189,56 @@ func (s *Scheduler) UpdateFromOutput(so *SchedulerOutput, ro *RunnerOutput) Core
 	}
 	s.assertInvariants()
 	co := CoreOutputs{Outputs: outs, SchedulerStats: s.MakeStats(), Timestamp: s.now(), StopCheck: stopCheck}
+	co.SchedulerStats.SpecDecoding = spec
 	if ro != nil {
 		co.MaskTimes = ro.MaskTimes
 	}
 	return co
+}
+
+// stepLogprobs returns the logprobs of request i's tokens of the step
+// (the sampled one, then the accepted drafts' successors), or nil.
+func stepLogprobs(ro *RunnerOutput, i int) []*sampling.Logprobs {
+	if ro.Logprobs == nil || ro.Logprobs[i] == nil {
+		return nil
+	}
+	lps := []*sampling.Logprobs{ro.Logprobs[i]}
+	if ro.SpecLogprobs != nil {
+		lps = append(lps, ro.SpecLogprobs[i]...)
+	}
+	return lps
+}
+
+// appendTokens appends a step's tokens to running request r one at a
+// time, checking the stop conditions and advancing its constraint after
+// each; the tokens after one that finishes it are dropped. It returns the
+// request's output of the step.
+func (s *Scheduler) appendTokens(r *Request, toks []int32, lps []*sampling.Logprobs) CoreOutput {
+	first := len(r.allTokens)
+	for _, t := range toks {
+		r.allTokens = append(r.allTokens, t)
+		s.checkStop(r)
+		s.advanceConstraint(r)
+		if r.FinishReason != stats.FinishNone {
+			break
+		}
+	}
+	n := len(r.allTokens)
+	o := CoreOutput{
+		ReqID:        r.ID,
+		NewTokenIDs:  r.allTokens[first:n:n],
+		FinishReason: r.FinishReason,
+		StopReason:   r.StopReason,
+		Events:       r.takeEvents(),
+		PrefillStats: r.takePrefillStats(),
+	}
+	if r.Params.PromptLogprobs != nil {
+		o.PromptLogprobs = r.takePromptLogprobs()
+	}
+	if lps != nil {
+		o.NewLogprobs = lps[:n-first]
+	}
+	return o
 }
 
 // finishPooling finishes an embedding request whose prompt is computed:

@@ -99,6 +99,31 @@ type SchedulerStats struct {
 	NumSkippedWaitingReqs int     // deferred; always 0 in govllm today
 	KVCacheUsage          float64 // fraction of KV blocks in use, 0..1
 	PrefixCacheStats      PrefixCacheStats
+	// SpecDecoding counts the step's speculative drafts (nil when the step
+	// verified none).
+	SpecDecoding *SpecDecodingStats
+}
+
+// SpecDecodingStats are one step's speculative-decoding counts (vLLM
+// SpecDecodingStats): every sequence that fed drafted tokens is one draft.
+type SpecDecodingStats struct {
+	NumDrafts         int
+	NumDraftTokens    int
+	NumAcceptedTokens int
+	// NumAcceptedPerPos[i] counts the drafts whose token at position i
+	// was accepted (num_speculative_tokens entries).
+	NumAcceptedPerPos []int
+}
+
+// Observe adds one draft of numDraft tokens of which the first
+// numAccepted were accepted.
+func (s *SpecDecodingStats) Observe(numDraft, numAccepted int) {
+	s.NumDrafts++
+	s.NumDraftTokens += numDraft
+	s.NumAcceptedTokens += numAccepted
+	for i := 0; i < numAccepted && i < len(s.NumAcceptedPerPos); i++ {
+		s.NumAcceptedPerPos[i]++
+	}
 }
 
 // PrefillStats is handed over once per request, on its first output.

@@ -1,0 +1,92 @@
+package specdec
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrConfig is wrapped by every ParseConfig error.
+var ErrConfig = errors.New("speculative config")
+
+// Config is the part of vLLM's SpeculativeConfig govllm implements.
+type Config struct {
+	// Method is "ngram" (prompt lookup).
+	Method string `json:"method"`
+	// NumSpeculativeTokens is k, the most tokens drafted per step.
+	NumSpeculativeTokens int `json:"num_speculative_tokens"`
+	// PromptLookupMin and PromptLookupMax bound the n-gram length matched.
+	PromptLookupMin int `json:"prompt_lookup_min"`
+	PromptLookupMax int `json:"prompt_lookup_max"`
+}
+
+// maxSpecTokens bounds k: a step verifies k+1 tokens per sequence.
+const maxSpecTokens = 32
+
+// ParseConfig reads vLLM's --speculative-config JSON. Unknown keys, and
+// known vLLM keys with a value govllm does not implement (a draft model,
+// EAGLE, MTP, …), are refused naming them. With neither lookup bound set
+// both are 5, and one bound set stands for the other, as vLLM does.
+func ParseConfig(s string) (Config, error) {
+	var raw struct {
+		Method         string  `json:"method"`
+		NumSpecTokens  *int    `json:"num_speculative_tokens"`
+		LookupMin      *int    `json:"prompt_lookup_min"`
+		LookupMax      *int    `json:"prompt_lookup_max"`
+		Model          *string `json:"model"`
+		DraftTPSize    *int    `json:"draft_tensor_parallel_size"`
+		DisableByBatch *int    `json:"disable_by_batch_size"`
+	}
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil {
+		return Config{}, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	if dec.More() {
+		return Config{}, fmt.Errorf("%w: trailing data after the JSON object", ErrConfig)
+	}
+	bad := func(format string, a ...any) (Config, error) {
+		return Config{}, fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, a...))
+	}
+	switch {
+	case raw.Model != nil && raw.Method == "":
+		return bad("\"model\": speculative decoding with a draft model is not implemented (use {\"method\": \"ngram\", …})")
+	case raw.Model != nil:
+		return bad("\"model\" is not used by method %q", raw.Method)
+	case raw.Method == "":
+		return bad("\"method\" is required (\"ngram\")")
+	case raw.Method != "ngram":
+		return bad("method %q is not implemented (only \"ngram\")", raw.Method)
+	case raw.NumSpecTokens == nil:
+		return bad("\"num_speculative_tokens\" is required")
+	case *raw.NumSpecTokens < 1 || *raw.NumSpecTokens > maxSpecTokens:
+		return bad("\"num_speculative_tokens\" must be 1…%d, got %d", maxSpecTokens, *raw.NumSpecTokens)
+	case raw.DraftTPSize != nil && *raw.DraftTPSize != 1:
+		return bad("\"draft_tensor_parallel_size\" must be 1 here, got %d", *raw.DraftTPSize)
+	case raw.DisableByBatch != nil:
+		return bad("\"disable_by_batch_size\" is not implemented")
+	}
+	c := Config{Method: raw.Method, NumSpeculativeTokens: *raw.NumSpecTokens, PromptLookupMin: 5, PromptLookupMax: 5}
+	switch {
+	case raw.LookupMin != nil && raw.LookupMax != nil:
+		c.PromptLookupMin, c.PromptLookupMax = *raw.LookupMin, *raw.LookupMax
+	case raw.LookupMin != nil:
+		c.PromptLookupMin, c.PromptLookupMax = *raw.LookupMin, *raw.LookupMin
+	case raw.LookupMax != nil:
+		c.PromptLookupMin, c.PromptLookupMax = *raw.LookupMax, *raw.LookupMax
+	}
+	switch {
+	case c.PromptLookupMin < 1:
+		return bad("\"prompt_lookup_min\" must be at least 1, got %d", c.PromptLookupMin)
+	case c.PromptLookupMax < c.PromptLookupMin:
+		return bad("\"prompt_lookup_max\" (%d) is below \"prompt_lookup_min\" (%d)", c.PromptLookupMax, c.PromptLookupMin)
+	}
+	return c, nil
+}
+
+// String renders c as the JSON vLLM would print.
+func (c Config) String() string {
+	b, _ := json.Marshal(c)
+	return string(b)
+}
