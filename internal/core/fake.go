@@ -68,6 +68,7 @@ func (f *FakeExecutor) Execute(ctx context.Context, so *sched.SchedulerOutput) (
 		vocab = 1000
 	}
 	f.out.SampledTokenIDs = f.out.SampledTokenIDs[:0]
+	f.out.SpecTokenIDs = nil
 	for i := range so.Requests {
 		sr := &so.Requests[i]
 		f.Tokens += len(sr.TokenIDs)
@@ -76,18 +77,42 @@ func (f *FakeExecutor) Execute(ctx context.Context, so *sched.SchedulerOutput) (
 		}
 		tok := int32(-1)
 		if sr.Sample {
-			tok = f.next(sr, vocab)
+			tok = f.verify(so, i, vocab)
 		}
 		f.out.SampledTokenIDs = append(f.out.SampledTokenIDs, tok)
 	}
 	return &f.out, nil
 }
 
-func (f *FakeExecutor) next(sr *sched.ScheduledRequest, vocab int32) int32 {
-	pos := sr.Start + len(sr.TokenIDs)
-	tok := FakeToken(sr.ID, pos, sr.TokenIDs[len(sr.TokenIDs)-1], vocab)
+// verify samples request i's token after its last known token and, while
+// each sample equals the draft fed after it, the token after that draft
+// too (into SpecTokenIDs), as the runner verifies speculative drafts.
+func (f *FakeExecutor) verify(so *sched.SchedulerOutput, i int, vocab int32) int32 {
+	sr := &so.Requests[i]
+	nd := len(sr.SpecTokenIDs)
+	known := len(sr.TokenIDs) - nd
+	numOut := len(sr.OutputTokenIDs)
+	first := f.next(sr.ID, sr.Start+known, sr.TokenIDs[known-1], numOut, vocab)
+	if nd == 0 {
+		return first
+	}
+	if f.out.SpecTokenIDs == nil {
+		f.out.SpecTokenIDs = make([][]int32, len(so.Requests))
+	}
+	tok := first
+	for j := 0; j < nd && tok == sr.SpecTokenIDs[j]; j++ {
+		tok = f.next(sr.ID, sr.Start+known+j+1, tok, numOut+j+1, vocab)
+		f.out.SpecTokenIDs[i] = append(f.out.SpecTokenIDs[i], tok)
+	}
+	return first
+}
+
+// next is the token at position pos after last, for a request with numOut
+// outputs before it.
+func (f *FakeExecutor) next(id sched.RequestID, pos int, last int32, numOut int, vocab int32) int32 {
+	tok := FakeToken(id, pos, last, vocab)
 	if f.EOSAfter > 0 {
-		if len(sr.OutputTokenIDs)+1 == f.EOSAfter {
+		if numOut+1 == f.EOSAfter {
 			return f.EOSTokenID
 		}
 		if tok == f.EOSTokenID {
@@ -120,8 +145,8 @@ func (f *FakeExecutor) checkKV(sr *sched.ScheduledRequest) error {
 		}
 		return sr.OutputTokenIDs[p-np]
 	}
-	if end > np+len(sr.OutputTokenIDs) {
-		return fmt.Errorf("%w: request %q fed up to %d of %d known tokens", ErrFakeKV, sr.ID, end, np+len(sr.OutputTokenIDs))
+	if known := end - len(sr.SpecTokenIDs); known != np+len(sr.OutputTokenIDs) && (len(sr.SpecTokenIDs) > 0 || known > np+len(sr.OutputTokenIDs)) {
+		return fmt.Errorf("%w: request %q fed up to %d (%d drafts) of %d known tokens", ErrFakeKV, sr.ID, end, len(sr.SpecTokenIDs), np+len(sr.OutputTokenIDs))
 	}
 	slot := func(p int) int { return int(sr.BlockTable[p/bs])*bs + p%bs }
 	for p := range sr.Start {
@@ -131,6 +156,10 @@ func (f *FakeExecutor) checkKV(sr *sched.ScheduledRequest) error {
 		}
 	}
 	for j, t := range sr.TokenIDs {
+		if j >= len(sr.TokenIDs)-len(sr.SpecTokenIDs) {
+			f.kv[slot(sr.Start+j)] = t // a draft: right only if accepted
+			continue
+		}
 		if want := tokenAt(sr.Start + j); t != want {
 			return fmt.Errorf("%w: request %q fed %d at position %d, want %d", ErrFakeKV, sr.ID, t, sr.Start+j, want)
 		}
