@@ -143,6 +143,7 @@ type coreOpts struct {
 	budget               int // MaxNumBatchedTokens
 	prefixCaching        bool
 	execErr              error
+	spec                 *sched.Speculative // speculative decoding (nil: off)
 }
 
 // gate holds every Execute until opened, so that requests submitted
@@ -185,6 +186,7 @@ func newCore(t testing.TB, o coreOpts) (*core.Engine, *gate) {
 		cfg.KV.NumBlocks, cfg.KV.BlockSize = o.numBlocks, o.blockSize
 	}
 	cfg.KV.EnablePrefixCaching = o.prefixCaching
+	cfg.Sched.Speculative = o.spec
 	ex := &core.FakeExecutor{Vocab: testVocab, NumBlocks: cfg.KV.NumBlocks, BlockSize: cfg.KV.BlockSize, Err: o.execErr}
 	g := &gate{inner: ex, open: make(chan struct{}), step: make(chan struct{})}
 	c, err := core.New(cfg, g)
