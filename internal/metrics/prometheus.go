@@ -270,14 +270,14 @@ func (p *Prometheus) structuredFamilies(b *builder) {
 // specFamilies builds vLLM's speculative-decoding counters
 // (vllm/v1/spec_decode/metrics.py, SpecDecodingProm).
 func (p *Prometheus) specFamilies(b *builder, k int) {
-	p.specDrafts = b.counter("vllm:spec_decode_num_drafts", "Number of spec decoding drafts.")
-	p.specDraftTokens = b.counter("vllm:spec_decode_num_draft_tokens", "Number of draft tokens.")
-	p.specAccepted = b.counter("vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens.")
+	p.specDrafts = b.counter("vllm:spec_decode_num_drafts_total", "Number of spec decoding drafts.")
+	p.specDraftTokens = b.counter("vllm:spec_decode_num_draft_tokens_total", "Number of draft tokens.")
+	p.specAccepted = b.counter("vllm:spec_decode_num_accepted_tokens_total", "Number of accepted tokens.")
 	pos := make([]string, k)
 	for i := range pos {
 		pos[i] = strconv.Itoa(i)
 	}
-	p.specAcceptedPerPos = b.counterVec("vllm:spec_decode_num_accepted_tokens_per_pos",
+	p.specAcceptedPerPos = b.counterVec("vllm:spec_decode_num_accepted_tokens_per_pos_total",
 		"Accepted tokens per draft position.", "position", pos)
 }
 

@@ -103,7 +103,9 @@ type row struct {
 	req  int // index into SchedulerOutput.Requests
 	off  int // its first logits row; it has 1 + its drafts' count
 	rng  sampling.RNG
-	mask time.Duration // the structured-output mask's time this step
+	// masks are the times of the structured-output masks computed for
+	// it this step (one per position sampled)
+	masks []time.Duration
 }
 
 // New allocates the physical KV cache (cfg.NumBlocks × cfg.BlockSize token
@@ -289,9 +291,7 @@ func (r *Runner) sample(so *sched.SchedulerOutput, out *sched.RunnerOutput) {
 		r.pool.ParallelFor(threads, work)
 	}
 	for _, rw := range r.rows {
-		if so.Requests[rw.req].Constraint != nil {
-			out.MaskTimes = append(out.MaskTimes, rw.mask)
-		}
+		out.MaskTimes = append(out.MaskTimes, rw.masks...)
 	}
 }
 
@@ -311,7 +311,7 @@ func (r *Runner) sampleRow(w int, rw *row, so *sched.SchedulerOutput, out *sched
 		if c != nil {
 			t0 := time.Now()
 			r.constrain(w, logits, c)
-			rw.mask += time.Since(t0)
+			rw.masks = append(rw.masks, time.Since(t0))
 		}
 		if seed := req.Params.Seed; seed != nil && j > 0 {
 			rw.rng = sampling.SeededRNG(*seed, len(outToks))

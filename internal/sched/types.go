@@ -95,9 +95,10 @@ type RunnerOutput struct {
 	// the logprobs of the prompt token after each position of the range.
 	// Nil when no request of the step has one.
 	PromptLogprobs [][]*sampling.Logprobs
-	// MaskTimes holds, for each request sampled under a structured-output
-	// constraint this step (in no particular order), the time its token
-	// mask took to compute and apply.
+	// MaskTimes holds, for each token mask computed this step for a request
+	// under a structured-output constraint (in no particular order: one per
+	// sampled position, so a speculative step may compute several), the
+	// time it took to compute and apply.
 	MaskTimes []time.Duration
 	// Pooled[i] is the pooled vector of Requests[i] when it is an
 	// embedding request (Pool set) at its last chunk; nil when no
