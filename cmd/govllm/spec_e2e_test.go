@@ -61,7 +61,9 @@ func TestSpeculativeServing(t *testing.T) {
 					Text    string
 					Message struct{ Content string }
 				}
-				Usage struct{ CompletionTokens int `json:"completion_tokens"` }
+				Usage struct {
+					CompletionTokens int `json:"completion_tokens"`
+				}
 			}
 			if err := json.Unmarshal([]byte(res.body), &body); err != nil {
 				t.Fatal(err)

@@ -100,9 +100,9 @@ type Runner struct {
 
 // row is one request to sample this step.
 type row struct {
-	req  int // index into SchedulerOutput.Requests
-	off  int // its first logits row; it has 1 + its drafts' count
-	rng  sampling.RNG
+	req int // index into SchedulerOutput.Requests
+	off int // its first logits row; it has 1 + its drafts' count
+	rng sampling.RNG
 	// masks are the times of the structured-output masks computed for
 	// it this step (one per position sampled)
 	masks []time.Duration
