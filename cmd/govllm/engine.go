@@ -52,14 +52,43 @@ func buildEngine(cfg engineConfig, logger *slog.Logger, wrap func(core.Executor)
 	if err != nil {
 		return nil, err
 	}
+	if err := p.loadDraftModel(logger); err != nil {
+		return nil, err
+	}
 	var exec core.Executor = run
 	if wrap != nil {
 		exec = wrap(exec)
 	}
-	if p.Core, err = core.New(rc.Core(), exec); err != nil {
+	if p.Core, err = core.New(p.Config.Core(), exec); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// loadDraftModel loads --speculative-config's draft model, when it names
+// one, and makes it the drafter: same vocabulary as the target, its own
+// KV cache of as many token slots as the target's.
+func (p *engineParts) loadDraftModel(logger *slog.Logger) error {
+	rc := &p.Config
+	if rc.Spec == nil || rc.Spec.Model == "" {
+		return nil
+	}
+	dm, err := model.Load(rc.Spec.Model, model.LoadOptions{})
+	if err != nil {
+		return fmt.Errorf("--speculative-config: draft model: %w", err)
+	}
+	if dm.Config.VocabSize != p.Model.Config.VocabSize {
+		return fmt.Errorf("--speculative-config: the draft model has %d tokens, the model %d: they must share the vocabulary",
+			dm.Config.VocabSize, p.Model.Config.VocabSize)
+	}
+	d, err := runner.NewDraftModel(dm, p.pool, runner.DraftConfig{NumBlocks: rc.NumBlocks, BlockSize: rc.BlockSize, Chunk: min(rc.MaxNumBatchedTokens, 512)})
+	if err != nil {
+		return err
+	}
+	rc.Drafter = d
+	logger.Info("speculative decoding with a draft model", "model", rc.Spec.Model, "params", dm.Config.NumParams(),
+		"num_speculative_tokens", rc.Spec.NumSpeculativeTokens, "kv_bytes", int64(rc.NumBlocks*rc.BlockSize)*int64(dm.Config.KVBytesPerToken()))
+	return nil
 }
 
 // Close stops the thread pool.

@@ -92,7 +92,7 @@ func (c *engineConfig) addFlags(fs *flag.FlagSet) (finish func() error) {
 	fs.IntVar(&c.Limits.MaxN, "max-request-n", c.Limits.MaxN, "max n (sequences per prompt) of one request; 400 above")
 	fs.IntVar(&c.Limits.MaxSequences, "max-request-sequences", c.Limits.MaxSequences, "max prompts × n of one request; 400 above")
 	fs.IntVar(&c.Limits.MaxTokens, "max-request-tokens", c.Limits.MaxTokens, "max total max_tokens over all sequences of one request; 400 above")
-	fs.StringVar(&c.SpeculativeConfig, "speculative-config", c.SpeculativeConfig, "speculative decoding, vLLM's JSON: '{\"method\": \"ngram\", \"num_speculative_tokens\": 4,\n\"prompt_lookup_max\": 4, \"prompt_lookup_min\": 2}' (prompt lookup; a draft model is not implemented) (default: off)")
+	fs.StringVar(&c.SpeculativeConfig, "speculative-config", c.SpeculativeConfig, "speculative decoding, vLLM's JSON: '{\"method\": \"ngram\", \"num_speculative_tokens\": 4,\n\"prompt_lookup_max\": 4, \"prompt_lookup_min\": 2}' (prompt lookup) or '{\"model\": \"draft.gguf\",\n\"num_speculative_tokens\": 4}' (a small draft model with the same vocabulary) (default: off)")
 	fs.IntVar(&c.Limits.MaxLogprobs, "max-logprobs", c.Limits.MaxLogprobs, "max logprobs / top_logprobs / prompt_logprobs of a request (vLLM's); -1 = no cap, and a request's -1 then means the whole vocabulary")
 	return func() error {
 		n, err := parseBytes(kvMem)
@@ -150,6 +150,9 @@ type resolvedConfig struct {
 	Policy    sched.Policy
 	ModelCfg  model.Config
 	Spec      *specdec.Config // nil: no speculative decoding
+	// Drafter proposes the drafts when Spec is set: the n-gram proposer
+	// (resolve) or the draft model (buildEngine, which loads it).
+	Drafter sched.Drafter
 }
 
 // resolve checks c and fills its defaults from the model's config.
@@ -173,6 +176,9 @@ func (c engineConfig) resolve(mc model.Config) (resolvedConfig, error) {
 	}
 	if r.Spec, err = r.speculative(); err != nil {
 		return r, err
+	}
+	if r.Spec != nil && r.Spec.Method == "ngram" {
+		r.Drafter = sched.DraftFunc(specdec.Ngram{Min: r.Spec.PromptLookupMin, Max: r.Spec.PromptLookupMax}.Propose)
 	}
 	return r, nil
 }
@@ -211,10 +217,7 @@ func (r *resolvedConfig) SchedSpeculative() *sched.Speculative {
 	if r.Spec == nil {
 		return nil
 	}
-	return &sched.Speculative{
-		Drafter:   specdec.Ngram{Min: r.Spec.PromptLookupMin, Max: r.Spec.PromptLookupMax},
-		NumTokens: r.Spec.NumSpeculativeTokens,
-	}
+	return &sched.Speculative{Drafter: r.Drafter, NumTokens: r.Spec.NumSpeculativeTokens}
 }
 
 // NumSpeculativeTokens is k, 0 without speculative decoding.

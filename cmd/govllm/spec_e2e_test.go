@@ -43,7 +43,7 @@ func TestSpeculativeServing(t *testing.T) {
 		{"/v1/completions", `{"prompt":"Lily and Ben went to the park. Lily and Ben","max_tokens":40,"temperature":0.8,"seed":3,"ignore_eos":true}`},
 		{"/v1/completions", `{"prompt":"Tom is","max_tokens":200,"temperature":0,"structured_outputs":{"json":` + personSchema + `}}`},
 	}
-	run := func(spec string) (outs []string, completion int, sc *scraper, logs *syncBuffer, stop func() error) {
+	run := func(t *testing.T, spec string) (outs []string, completion int, sc *scraper, logs *syncBuffer, stop func() error) {
 		logs = &syncBuffer{}
 		cfg := testServeConfig()
 		cfg.Model = filepath.Join(testmodels.Dir(t, "stories260K"), "stories260K.gguf")
@@ -73,7 +73,7 @@ func TestSpeculativeServing(t *testing.T) {
 		}
 		return outs, completion, sc, logs, stop
 	}
-	plain, _, plainSc, _, stopPlain := run("")
+	plain, _, plainSc, _, stopPlain := run(t, "")
 	for _, f := range specFamilies {
 		if s := plainSc.scrape(t); len(s.series(f)) != 0 {
 			t.Fatalf("a server without --speculative-config exposes %s", f)
@@ -83,7 +83,19 @@ func TestSpeculativeServing(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	outs, completion, sc, logs, stop := run(fmt.Sprintf(`{"method":"ngram","num_speculative_tokens":%d,"prompt_lookup_max":3,"prompt_lookup_min":1}`, specK))
+	gguf := filepath.Join(testmodels.Dir(t, "stories260K"), "stories260K.gguf")
+	for _, spec := range []string{
+		fmt.Sprintf(`{"method":"ngram","num_speculative_tokens":%d,"prompt_lookup_max":3,"prompt_lookup_min":1}`, specK),
+		fmt.Sprintf(`{"model":%q,"num_speculative_tokens":%d}`, gguf, specK),
+	} {
+		t.Run(spec, func(t *testing.T) { checkSpecServer(t, run, spec, plain) })
+	}
+}
+
+// checkSpecServer runs the workload on a server with --speculative-config
+// spec and checks its outputs, /metrics and log lines.
+func checkSpecServer(t *testing.T, run func(*testing.T, string) ([]string, int, *scraper, *syncBuffer, func() error), spec string, plain []string) {
+	outs, completion, sc, logs, stop := run(t, spec)
 	defer func() {
 		if err := stop(); err != nil {
 			t.Error(err)

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -11,6 +12,7 @@ import (
 
 	"govllm/internal/model"
 	"govllm/internal/output"
+	"govllm/internal/runner"
 	"govllm/internal/sampling"
 	"govllm/internal/sched"
 	"govllm/internal/specdec"
@@ -38,7 +40,7 @@ func (l *specLogger) Record(s *stats.SchedulerStats, _ *stats.IterationStats) {
 }
 
 func ngramSpec(k int) *sched.Speculative {
-	return &sched.Speculative{Drafter: specdec.Ngram{Min: 1, Max: 3}, NumTokens: k}
+	return &sched.Speculative{Drafter: sched.DraftFunc(specdec.Ngram{Min: 1, Max: 3}.Propose), NumTokens: k}
 }
 
 // specWorkload is greedy, seeded-sampled (with top-k, top-p, penalties),
@@ -75,7 +77,7 @@ func generateOutputs(t *testing.T, s *stories, o coreOpts, reqs []Request, logge
 	t.Helper()
 	c, g := s.core(t, o)
 	g.Open()
-	e, err := New(Config{MaxModelLen: 512}, c, s.tok, loggers...)
+	e, err := New(Config{MaxModelLen: cmp.Or(o.maxModelLen, 512)}, c, s.tok, loggers...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,4 +259,86 @@ func chiSquareCritical001(dof int) float64 {
 	const z = 3.090232 // the standard normal's 0.999 quantile
 	x := 1 - 2/(9*k) + z*math.Sqrt(2/(9*k))
 	return k * x * x * x
+}
+
+// draftSpec is speculative decoding with draft model m (k tokens), its KV
+// cache holding numBlocks blocks of 16 tokens.
+func draftSpec(t *testing.T, m *model.Model, k, numBlocks int) *sched.Speculative {
+	t.Helper()
+	d, err := runner.NewDraftModel(m, nil, runner.DraftConfig{NumBlocks: numBlocks, BlockSize: 16, Chunk: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &sched.Speculative{Drafter: d, NumTokens: k}
+}
+
+// TestSpeculativeDraftModelExact: with a draft model the outputs are
+// exactly the plain run's — a model drafting for itself (every greedy
+// draft accepted), the synthetic llama Q4_0 drafting for its Q8_0 twin,
+// and a draft cache too small for the batch (its least recently used
+// sequences are dropped and caught up again), with the target preempting.
+func TestSpeculativeDraftModelExact(t *testing.T) {
+	s := loadStories(t)
+	reqs := specWorkload(s.model.Config.VocabSize)
+	want := generateOutputs(t, s, coreOpts{}, reqs)
+
+	greedy := []Request{reqs[0], reqs[3]}
+	sl := &specLogger{}
+	got := generateOutputs(t, s, coreOpts{spec: draftSpec(t, s.model, 4, 64)}, greedy, sl)
+	sameOutputs(t, "self-draft greedy", []*output.RequestOutput{want[0], want[3]}, got)
+	if sl.tot.NumDraftTokens == 0 || sl.tot.NumAcceptedTokens != sl.tot.NumDraftTokens {
+		t.Fatalf("a model drafting greedily for itself: %+v, want every draft accepted", sl.tot)
+	}
+
+	sl = &specLogger{}
+	got = generateOutputs(t, s, coreOpts{spec: draftSpec(t, s.model, 3, 64)}, reqs, sl)
+	sameOutputs(t, "self-draft", want, got)
+
+	sl = &specLogger{}
+	tiny := coreOpts{numBlocks: 14, blockSize: 8, maxModelLen: 80, prefixCaching: true, spec: draftSpec(t, s.model, 4, 6)}
+	one := slices.Clone(reqs)
+	for i := range one {
+		one[i].Params.N = 1
+	}
+	wantOne := generateOutputs(t, s, coreOpts{}, one)
+	rec := newRecorder()
+	got = generateOutputs(t, s, tiny, one, sl, rec)
+	sameOutputs(t, "small draft cache, preemption", wantOne, got)
+	if rec.snapshot().Preemptions == 0 {
+		t.Fatal("no preemption")
+	}
+	if sl.tot.NumAcceptedTokens == 0 {
+		t.Fatalf("no draft accepted: %+v", sl.tot)
+	}
+
+	var q8, q4 string
+	for _, sm := range testmodels.SyntheticModels(t) {
+		switch {
+		case sm.Arch == "llama" && sm.Quant == "Q8_0":
+			q8 = sm.Path
+		case sm.Arch == "llama" && sm.Quant == "Q4_0":
+			q4 = sm.Path
+		}
+	}
+	target, err := model.Load(q8, model.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	draft, err := model.Load(q4, model.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.Load(q8, tokenizer.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := &stories{model: target, tok: tok}
+	reqs = specWorkload(target.Config.VocabSize)
+	sl = &specLogger{}
+	sameOutputs(t, "Q4_0 drafting for Q8_0", generateOutputs(t, ts, coreOpts{}, reqs),
+		generateOutputs(t, ts, coreOpts{spec: draftSpec(t, draft, 4, 64)}, reqs, sl))
+	if sl.tot.NumAcceptedTokens == 0 {
+		t.Fatalf("no draft accepted: %+v", sl.tot)
+	}
+	t.Logf("Q4_0 for Q8_0: accepted %d of %d drafted", sl.tot.NumAcceptedTokens, sl.tot.NumDraftTokens)
 }

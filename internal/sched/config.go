@@ -61,11 +61,27 @@ type Config struct {
 	Speculative *Speculative
 }
 
-// Drafter proposes up to k tokens to follow tokens (a sequence's prompt
-// and output), reusing dst; none is a valid answer.
+// Drafter proposes the tokens that follow a decoding request's sequence.
+// Propose returns up to k tokens to follow tokens (request id's prompt and
+// output), reusing dst; none is a valid answer. Forget drops whatever the
+// drafter keeps for request id (a draft model's KV cache): the scheduler
+// calls it when the request finishes, is aborted or preempted. Both run
+// on the scheduler's goroutine, inside Schedule and the calls that end a
+// request.
 type Drafter interface {
-	Propose(dst, tokens []int32, k int) []int32
+	Propose(id RequestID, dst, tokens []int32, k int) []int32
+	Forget(id RequestID)
 }
+
+// DraftFunc is a Drafter that keeps nothing per request (the n-gram
+// proposer): it ignores the request id.
+type DraftFunc func(dst, tokens []int32, k int) []int32
+
+// Propose calls f.
+func (f DraftFunc) Propose(_ RequestID, dst, tokens []int32, k int) []int32 { return f(dst, tokens, k) }
+
+// Forget does nothing.
+func (DraftFunc) Forget(RequestID) {}
 
 // Speculative configures speculative decoding (vLLM SpeculativeConfig).
 type Speculative struct {

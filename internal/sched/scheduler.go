@@ -256,6 +256,7 @@ func (s *Scheduler) preempt(v *Request) {
 		s.scheduled = slices.Delete(s.scheduled, j, j+1)
 	}
 	s.kv.Free(string(v.ID))
+	s.forgetDrafts(v)
 	v.blockTable = nil
 	v.Status = StatusPreempted
 	v.NumComputedTokens = 0
@@ -367,6 +368,7 @@ func (s *Scheduler) Abort(ids ...RequestID) {
 func (s *Scheduler) finish(r *Request) {
 	r.Status = StatusFinished
 	s.kv.Free(string(r.ID))
+	s.forgetDrafts(r)
 	r.blockTable = nil
 	delete(s.requests, r.ID)
 }

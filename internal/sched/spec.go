@@ -31,7 +31,7 @@ func (s *Scheduler) draft(r *Request) []int32 {
 	if k <= 0 {
 		return nil
 	}
-	r.spec = sp.Drafter.Propose(r.spec, r.allTokens, k)
+	r.spec = sp.Drafter.Propose(r.ID, r.spec, r.allTokens, k)
 	if len(r.spec) > k {
 		panic(fmt.Sprintf("sched: drafter proposed %d tokens, asked for at most %d", len(r.spec), k))
 	}
@@ -57,6 +57,14 @@ func (s *Scheduler) adaptSpec(r *Request, numDraft, numAccepted int) {
 		r.specK = max(1, r.specK/2)
 	default:
 		r.specMisses = 0
+	}
+}
+
+// forgetDrafts tells the drafter r's sequence is gone (finished, aborted
+// or preempted: a resumed request is proposed for from scratch).
+func (s *Scheduler) forgetDrafts(r *Request) {
+	if s.cfg.Speculative != nil {
+		s.cfg.Speculative.Drafter.Forget(r.ID)
 	}
 }
 

@@ -106,7 +106,7 @@ func TestSpeculativeSameTokens(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 7))
 			const vocab, k = 3, 4
-			o := specOpts(guessDrafter{vocab}, k, vocab)
+			o := specOpts(sched.DraftFunc(guessDrafter{vocab}.Propose), k, vocab)
 			o.kv.NumBlocks = 20
 			o.exec = &core.FakeExecutor{Vocab: vocab, NumBlocks: o.kv.NumBlocks, BlockSize: o.kv.BlockSize}
 			o.sched.MaxModelLen = 48
@@ -157,7 +157,7 @@ func fakeReference(t *testing.T, reqs []sched.EngineRequest, sc sched.Config, vo
 // draft position counts as accepted.
 func TestSpeculativeOracle(t *testing.T) {
 	const vocab, k, maxTokens = 500, 4, 41
-	h := newHarness(t, specOpts(oracleDrafter{"a", vocab}, k, vocab))
+	h := newHarness(t, specOpts(sched.DraftFunc(oracleDrafter{"a", vocab}.Propose), k, vocab))
 	r := sched.EngineRequest{ID: "a", PromptTokenIDs: prompt(10, 6), Params: params(maxTokens), EOSTokenID: -1}
 	h.addReq(r)
 	h.run()
@@ -182,7 +182,7 @@ func TestSpeculativeOracle(t *testing.T) {
 // blocks are freed each step.
 func TestSpeculativeAdapts(t *testing.T) {
 	const vocab, k = 500, 4
-	h := newHarness(t, specOpts(wrongDrafter{vocab}, k, vocab))
+	h := newHarness(t, specOpts(sched.DraftFunc(wrongDrafter{vocab}.Propose), k, vocab))
 	h.s.Config()
 	r := sched.EngineRequest{ID: "a", PromptTokenIDs: prompt(10, 6), Params: params(200), EOSTokenID: -1}
 	h.addReq(r)
@@ -207,7 +207,7 @@ func TestSpeculativeAdapts(t *testing.T) {
 // length.
 func TestSpeculativeDraftLimits(t *testing.T) {
 	const vocab, k = 500, 8
-	o := specOpts(oracleDrafter{"a", vocab}, k, vocab)
+	o := specOpts(sched.DraftFunc(oracleDrafter{"a", vocab}.Propose), k, vocab)
 	o.sched.MaxModelLen = 30
 	o.sched.MaxNumBatchedTokens = 16
 	o.sched.MaxNumSeqs = 4
@@ -242,7 +242,7 @@ func TestSpeculativeDraftLimits(t *testing.T) {
 // checks every hit slot holds the right token.
 func TestSpeculativeDraftsNotCached(t *testing.T) {
 	const vocab, k = 3, 4
-	o := specOpts(guessDrafter{vocab}, k, vocab)
+	o := specOpts(sched.DraftFunc(guessDrafter{vocab}.Propose), k, vocab)
 	h := newHarness(t, o)
 	var reqs []sched.EngineRequest
 	for i := range 6 {
@@ -266,4 +266,36 @@ func TestSpeculativeDraftsNotCached(t *testing.T) {
 		t.Fatalf("some drafts should be rejected: %+v", tot)
 	}
 	h.checkDrained()
+}
+
+// forgetRecorder drafts nothing useful and records the requests the
+// scheduler tells it to forget.
+type forgetRecorder struct{ forgot []sched.RequestID }
+
+func (f *forgetRecorder) Propose(_ sched.RequestID, dst, _ []int32, k int) []int32 {
+	return wrongDrafter{500}.Propose(dst, nil, k)
+}
+func (f *forgetRecorder) Forget(id sched.RequestID) { f.forgot = append(f.forgot, id) }
+
+// TestSpeculativeForget: the drafter forgets a request when it finishes,
+// is aborted or is preempted.
+func TestSpeculativeForget(t *testing.T) {
+	fr := &forgetRecorder{}
+	o := tinyKV(sched.FCFS)
+	o.sched.Speculative = &sched.Speculative{Drafter: fr, NumTokens: 2}
+	h := newHarness(t, o)
+	preemptionScenario(t, h)
+	victim := firstVictim(t, h)
+	if !slices.Contains(fr.forgot, victim) {
+		t.Fatalf("preempted %s, forgot %v", victim, fr.forgot)
+	}
+	h.add("gone", prompt(300, 3), 10)
+	h.step()
+	h.s.Abort("gone")
+	h.run()
+	for _, id := range []sched.RequestID{"old", "new", "gone"} {
+		if !slices.Contains(fr.forgot, id) {
+			t.Fatalf("%s finished, forgot only %v", id, fr.forgot)
+		}
+	}
 }

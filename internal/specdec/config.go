@@ -12,13 +12,15 @@ var ErrConfig = errors.New("speculative config")
 
 // Config is the part of vLLM's SpeculativeConfig govllm implements.
 type Config struct {
-	// Method is "ngram" (prompt lookup).
+	// Method is "ngram" (prompt lookup) or "draft_model" (Model proposes).
 	Method string `json:"method"`
+	// Model is the draft model's path (method draft_model).
+	Model string `json:"model,omitempty"`
 	// NumSpeculativeTokens is k, the most tokens drafted per step.
 	NumSpeculativeTokens int `json:"num_speculative_tokens"`
 	// PromptLookupMin and PromptLookupMax bound the n-gram length matched.
-	PromptLookupMin int `json:"prompt_lookup_min"`
-	PromptLookupMax int `json:"prompt_lookup_max"`
+	PromptLookupMin int `json:"prompt_lookup_min,omitempty"`
+	PromptLookupMax int `json:"prompt_lookup_max,omitempty"`
 }
 
 // maxSpecTokens bounds k: a step verifies k+1 tokens per sequence.
@@ -49,15 +51,20 @@ func ParseConfig(s string) (Config, error) {
 	bad := func(format string, a ...any) (Config, error) {
 		return Config{}, fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, a...))
 	}
+	if raw.Model != nil && (raw.Method == "" || raw.Method == "draft_model") {
+		raw.Method = "draft_model" // vLLM infers the method from a model that is not EAGLE/MTP
+	}
 	switch {
-	case raw.Model != nil && raw.Method == "":
-		return bad("\"model\": speculative decoding with a draft model is not implemented (use {\"method\": \"ngram\", …})")
-	case raw.Model != nil:
-		return bad("\"model\" is not used by method %q", raw.Method)
 	case raw.Method == "":
-		return bad("\"method\" is required (\"ngram\")")
-	case raw.Method != "ngram":
-		return bad("method %q is not implemented (only \"ngram\")", raw.Method)
+		return bad("\"method\" is required (\"ngram\") or \"model\" (a draft model)")
+	case raw.Method != "ngram" && raw.Method != "draft_model":
+		return bad("method %q is not implemented (\"ngram\" or a draft \"model\")", raw.Method)
+	case raw.Method == "draft_model" && (raw.Model == nil || *raw.Model == ""):
+		return bad("method \"draft_model\" needs \"model\"")
+	case raw.Method == "ngram" && raw.Model != nil:
+		return bad("\"model\" is not used by method \"ngram\"")
+	case raw.Method == "draft_model" && (raw.LookupMin != nil || raw.LookupMax != nil):
+		return bad("\"prompt_lookup_min\"/\"prompt_lookup_max\" are not used by a draft model")
 	case raw.NumSpecTokens == nil:
 		return bad("\"num_speculative_tokens\" is required")
 	case *raw.NumSpecTokens < 1 || *raw.NumSpecTokens > maxSpecTokens:
@@ -66,6 +73,9 @@ func ParseConfig(s string) (Config, error) {
 		return bad("\"draft_tensor_parallel_size\" must be 1 here, got %d", *raw.DraftTPSize)
 	case raw.DisableByBatch != nil:
 		return bad("\"disable_by_batch_size\" is not implemented")
+	}
+	if raw.Method == "draft_model" {
+		return Config{Method: raw.Method, Model: *raw.Model, NumSpeculativeTokens: *raw.NumSpecTokens}, nil
 	}
 	c := Config{Method: raw.Method, NumSpeculativeTokens: *raw.NumSpecTokens, PromptLookupMin: 5, PromptLookupMax: 5}
 	switch {

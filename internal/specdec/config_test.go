@@ -11,10 +11,12 @@ func TestParseConfig(t *testing.T) {
 		in   string
 		want Config
 	}{
-		{`{"method": "ngram", "num_speculative_tokens": 5, "prompt_lookup_max": 4}`, Config{"ngram", 5, 4, 4}},
-		{`{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 5, "prompt_lookup_min": 3}`, Config{"ngram", 3, 3, 5}},
-		{`{"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_min": 2}`, Config{"ngram", 2, 2, 2}},
-		{`{"method": "ngram", "num_speculative_tokens": 4}`, Config{"ngram", 4, 5, 5}},
+		{`{"method": "ngram", "num_speculative_tokens": 5, "prompt_lookup_max": 4}`, Config{"ngram", "", 5, 4, 4}},
+		{`{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 5, "prompt_lookup_min": 3}`, Config{"ngram", "", 3, 3, 5}},
+		{`{"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_min": 2}`, Config{"ngram", "", 2, 2, 2}},
+		{`{"method": "ngram", "num_speculative_tokens": 4}`, Config{"ngram", "", 4, 5, 5}},
+		{`{"model": "/m/draft.gguf", "num_speculative_tokens": 3}`, Config{"draft_model", "/m/draft.gguf", 3, 0, 0}},
+		{`{"method": "draft_model", "model": "d.gguf", "num_speculative_tokens": 2}`, Config{"draft_model", "d.gguf", 2, 0, 0}},
 	}
 	for _, c := range ok {
 		got, err := ParseConfig(c.in)
@@ -23,7 +25,10 @@ func TestParseConfig(t *testing.T) {
 		}
 	}
 	bad := []struct{ in, names string }{
-		{`{"model": "/m/draft.gguf", "num_speculative_tokens": 4}`, `"model"`},
+		{`{"method": "ngram", "model": "/m/draft.gguf", "num_speculative_tokens": 4}`, `"model"`},
+		{`{"method": "draft_model", "num_speculative_tokens": 4}`, `"model"`},
+		{`{"model": "d.gguf", "num_speculative_tokens": 4, "prompt_lookup_max": 3}`, `prompt_lookup`},
+		{`{"model": "d.gguf"}`, `"num_speculative_tokens"`},
 		{`{"method": "eagle", "num_speculative_tokens": 4}`, `"eagle"`},
 		{`{"num_speculative_tokens": 4}`, `"method"`},
 		{`{"method": "ngram"}`, `"num_speculative_tokens"`},

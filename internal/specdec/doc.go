@@ -15,5 +15,6 @@
 // Ngram is vLLM's prompt-lookup proposer ("method": "ngram"): the longest
 // suffix of the sequence of length prompt_lookup_min…prompt_lookup_max
 // that occurred before, earliest occurrence first, proposes the tokens
-// that followed it.
+// that followed it. A draft model ("model": PATH) is run by the runner
+// package (runner.DraftModel).
 package specdec
