@@ -15,6 +15,10 @@
 #            --no-metrics-check against a server run with --disable-log-stats)
 #   SCRAPE   also time a /metrics scrape this often during each run (e.g.
 #            100ms) and add the scrapes' p99 (ms) to the line
+#   DATASET  a custom JSONL dataset ({"prompt": …} per line) sent without a
+#            chat template instead of random prompts (OUT tokens each), e.g.
+#            scripts/grounded-prompts.jsonl
+#   BENCHARGS more `govllm bench serve` arguments (e.g. --temperature 0)
 #
 # Each line: label, concurrency, output tok/s, median TTFT, median TPOT,
 # server CPU seconds during the run, output tokens per server CPU-second
@@ -49,9 +53,14 @@ for c in $CONCS; do
 	f="$OUTDIR/$LABEL.c$c.txt"
 	load=$(cut -d' ' -f1-3 /proc/loadavg)
 	a=$(cpu)
-	"$GOVLLM" bench serve --base-url "http://127.0.0.1:$PORT" --num-prompts $n \
-		--random-input-len "$IN" --random-output-len "$OUT" --max-concurrency "$c" \
-		--ignore-eos "$CHECK" --disable-tqdm --seed "$c" ${SCRAPE:+--metrics-scrape-interval "$SCRAPE"} >"$f" 2>&1 || { echo "bench failed (c=$c): see $f" >&2; exit 1; }
+	if [ -n "${DATASET:-}" ]; then
+		data="--dataset-name custom --dataset-path $DATASET --custom-output-len $OUT --skip-chat-template"
+	else
+		data="--random-input-len $IN --random-output-len $OUT"
+	fi
+	# shellcheck disable=SC2086 # $data and $BENCHARGS are word lists
+	"$GOVLLM" bench serve --base-url "http://127.0.0.1:$PORT" --num-prompts $n $data --max-concurrency "$c" \
+		--ignore-eos "$CHECK" --disable-tqdm --seed "$c" ${SCRAPE:+--metrics-scrape-interval "$SCRAPE"} ${BENCHARGS:-} >"$f" 2>&1 || { echo "bench failed (c=$c): see $f" >&2; exit 1; }
 	b=$(cpu)
 	awk -v label="$LABEL" -v c="$c" -v cpu="$(( b - a ))" -v tck="$tck" -v load="$load" '
 		/^Output token throughput/ { tps = $NF }

@@ -169,11 +169,18 @@ func (c *generateConfig) request(parts *engineParts, stderr io.Writer) (llm.Requ
 // statistics, the same the Prometheus histograms observe.
 type consoleStats struct {
 	done *stats.FinishedRequestStats
+	// spec sums the speculative drafts (NumDrafts 0: none).
+	spec stats.SpecDecodingStats
 }
 
-func (s *consoleStats) Record(_ *stats.SchedulerStats, it *stats.IterationStats) {
+func (s *consoleStats) Record(st *stats.SchedulerStats, it *stats.IterationStats) {
 	if len(it.FinishedRequests) > 0 {
 		s.done = &it.FinishedRequests[0]
+	}
+	if sd := st.SpecDecoding; sd != nil {
+		s.spec.NumDrafts += sd.NumDrafts
+		s.spec.NumDraftTokens += sd.NumDraftTokens
+		s.spec.NumAcceptedTokens += sd.NumAcceptedTokens
 	}
 }
 
@@ -194,4 +201,9 @@ func (s *consoleStats) report(w io.Writer, loadTime time.Duration, threads int) 
 	fmt.Fprintf(w, "load %.2fs | prompt %d tokens, prefill %.3fs (%.1f tok/s) | generated %d tokens (%s), decode %.3fs (%.1f tok/s) | %d threads\n",
 		loadTime.Seconds(), f.NumPromptTokens, f.PrefillTime.Seconds(), rate(f.NumPromptTokens-f.NumCachedTokens, f.PrefillTime),
 		f.NumGenerationTokens, f.FinishReason, f.DecodeTime.Seconds(), rate(f.NumGenerationTokens-1, f.DecodeTime), threads)
+	if sp := &s.spec; sp.NumDrafts > 0 {
+		fmt.Fprintf(w, "speculative: %d drafts, %d of %d drafted tokens accepted (%.1f%%), mean acceptance length %.2f\n",
+			sp.NumDrafts, sp.NumAcceptedTokens, sp.NumDraftTokens, 100*float64(sp.NumAcceptedTokens)/float64(sp.NumDraftTokens),
+			1+float64(sp.NumAcceptedTokens)/float64(sp.NumDrafts))
+	}
 }
