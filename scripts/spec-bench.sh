@@ -13,9 +13,10 @@
 # median ratio.
 #
 # Environment: GOVLLM (binary; default: build ./cmd/govllm), NPROMPTS (6),
-# OUT (64), THREADS (2), SPEC (ngram, k = 4, lookup 1…3).
+# OUT (64), THREADS (2), SPEC (ngram, k = 4, lookup 1…3), TEMP (0: greedy;
+# above 0 the runs are seeded, so both outputs are still identical).
 set -eu
-NPROMPTS=${NPROMPTS:-6}; OUT=${OUT:-64}; THREADS=${THREADS:-2}
+NPROMPTS=${NPROMPTS:-6}; OUT=${OUT:-64}; THREADS=${THREADS:-2}; TEMP=${TEMP:-0}
 SPEC=${SPEC:-'{"method":"ngram","num_speculative_tokens":4,"prompt_lookup_max":3,"prompt_lookup_min":1}'}
 if [ -z "${GOVLLM:-}" ]; then
 	GOVLLM=/tmp/govllm-specbench
@@ -23,7 +24,7 @@ if [ -z "${GOVLLM:-}" ]; then
 fi
 [ $# -eq 0 ] && set -- stories110m q8_0 tinyllama-1.1b q4_0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-echo "$(date -u +%H:%M) load $(cut -d' ' -f1-3 /proc/loadavg) spec $SPEC"
+echo "$(date -u +%H:%M) load $(cut -d' ' -f1-3 /proc/loadavg) temperature $TEMP spec $SPEC"
 while [ $# -ge 2 ]; do
 	shape=$1 quant=$2; shift 2
 	: >"$tmp/ratios"
@@ -33,7 +34,7 @@ while [ $# -ge 2 ]; do
 		prompt=$(printf '%s' "$line" | sed 's/^{"prompt": "//; s/"}$//' | sed 's/\\n/\n/g; s/\\"/"/g')
 		for mode in plain spec; do
 			set -- --load-format dummy --dummy-shape "$shape" --quantization "$quant" --prompt "$prompt" \
-				--max-tokens "$OUT" --ignore-eos --temperature 0 --threads "$THREADS"
+				--max-tokens "$OUT" --ignore-eos --temperature "$TEMP" --threads "$THREADS"
 			[ $mode = spec ] && set -- "$@" --speculative-config "$SPEC"
 			"$GOVLLM" generate "$@" >"$tmp/$mode.out" 2>"$tmp/$mode.err"
 		done

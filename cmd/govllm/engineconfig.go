@@ -206,7 +206,7 @@ func (r *resolvedConfig) Core() core.Config {
 	return core.Config{
 		Sched: sched.Config{
 			MaxNumSeqs: r.MaxNumSeqs, MaxNumBatchedTokens: r.MaxNumBatchedTokens, MaxModelLen: r.MaxModelLen,
-			Policy: r.Policy, EnableChunkedPrefill: true, Speculative: r.SchedSpeculative(),
+			Policy: r.Policy, EnableChunkedPrefill: true, Speculative: r.SchedSpeculative(), FastForward: true,
 		},
 		KV: kvcache.Config{NumBlocks: r.NumBlocks, BlockSize: r.BlockSize, EnablePrefixCaching: r.EnablePrefixCaching},
 	}

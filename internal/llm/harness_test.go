@@ -144,6 +144,7 @@ type coreOpts struct {
 	prefixCaching        bool
 	execErr              error
 	spec                 *sched.Speculative // speculative decoding (nil: off)
+	fastForward          bool               // structured outputs draft their forced text
 }
 
 // gate holds every Execute until opened, so that requests submitted

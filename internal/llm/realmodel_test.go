@@ -60,6 +60,7 @@ func (s *stories) core(t testing.TB, o coreOpts) (*core.Engine, *gate) {
 	}
 	cfg.KV.EnablePrefixCaching = o.prefixCaching
 	cfg.Sched.Speculative = o.spec
+	cfg.Sched.FastForward = o.fastForward
 	r, err := runner.New(s.model, nil, runner.Config{
 		NumBlocks: cfg.KV.NumBlocks, BlockSize: cfg.KV.BlockSize,
 		MaxNumBatchedTokens: cfg.Sched.MaxNumBatchedTokens, MaxNumSeqs: cfg.Sched.MaxNumSeqs,

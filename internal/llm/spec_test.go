@@ -2,6 +2,7 @@ package llm
 
 import (
 	"cmp"
+	"encoding/json"
 	"context"
 	"fmt"
 	"math"
@@ -341,4 +342,74 @@ func TestSpeculativeDraftModelExact(t *testing.T) {
 		t.Fatalf("no draft accepted: %+v", sl.tot)
 	}
 	t.Logf("Q4_0 for Q8_0: accepted %d of %d drafted", sl.tot.NumAcceptedTokens, sl.tot.NumDraftTokens)
+}
+
+// structuredWorkload asks for JSON objects of a schema with fixed keys
+// (their text is forced) greedily, seeded, and with n = 2.
+func structuredWorkload() []Request {
+	schema := `{"type":"object","properties":{"name":{"type":"string","maxLength":10},"age":{"type":"integer","minimum":0,"maximum":99},` +
+		`"friends":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string","maxLength":8},"kind":{"enum":["cat","dog","bird"]}},` +
+		`"required":["name","kind"],"additionalProperties":false},"maxItems":3}},"required":["name","age","friends"],"additionalProperties":false}`
+	var reqs []Request
+	for i := range 4 {
+		p := forced(300)
+		p.IgnoreEOS = false
+		p.Structured = &sampling.Structured{JSONSchema: schema, Compact: true, Param: "structured_outputs"}
+		if i > 0 {
+			seed := int64(i)
+			p.Temperature, p.Seed = 1, &seed
+		}
+		if i == 3 {
+			p.N = 2
+		}
+		reqs = append(reqs, Request{ID: fmt.Sprintf("s%d", i), Prompt: "Once upon a time", Params: p})
+	}
+	return reqs
+}
+
+// TestFastForwardExact: structured outputs' fast-forward (the forced
+// text of a JSON schema drafted and verified) changes no output — greedy,
+// seeded, n = 2, alone and with n-gram speculation — on stories260K and
+// the synthetic llama model, and its drafts are accepted.
+func TestFastForwardExact(t *testing.T) {
+	sm := testmodels.SyntheticModels(t)
+	var q8 string
+	for _, m := range sm {
+		if m.Arch == "llama" && m.Quant == "Q8_0" {
+			q8 = m.Path
+		}
+	}
+	synth, err := model.Load(q8, model.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stok, err := tokenizer.Load(q8, tokenizer.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []struct {
+		name string
+		s    *stories
+	}{{"stories260K", loadStories(t)}, {"llama/Q8_0", &stories{model: synth, tok: stok}}} {
+		t.Run(s.name, func(t *testing.T) {
+			reqs := structuredWorkload()
+			want := generateOutputs(t, s.s, coreOpts{}, reqs)
+			for _, o := range []coreOpts{{fastForward: true}, {fastForward: true, spec: ngramSpec(4)}} {
+				sl := &specLogger{}
+				got := generateOutputs(t, s.s, o, reqs, sl)
+				sameOutputs(t, fmt.Sprintf("fast-forward (speculation %v)", o.spec != nil), want, got)
+				if sl.tot.NumAcceptedTokens == 0 {
+					t.Fatalf("no fast-forward draft accepted: %+v", sl.tot)
+				}
+				t.Logf("speculation %v: accepted %d of %d drafted in %d drafts", o.spec != nil, sl.tot.NumAcceptedTokens, sl.tot.NumDraftTokens, sl.tot.NumDrafts)
+			}
+			for _, o := range want {
+				for _, c := range o.Outputs {
+					if c.FinishReason == stats.FinishStop && !json.Valid([]byte(c.Text)) {
+						t.Errorf("%s: output %q is not JSON", o.RequestID, c.Text)
+					}
+				}
+			}
+		})
+	}
 }

@@ -59,6 +59,23 @@ type Config struct {
 	// step (speculative decoding): the step feeds them after the request's
 	// last token and the runner keeps those the model itself samples.
 	Speculative *Speculative
+	// FastForward drafts, for a request under a structured-output
+	// constraint that implements ForcedDrafter, the tokens of the text the
+	// constraint forces next (up to Speculative.NumTokens, or
+	// FastForwardTokens without speculative decoding), verified like any
+	// draft: the outputs do not change, the steps they take do.
+	FastForward bool
+}
+
+// FastForwardTokens bounds a fast-forward draft without speculative
+// decoding.
+const FastForwardTokens = 8
+
+// ForcedDrafter is a structured-output constraint that can spell the
+// tokens of the text it forces next (fast-forward): up to k, none when
+// the next token is the model's to choose.
+type ForcedDrafter interface {
+	ForcedTokens(dst []int32, k int) []int32
 }
 
 // Drafter proposes the tokens that follow a decoding request's sequence.

@@ -79,6 +79,10 @@ type Request struct {
 	// none accepted, specSkip the steps it still waits before drafting.
 	spec, specFeed              []int32
 	specK, specMisses, specSkip int
+	// specForced: this step's drafts are fast-forward's (the forced text
+	// of its constraint), which back off on their own counters.
+	specForced               bool
+	forcedMisses, forcedSkip int
 
 	events       []stats.Event
 	prefillStats *stats.PrefillStats
