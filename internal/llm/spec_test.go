@@ -2,8 +2,8 @@ package llm
 
 import (
 	"cmp"
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"

@@ -67,7 +67,9 @@ type constraintState struct {
 }
 
 // Fork copies the state (speculative steps verify drafts on a copy).
-func (s constraintState) Fork() sampling.Constraint { return constraintState{s.State.Clone(), s.pieces} }
+func (s constraintState) Fork() sampling.Constraint {
+	return constraintState{s.State.Clone(), s.pieces}
+}
 
 // maxForcedBytes bounds the forced text spelled for one step's drafts.
 const maxForcedBytes = 256
