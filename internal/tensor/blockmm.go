@@ -87,6 +87,10 @@ func quantizeQ8K(q []int8, bsum []int32, x []float32) float32 {
 
 // matMulBlocks is MatMul for a matrix in a codec's GGML blocks.
 func (p *Pool) matMulBlocks(out, x []float32, n int, w *Mat, c *Codec) {
+	if _, ok := b32Layouts[w.Type]; ok && w.P != nil {
+		p.matMulB32P(out, x, n, w)
+		return
+	}
 	if w.P != nil {
 		p.matMulKPacked(out, x, n, w)
 		return

@@ -76,6 +76,10 @@ type kernels struct {
 	// q3k, q5k and q6k (optional) are the same for packed Q3_K, Q5_K and
 	// Q6_K (q3kpack.go, q5kpack.go, q6kpack.go).
 	q3k, q5k, q6k func(a *kpArgs, g0, g1 int)
+	// b32p (optional) computes packed Q4_1, Q5_0, Q5_1 or IQ4_NL outputs
+	// of groups [g0,g1) (b32pack.go); nil: those matrices stay in GGML
+	// blocks.
+	b32p func(a *b32Args, t DType, g0, g1 int)
 	// kRow (optional) has, per block format, one output on GGML blocks: a
 	// row of nb blocks against one activation row, in the Go code's order
 	// (the same bits as blockRows' steps and sum).

@@ -48,6 +48,9 @@ func q4kPackedBytes(rows, cols int) int {
 // kernels, where the level has them (Q3_K, Q4_K, Q5_K and Q6_K at avx512:
 // w.P gets the packed layout, w.Q is released). It does nothing to other matrices.
 func PackBlocks(w *Mat) {
+	if packB32(w) { // Q4_1, Q5_0, Q5_1, IQ4_NL: b32pack.go
+		return
+	}
 	var pack func(q []byte, rows, cols int) []byte
 	switch {
 	case w.P != nil:

@@ -1,0 +1,137 @@
+package tensor
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// b32Types are the formats of b32pack.go.
+var b32Types = []DType{Q4_1, Q5_0, Q5_1, IQ4_NL}
+
+// b32Blocks returns randBlocks with more specials: every 11th block
+// (not one of randBlocks' zero or 0xFF ones) takes the largest float16
+// scale, and (Q4_1, Q5_1) the most negative m.
+func b32Blocks(rng *rand.Rand, c *Codec, nb int) []byte {
+	q := randBlocks(rng, c, nb)
+	for b := 0; b < nb; b += 11 {
+		blk := q[b*c.BlockBytes:]
+		binary.LittleEndian.PutUint16(blk, 0x7BFF)
+		if c.Type == Q4_1 || c.Type == Q5_1 {
+			binary.LittleEndian.PutUint16(blk[2:], 0xFBFF)
+		}
+	}
+	return q
+}
+
+// TestB32PackRoundTrip: unpacking a packed matrix gives its GGML blocks
+// back, partial last groups included.
+func TestB32PackRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, typ := range b32Types {
+		c, l := CodecOf(typ), b32Layouts[typ]
+		for _, s := range []struct{ rows, cols int }{{1, 32}, {17, 96}, {32, 256}} {
+			q := b32Blocks(rng, c, s.rows*s.cols/32)
+			p := l.pack(q, c.BlockBytes, s.rows, s.cols)
+			if len(p) != l.packedBytes(s.rows, s.cols) {
+				t.Fatalf("%s %dx%d: %d packed bytes, want %d", c.Name, s.rows, s.cols, len(p), l.packedBytes(s.rows, s.cols))
+			}
+			if got := l.unpack(p, c.BlockBytes, s.rows, s.cols); !bytes.Equal(got, q) {
+				t.Fatalf("%s %dx%d: unpack(pack(q)) != q", c.Name, s.rows, s.cols)
+			}
+		}
+	}
+}
+
+// TestB32Packed: a Q4_1, Q5_0, Q5_1 or IQ4_NL matrix PackBlocks packed
+// gives the bits of its GGML blocks at the go level (blockRows) at every
+// level, for rows around the groups of 16 (partial last groups, odd group
+// counts for the tiles of two and four), random blocks with specials,
+// zero and outlier activation rows, n = 1, 2, 3, 4, 5, 16 and 64
+// activation rows (tiles of four and rows left over), with and without a
+// pool.
+func TestB32Packed(t *testing.T) {
+	pool := NewPool(2)
+	defer pool.Close()
+	for _, typ := range b32Types {
+		c := CodecOf(typ)
+		t.Run(c.Name, func(t *testing.T) {
+			eachImpl(t, func(t *testing.T) { testB32Packed(t, c, pool) })
+		})
+	}
+}
+
+func testB32Packed(t *testing.T, c *Codec, pool *Pool) {
+	rng := rand.New(rand.NewPCG(uint64(c.Type), 93))
+	sizes := []struct{ rows, cols int }{{1, 32}, {15, 64}, {16, 32}, {17, 288}, {40, 96}, {64, 256}, {200, 64}}
+	if testing.Short() {
+		sizes = sizes[:5]
+	}
+	for _, s := range sizes {
+		q := b32Blocks(rng, c, s.rows*s.cols/32)
+		ref := &Mat{Rows: s.rows, Cols: s.cols, Type: c.Type, Q: q}
+		w := &Mat{Rows: s.rows, Cols: s.cols, Type: c.Type, Q: append([]byte(nil), q...)}
+		PackBlocks(w)
+		if packed := impl.b32p != nil; (w.P != nil) != packed || (w.Q == nil) != packed {
+			t.Fatalf("PackBlocks: packed %v, GGML blocks kept %v, level has the kernels %v", w.P != nil, w.Q != nil, packed)
+		}
+		for _, n := range []int{1, 2, 3, 4, 5, 16, 64} {
+			x := randVec(rng, n*s.cols)
+			x[3] = 1e4
+			if n > 1 {
+				clear(x[s.cols : 2*s.cols])
+			}
+			if n > 2 {
+				for k := 2 * s.cols; k < 3*s.cols; k++ {
+					x[k] = -x[k] * 50
+				}
+			}
+			want := make([]float32, n*s.rows)
+			saved := impl
+			impl = goKernels
+			(*Pool)(nil).MatMul(want, x, n, ref)
+			impl = saved
+			for _, p := range []*Pool{nil, pool} {
+				got := make([]float32, n*s.rows+1)
+				got[n*s.rows] = 7
+				p.MatMul(got, x, n, w)
+				if got[n*s.rows] != 7 {
+					t.Fatalf("%dx%d n=%d: wrote past the outputs", s.rows, s.cols, n)
+				}
+				for k := range want {
+					if math.Float32bits(got[k]) != math.Float32bits(want[k]) {
+						t.Fatalf("%dx%d n=%d: out[%d][%d] = %v, reference %v", s.rows, s.cols, n, k/s.rows, k%s.rows, got[k], want[k])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestB32PackedOtherLevel: a matrix packed at a level with the kernels
+// still multiplies (on its GGML blocks unpacked again) at one without.
+func TestB32PackedOtherLevel(t *testing.T) {
+	if impl.b32p == nil {
+		t.Skip("no packed 32-block kernels at this level")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	c := CodecOf(Q5_1)
+	q := b32Blocks(rng, c, 20*64/32)
+	ref := &Mat{Rows: 20, Cols: 64, Type: Q5_1, Q: q}
+	w := &Mat{Rows: 20, Cols: 64, Type: Q5_1, Q: append([]byte(nil), q...)}
+	PackBlocks(w)
+	x := randVec(rng, 3*64)
+	want, got := make([]float32, 3*20), make([]float32, 3*20)
+	saved := impl
+	impl = goKernels
+	defer func() { impl = saved }()
+	(*Pool)(nil).MatMul(want, x, 3, ref)
+	(*Pool)(nil).MatMul(got, x, 3, w)
+	for k := range want {
+		if math.Float32bits(got[k]) != math.Float32bits(want[k]) {
+			t.Fatalf("out %d: %v, want %v", k, got[k], want[k])
+		}
+	}
+}
