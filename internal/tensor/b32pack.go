@@ -76,6 +76,14 @@ func (l b32Layout) packedBytes(rows, cols int) int {
 // packB32 is PackBlocks for the 32-element formats: it packs w and
 // reports true when the level has their kernels.
 func packB32(w *Mat) bool {
+	if w.Type == IQ4_XS && w.P == nil && impl.iq4xs != nil {
+		if err := CodecOf(IQ4_XS).Check(w.Q, w.Rows, w.Cols); err != nil {
+			panic("tensor: PackBlocks: " + err.Error())
+		}
+		w.P = packIQ4XS(w.Q, w.Rows, w.Cols)
+		w.Q = nil
+		return true
+	}
 	l, ok := b32Layouts[w.Type]
 	if !ok || w.P != nil || impl.b32p == nil {
 		return false

@@ -28,6 +28,12 @@ func b32p_iq4nl_2x4(out *float32, ldo int, x *int8, ldx int, xa *uint32, lds int
 //go:noescape
 func b32p_iq4nl_4x1(out *float32, ldo int, x *int8, ldx int, xa *uint32, lds int, w, s *[4]*byte, nb int, mask uint64)
 
+//go:noescape
+func iq4xsGemv2(out *float32, ldo int, x *int8, ldx int, xc *int32, ldc int, xd *float32, ldd int, w *byte, nb int, mask uint64)
+
+//go:noescape
+func iq4xsGemv1(out *float32, ldo int, x *int8, ldx int, xc *int32, ldc int, xd *float32, ldd int, w *byte, nb int, mask uint64)
+
 // b32pAsm holds each format's kernels: the 2×4 tile and the 4×1 row.
 var b32pAsm = map[DType][2]b32pFunc{
 	Q4_1:   {b32p_q4_1_2x4, b32p_q4_1_4x1},

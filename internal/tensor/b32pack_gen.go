@@ -40,6 +40,8 @@ var formats = []fmtSpec{
 
 var shapes = [][2]int{{2, 4}, {4, 1}}
 
+func xsName(r int) string { return fmt.Sprintf("iq4xsGemv%d", r) }
+
 func kname(f fmtSpec, g, r int) string { return fmt.Sprintf("b32p_%s_%dx%d", f.id, g, r) }
 
 func main() {
@@ -50,6 +52,9 @@ func main() {
 		for _, s := range shapes {
 			kernel(&b, f, s[0], s[1])
 		}
+	}
+	for _, r := range []int{2, 1} {
+		xsKernel(&b, r)
 	}
 	if err := os.WriteFile("b32pack_amd64.s", b.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
@@ -62,6 +67,9 @@ func main() {
 		for _, s := range shapes {
 			fmt.Fprintf(&g, "//go:noescape\nfunc %s(out *float32, ldo int, x *int8, ldx int, xa *uint32, lds int, w, s *[4]*byte, nb int, mask uint64)\n\n", kname(f, s[0], s[1]))
 		}
+	}
+	for _, r := range []int{2, 1} {
+		fmt.Fprintf(&g, "//go:noescape\nfunc %s(out *float32, ldo int, x *int8, ldx int, xc *int32, ldc int, xd *float32, ldd int, w *byte, nb int, mask uint64)\n\n", xsName(r))
 	}
 	fmt.Fprintf(&g, "// b32pAsm holds each format's kernels: the 2×4 tile and the 4×1 row.\n")
 	fmt.Fprintf(&g, "var b32pAsm = map[DType][2]b32pFunc{\n")
@@ -118,29 +126,13 @@ func kernel(b *bytes.Buffer, f fmtSpec, G, R int) {
 
 	fmt.Fprintf(b, "\n// func %s(out *float32, ldo int, x *int8, ldx int, xa *uint32, lds int, w, s *[4]*byte, nb int, mask uint64)\n", name)
 	fmt.Fprintf(b, "TEXT ·%s(SB), NOSPLIT, $0-80\n", name)
-	p("MOVL $0x0f0f0f0f, AX")
-	p("VPBROADCASTD AX, Z31")
-	p("MOVQ $0x3c342c241c140c04, AX")
-	p("VPBROADCASTQ AX, Z30")
+	nibbleZ31Z30(p)
 	switch {
 	case f.fifth:
 		p("MOVL $0x10101010, AX")
 		p("VPBROADCASTD AX, Z29")
 	case f.table:
-		// kvaluesIQ4NL + 128, the 16 bytes in each 128-bit lane.
-		var lo, hi uint64
-		for j, v := range kvalues {
-			if j < 8 {
-				lo |= uint64(uint8(v+128)) << (8 * j)
-			} else {
-				hi |= uint64(uint8(v+128)) << (8 * (j - 8))
-			}
-		}
-		p("MOVQ $0x%016x, AX", hi)
-		p("VPBROADCASTQ AX, Z28")
-		p("MOVQ $0x%016x, AX", lo)
-		p("VPBROADCASTQ AX, Z29")
-		p("VPUNPCKLQDQ Z28, Z29, Z29")
+		tableZ29(p)
 	}
 	p("MOVQ s+56(FP), AX")
 	for g := 0; g < G; g++ {
@@ -258,6 +250,136 @@ func kernel(b *bytes.Buffer, f fmtSpec, G, R int) {
 		for g := 0; g < G; g++ {
 			p("VMOVUPS %s, K%d, %d(DI)", fa(g, i), g+1, 64*g)
 		}
+	}
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// nibbleZ31Z30 loads the nibble mask (0x0F bytes) into Z31 and into Z30
+// the VPMULTISHIFTQB control that moves each byte's high nibble down
+// (bits 8j+4.. of each qword for its byte j); clobbers AX.
+func nibbleZ31Z30(p func(string, ...any)) {
+	p("MOVL $0x0f0f0f0f, AX")
+	p("VPBROADCASTD AX, Z31")
+	p("MOVQ $0x3c342c241c140c04, AX")
+	p("VPBROADCASTQ AX, Z30")
+}
+
+// tableZ29 loads kvaluesIQ4NL + 128 (unsigned) into each 128-bit lane of
+// Z29, for VPSHUFB; clobbers AX and Z28.
+func tableZ29(p func(string, ...any)) {
+	var lo, hi uint64
+	for j, v := range kvalues {
+		if j < 8 {
+			lo |= uint64(uint8(v+128)) << (8 * j)
+		} else {
+			hi |= uint64(uint8(v+128)) << (8 * (j - 8))
+		}
+	}
+	p("MOVQ $0x%016x, AX", hi)
+	p("VPBROADCASTQ AX, Z28")
+	p("MOVQ $0x%016x, AX", lo)
+	p("VPBROADCASTQ AX, Z29")
+	p("VPUNPCKLQDQ Z28, Z29, Z29")
+}
+
+// xsKernel writes the packed IQ4_XS kernel (iq4xspack.go) for R ≤ 2
+// activation rows against one group. Registers: SI, (SI)(AX*1) the rows'
+// bytes; DX, (DX)(BX*1) their step corrections; R9, (R9)(R10*1) their
+// super-block scales; R8 the group's records; CX the super-blocks left.
+// Int32 lane sums Z(8i+k) of row i; weights Z16; a step's sums Z17+i; the
+// broadcast activation bytes Z19; the sub-block's scales Z20; d Z21, d·dx
+// Z22. The float lanes wait in the frame, row i's lane k at 64·(8i+k)(SP).
+func xsKernel(b *bytes.Buffer, R int) {
+	p := func(format string, a ...any) { fmt.Fprintf(b, "\t"+format+"\n", a...) }
+	name := xsName(R)
+	L := func(i, k int) string { return fmt.Sprintf("Z%d", 8*i+k) }
+	row := func(i int, base, idx string, off int) string {
+		if i == 0 {
+			return fmt.Sprintf("%d(%s)", off, base)
+		}
+		return fmt.Sprintf("%d(%s)(%s*1)", off, base, idx)
+	}
+	fmt.Fprintf(b, "\n// func %s(out *float32, ldo int, x *int8, ldx int, xc *int32, ldc int, xd *float32, ldd int, w *byte, nb int, mask uint64)\n", name)
+	fmt.Fprintf(b, "TEXT ·%s(SB), $%d-88\n", name, 512*R)
+	nibbleZ31Z30(p)
+	tableZ29(p)
+	p("MOVQ x+16(FP), SI")
+	p("MOVQ ldx+24(FP), AX")
+	p("MOVQ xc+32(FP), DX")
+	p("MOVQ ldc+40(FP), BX")
+	p("MOVQ xd+48(FP), R9")
+	p("MOVQ ldd+56(FP), R10")
+	p("MOVQ w+64(FP), R8")
+	p("MOVQ nb+72(FP), CX")
+	p("VPXORD Z22, Z22, Z22")
+	for k := 0; k < 8*R; k++ {
+		p("VMOVUPS Z22, %d(SP)", 64*k)
+	}
+	fmt.Fprintf(b, "\n%s_loop:\n", name)
+	for k := 0; k < 8*R; k++ {
+		p("VPXORD Z%d, Z%d, Z%d", k, k, k)
+	}
+	for ib := 0; ib < 8; ib++ {
+		p("VPMOVSXBD %d(R8), Z20", 2048+16*ib)
+		for h := 0; h < 2; h++ {
+			for k4 := 0; k4 < 4; k4++ {
+				off := 256*ib + 64*k4
+				if h == 0 {
+					p("VPANDD %d(R8), Z31, Z16", off)
+				} else {
+					p("VPMULTISHIFTQB %d(R8), Z30, Z16", off)
+					p("VPANDD Z31, Z16, Z16")
+				}
+				p("VPSHUFB Z16, Z29, Z16")
+				col := 32*ib + 16*h + 4*k4
+				for i := 0; i < R; i++ {
+					d := fmt.Sprintf("Z%d", 17+i)
+					p("VPBROADCASTD %s, %s", row(i, "DX", "BX", col), d)
+					p("VPBROADCASTD %s, Z19", row(i, "SI", "AX", col))
+					p("VPDPBUSD Z19, Z16, %s", d)
+					p("VPMULLD Z20, %s, %s", d, d)
+					p("VPADDD %s, %s, %s", d, L(i, 4*h+k4), L(i, 4*h+k4))
+				}
+			}
+		}
+	}
+	// l_k = fma(d·dx, float32(I_k), l_k), per row and lane (stepLanes).
+	p("VCVTPH2PS 2176(R8), Z21")
+	for i := 0; i < R; i++ {
+		p("VMULPS.BCST %s, Z21, Z22", row(i, "R9", "R10", 0))
+		for k := 0; k < 8; k++ {
+			p("VCVTDQ2PS %s, %s", L(i, k), L(i, k))
+			p("VFMADD213PS %d(SP), Z22, %s", 64*(8*i+k), L(i, k))
+			p("VMOVUPS %s, %d(SP)", L(i, k), 64*(8*i+k))
+		}
+	}
+	p("ADDQ $256, SI")
+	p("ADDQ $256, DX")
+	p("ADDQ $4, R9")
+	p("ADDQ $%d, R8", 2240)
+	p("DECQ CX")
+	p("JNZ %s_loop", name)
+	fmt.Fprintln(b)
+	// sumLanes: ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)) + 0.
+	p("MOVQ out+0(FP), DI")
+	p("MOVQ ldo+8(FP), AX")
+	p("SHLQ $2, AX")
+	p("KMOVQ mask+80(FP), K1")
+	p("VPXORD Z22, Z22, Z22")
+	for i := 0; i < R; i++ {
+		for k := 0; k < 4; k++ {
+			p("VMOVUPS %d(SP), Z%d", 64*(8*i+k), k)
+			p("VADDPS %d(SP), Z%d, Z%d", 64*(8*i+4+k), k, k)
+		}
+		p("VADDPS Z2, Z0, Z0")
+		p("VADDPS Z3, Z1, Z1")
+		p("VADDPS Z1, Z0, Z0")
+		p("VADDPS Z22, Z0, Z0")
+		if i > 0 {
+			p("ADDQ AX, DI")
+		}
+		p("VMOVUPS Z0, K1, (DI)")
 	}
 	p("VZEROUPPER")
 	p("RET")

@@ -61,3 +61,30 @@ func b32pRowsAVX512(a *b32Args, t DType, g0, g1 int) {
 		}
 	}
 }
+
+// iq4xsRowsAVX512 computes packed IQ4_XS outputs of groups [g0,g1): per
+// 16 activation rows, each group against pairs of rows (iq4xsGemv2), the
+// last odd row alone (iq4xsGemv1).
+func iq4xsRowsAVX512(a *xsArgs, g0, g1 int) {
+	nb, ldo := a.nb, a.ldo
+	if nb == 0 || g0 >= g1 || a.n == 0 {
+		return
+	}
+	cols := nb * 256
+	_ = a.w[g1*nb*iq4xsRecord-1]
+	_, _, _ = a.xq[a.n*cols-1], a.xd[a.n*nb-1], a.xc[a.n*cols/4-1]
+	_ = a.out[(a.n-1)*ldo+a.rows-1]
+	for i0 := 0; i0 < a.n; i0 += 16 {
+		i1 := min(i0+16, a.n)
+		for g := g0; g < g1; g++ {
+			mask, w := a.groupMask(g), &a.w[g*nb*iq4xsRecord]
+			for i := i0; i < i1; i += 2 {
+				f := iq4xsGemv2
+				if i+1 == i1 {
+					f = iq4xsGemv1
+				}
+				f(&a.out[i*ldo+g*q8Group], ldo, &a.xq[i*cols], cols, &a.xc[i*cols/4], cols, &a.xd[i*nb], 4*nb, w, nb, mask)
+			}
+		}
+	}
+}

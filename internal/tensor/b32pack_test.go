@@ -9,7 +9,8 @@ import (
 )
 
 // b32Types are the formats of b32pack.go.
-var b32Types = []DType{Q4_1, Q5_0, Q5_1, IQ4_NL}
+// and IQ4_XS (iq4xspack.go), packed by the same PackBlocks hook.
+var b32Types = []DType{Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS}
 
 // b32Blocks returns randBlocks with more specials: every 11th block
 // (not one of randBlocks' zero or 0xFF ones) takes the largest float16
@@ -30,7 +31,7 @@ func b32Blocks(rng *rand.Rand, c *Codec, nb int) []byte {
 // back, partial last groups included.
 func TestB32PackRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, typ := range b32Types {
+	for _, typ := range b32Types[:4] {
 		c, l := CodecOf(typ), b32Layouts[typ]
 		for _, s := range []struct{ rows, cols int }{{1, 32}, {17, 96}, {32, 256}} {
 			q := b32Blocks(rng, c, s.rows*s.cols/32)
@@ -42,6 +43,11 @@ func TestB32PackRoundTrip(t *testing.T) {
 				t.Fatalf("%s %dx%d: unpack(pack(q)) != q", c.Name, s.rows, s.cols)
 			}
 		}
+	}
+	c := CodecOf(IQ4_XS)
+	q := b32Blocks(rng, c, 17*512/256)
+	if got := unpackIQ4XSP(packIQ4XS(q, 17, 512), 17, 512); !bytes.Equal(got, q) {
+		t.Fatalf("IQ4_XS: unpack(pack(q)) != q")
 	}
 }
 
@@ -66,16 +72,21 @@ func TestB32Packed(t *testing.T) {
 func testB32Packed(t *testing.T, c *Codec, pool *Pool) {
 	rng := rand.New(rand.NewPCG(uint64(c.Type), 93))
 	sizes := []struct{ rows, cols int }{{1, 32}, {15, 64}, {16, 32}, {17, 288}, {40, 96}, {64, 256}, {200, 64}}
+	kernel := impl.b32p != nil
+	if c.Type == IQ4_XS {
+		sizes = []struct{ rows, cols int }{{1, 256}, {15, 512}, {16, 256}, {17, 768}, {40, 256}, {64, 512}, {200, 256}}
+		kernel = impl.iq4xs != nil
+	}
 	if testing.Short() {
 		sizes = sizes[:5]
 	}
 	for _, s := range sizes {
-		q := b32Blocks(rng, c, s.rows*s.cols/32)
+		q := b32Blocks(rng, c, s.rows*s.cols/c.BlockSize)
 		ref := &Mat{Rows: s.rows, Cols: s.cols, Type: c.Type, Q: q}
 		w := &Mat{Rows: s.rows, Cols: s.cols, Type: c.Type, Q: append([]byte(nil), q...)}
 		PackBlocks(w)
-		if packed := impl.b32p != nil; (w.P != nil) != packed || (w.Q == nil) != packed {
-			t.Fatalf("PackBlocks: packed %v, GGML blocks kept %v, level has the kernels %v", w.P != nil, w.Q != nil, packed)
+		if (w.P != nil) != kernel || (w.Q == nil) != kernel {
+			t.Fatalf("PackBlocks: packed %v, GGML blocks kept %v, level has the kernels %v", w.P != nil, w.Q != nil, kernel)
 		}
 		for _, n := range []int{1, 2, 3, 4, 5, 16, 64} {
 			x := randVec(rng, n*s.cols)
@@ -113,25 +124,31 @@ func testB32Packed(t *testing.T, c *Codec, pool *Pool) {
 // TestB32PackedOtherLevel: a matrix packed at a level with the kernels
 // still multiplies (on its GGML blocks unpacked again) at one without.
 func TestB32PackedOtherLevel(t *testing.T) {
-	if impl.b32p == nil {
-		t.Skip("no packed 32-block kernels at this level")
+	if impl.b32p == nil || impl.iq4xs == nil {
+		t.Skip("no packed kernels at this level")
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	c := CodecOf(Q5_1)
-	q := b32Blocks(rng, c, 20*64/32)
-	ref := &Mat{Rows: 20, Cols: 64, Type: Q5_1, Q: q}
-	w := &Mat{Rows: 20, Cols: 64, Type: Q5_1, Q: append([]byte(nil), q...)}
-	PackBlocks(w)
-	x := randVec(rng, 3*64)
-	want, got := make([]float32, 3*20), make([]float32, 3*20)
-	saved := impl
-	impl = goKernels
-	defer func() { impl = saved }()
-	(*Pool)(nil).MatMul(want, x, 3, ref)
-	(*Pool)(nil).MatMul(got, x, 3, w)
-	for k := range want {
-		if math.Float32bits(got[k]) != math.Float32bits(want[k]) {
-			t.Fatalf("out %d: %v, want %v", k, got[k], want[k])
+	for _, typ := range []DType{Q5_1, IQ4_XS} {
+		c := CodecOf(typ)
+		const rows, cols = 20, 256
+		q := b32Blocks(rng, c, rows*cols/c.BlockSize)
+		ref := &Mat{Rows: rows, Cols: cols, Type: typ, Q: q}
+		w := &Mat{Rows: rows, Cols: cols, Type: typ, Q: append([]byte(nil), q...)}
+		PackBlocks(w)
+		if w.P == nil {
+			t.Fatalf("%s: not packed", c.Name)
+		}
+		x := randVec(rng, 3*cols)
+		want, got := make([]float32, 3*rows), make([]float32, 3*rows)
+		saved := impl
+		impl = goKernels
+		(*Pool)(nil).MatMul(want, x, 3, ref)
+		(*Pool)(nil).MatMul(got, x, 3, w)
+		impl = saved
+		for k := range want {
+			if math.Float32bits(got[k]) != math.Float32bits(want[k]) {
+				t.Fatalf("%s out %d: %v, want %v", c.Name, k, got[k], want[k])
+			}
 		}
 	}
 }

@@ -91,6 +91,10 @@ func (p *Pool) matMulBlocks(out, x []float32, n int, w *Mat, c *Codec) {
 		p.matMulB32P(out, x, n, w)
 		return
 	}
+	if w.Type == IQ4_XS && w.P != nil {
+		p.matMulIQ4XSP(out, x, n, w)
+		return
+	}
 	if w.P != nil {
 		p.matMulKPacked(out, x, n, w)
 		return

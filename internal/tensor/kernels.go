@@ -80,6 +80,8 @@ type kernels struct {
 	// of groups [g0,g1) (b32pack.go); nil: those matrices stay in GGML
 	// blocks.
 	b32p func(a *b32Args, t DType, g0, g1 int)
+	// iq4xs (optional) is the same for packed IQ4_XS (iq4xspack.go).
+	iq4xs func(a *xsArgs, g0, g1 int)
 	// kRow (optional) has, per block format, one output on GGML blocks: a
 	// row of nb blocks against one activation row, in the Go code's order
 	// (the same bits as blockRows' steps and sum).
