@@ -84,6 +84,14 @@ func packB32(w *Mat) bool {
 		w.Q = nil
 		return true
 	}
+	if w.Type == Q2_K && w.P == nil && impl.q2k != nil {
+		if err := CodecOf(Q2_K).Check(w.Q, w.Rows, w.Cols); err != nil {
+			panic("tensor: PackBlocks: " + err.Error())
+		}
+		w.P = packQ2K(w.Q, w.Rows, w.Cols)
+		w.Q = nil
+		return true
+	}
 	l, ok := b32Layouts[w.Type]
 	if !ok || w.P != nil || impl.b32p == nil {
 		return false

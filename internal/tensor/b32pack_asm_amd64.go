@@ -32,7 +32,13 @@ func b32p_iq4nl_4x1(out *float32, ldo int, x *int8, ldx int, xa *uint32, lds int
 func iq4xsGemv2(out *float32, ldo int, x *int8, ldx int, xc *int32, ldc int, xd *float32, ldd int, w *byte, nb int, mask uint64)
 
 //go:noescape
+func q2kGemv2(out *float32, ldo int, x *int8, ldx int, bs *uint32, ldb int, xd *float32, ldd int, w *byte, nb int, mask uint64)
+
+//go:noescape
 func iq4xsGemv1(out *float32, ldo int, x *int8, ldx int, xc *int32, ldc int, xd *float32, ldd int, w *byte, nb int, mask uint64)
+
+//go:noescape
+func q2kGemv1(out *float32, ldo int, x *int8, ldx int, bs *uint32, ldb int, xd *float32, ldd int, w *byte, nb int, mask uint64)
 
 // b32pAsm holds each format's kernels: the 2×4 tile and the 4×1 row.
 var b32pAsm = map[DType][2]b32pFunc{

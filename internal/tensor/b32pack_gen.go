@@ -55,6 +55,7 @@ func main() {
 	}
 	for _, r := range []int{2, 1} {
 		xsKernel(&b, r)
+		q2kKernel(&b, r)
 	}
 	if err := os.WriteFile("b32pack_amd64.s", b.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
@@ -70,6 +71,7 @@ func main() {
 	}
 	for _, r := range []int{2, 1} {
 		fmt.Fprintf(&g, "//go:noescape\nfunc %s(out *float32, ldo int, x *int8, ldx int, xc *int32, ldc int, xd *float32, ldd int, w *byte, nb int, mask uint64)\n\n", xsName(r))
+		fmt.Fprintf(&g, "//go:noescape\nfunc %s(out *float32, ldo int, x *int8, ldx int, bs *uint32, ldb int, xd *float32, ldd int, w *byte, nb int, mask uint64)\n\n", q2kName(r))
 	}
 	fmt.Fprintf(&g, "// b32pAsm holds each format's kernels: the 2×4 tile and the 4×1 row.\n")
 	fmt.Fprintf(&g, "var b32pAsm = map[DType][2]b32pFunc{\n")
@@ -361,7 +363,108 @@ func xsKernel(b *bytes.Buffer, R int) {
 	p("DECQ CX")
 	p("JNZ %s_loop", name)
 	fmt.Fprintln(b)
-	// sumLanes: ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)) + 0.
+	lanesStore(p, R)
+}
+
+func q2kName(r int) string { return fmt.Sprintf("q2kGemv%d", r) }
+
+// q2kKernel writes the packed Q2_K kernel (q2kpack.go) for R ≤ 2
+// activation rows against one group. Registers as xsKernel's, with
+// (DX), (DX)(BX*1) the rows' Q8_K sums of 16 as word pairs; Z20 a
+// 16-group's scales; Z31 the two-bit mask; at the end of a super-block
+// Z21 d, Z22 dmin, Z23 d·dx, Z24 dmin·dx, Z25 a lane's mins as word pairs,
+// Z26 its min sum, Z27 its float lane.
+func q2kKernel(b *bytes.Buffer, R int) {
+	p := func(format string, a ...any) { fmt.Fprintf(b, "\t"+format+"\n", a...) }
+	name := q2kName(R)
+	L := func(i, k int) string { return fmt.Sprintf("Z%d", 8*i+k) }
+	row := func(i int, base, idx string, off int) string {
+		if i == 0 {
+			return fmt.Sprintf("%d(%s)", off, base)
+		}
+		return fmt.Sprintf("%d(%s)(%s*1)", off, base, idx)
+	}
+	fmt.Fprintf(b, "\n// func %s(out *float32, ldo int, x *int8, ldx int, bs *uint32, ldb int, xd *float32, ldd int, w *byte, nb int, mask uint64)\n", name)
+	fmt.Fprintf(b, "TEXT ·%s(SB), $%d-88\n", name, 512*R)
+	p("MOVL $0x03030303, AX")
+	p("VPBROADCASTD AX, Z31")
+	p("MOVQ x+16(FP), SI")
+	p("MOVQ ldx+24(FP), AX")
+	p("MOVQ bs+32(FP), DX")
+	p("MOVQ ldb+40(FP), BX")
+	p("MOVQ xd+48(FP), R9")
+	p("MOVQ ldd+56(FP), R10")
+	p("MOVQ w+64(FP), R8")
+	p("MOVQ nb+72(FP), CX")
+	p("VPXORD Z27, Z27, Z27")
+	for k := 0; k < 8*R; k++ {
+		p("VMOVUPS Z27, %d(SP)", 64*k)
+	}
+	fmt.Fprintf(b, "\n%s_loop:\n", name)
+	for k := 0; k < 8*R; k++ {
+		p("VPXORD Z%d, Z%d, Z%d", k, k, k)
+	}
+	// Column 128n + 32j + 4s + t is bits 2j of byte 4r+t at 512n + 64s;
+	// its 16-group 8n + 2j + s/4, its lane s.
+	for n := 0; n < 2; n++ {
+		for j := 0; j < 4; j++ {
+			for h := 0; h < 2; h++ {
+				p("VPMOVZXBD %d(R8), Z20", 1024+16*(8*n+2*j+h))
+				for k4 := 0; k4 < 4; k4++ {
+					s := 4*h + k4
+					off := 512*n + 64*s
+					if j == 0 {
+						p("VPANDD %d(R8), Z31, Z16", off)
+					} else {
+						p("VPSRLW $%d, %d(R8), Z16", 2*j, off)
+						p("VPANDD Z31, Z16, Z16")
+					}
+					col := 128*n + 32*j + 4*s
+					for i := 0; i < R; i++ {
+						d := fmt.Sprintf("Z%d", 17+i)
+						p("VPXORD %s, %s, %s", d, d, d)
+						p("VPBROADCASTD %s, Z19", row(i, "SI", "AX", col))
+						p("VPDPBUSD Z19, Z16, %s", d)
+						p("VPMULLD Z20, %s, %s", d, d)
+						p("VPADDD %s, %s, %s", d, L(i, s), L(i, s))
+					}
+				}
+			}
+		}
+	}
+	// stepQ2K: l_k = fma(−dx·dmin, float32(M_k), l_k), then
+	// l_k = fma(dx·d, float32(I_k), l_k).
+	p("VCVTPH2PS 1536(R8), Z21")
+	p("VCVTPH2PS 1568(R8), Z22")
+	for i := 0; i < R; i++ {
+		p("VMULPS.BCST %s, Z21, Z23", row(i, "R9", "R10", 0))
+		p("VMULPS.BCST %s, Z22, Z24", row(i, "R9", "R10", 0))
+		for k := 0; k < 8; k++ {
+			p("VPMOVZXBW %d(R8), Z25", 1280+32*k)
+			p("VPXORD Z26, Z26, Z26")
+			p("VPDPWSSD.BCST %s, Z25, Z26", row(i, "DX", "BX", 4*k))
+			p("VCVTDQ2PS Z26, Z26")
+			p("VMOVUPS %d(SP), Z27", 64*(8*i+k))
+			p("VFNMADD231PS Z24, Z26, Z27")
+			p("VCVTDQ2PS %s, %s", L(i, k), L(i, k))
+			p("VFMADD231PS Z23, %s, Z27", L(i, k))
+			p("VMOVUPS Z27, %d(SP)", 64*(8*i+k))
+		}
+	}
+	p("ADDQ $256, SI")
+	p("ADDQ $32, DX")
+	p("ADDQ $4, R9")
+	p("ADDQ $%d, R8", 1600)
+	p("DECQ CX")
+	p("JNZ %s_loop", name)
+	fmt.Fprintln(b)
+	lanesStore(p, R)
+}
+
+// lanesStore ends xsKernel and q2kKernel as sumLanes: per row
+// ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)) + 0 from the float lanes in the
+// frame, written where the mask argument has the output's bit.
+func lanesStore(p func(string, ...any), R int) {
 	p("MOVQ out+0(FP), DI")
 	p("MOVQ ldo+8(FP), AX")
 	p("SHLQ $2, AX")

@@ -88,3 +88,29 @@ func iq4xsRowsAVX512(a *xsArgs, g0, g1 int) {
 		}
 	}
 }
+
+// q2kRowsAVX512 computes packed Q2_K outputs of groups [g0,g1), as
+// iq4xsRowsAVX512 (q2kGemv2, q2kGemv1).
+func q2kRowsAVX512(a *q2kArgs, g0, g1 int) {
+	nb, ldo := a.nb, a.ldo
+	if nb == 0 || g0 >= g1 || a.n == 0 {
+		return
+	}
+	cols := nb * 256
+	_ = a.w[g1*nb*q2kRecord-1]
+	_, _, _ = a.xq[a.n*cols-1], a.xd[a.n*nb-1], a.bs[a.n*nb*8-1]
+	_ = a.out[(a.n-1)*ldo+a.rows-1]
+	for i0 := 0; i0 < a.n; i0 += 16 {
+		i1 := min(i0+16, a.n)
+		for g := g0; g < g1; g++ {
+			mask, w := a.groupMask(g), &a.w[g*nb*q2kRecord]
+			for i := i0; i < i1; i += 2 {
+				f := q2kGemv2
+				if i+1 == i1 {
+					f = q2kGemv1
+				}
+				f(&a.out[i*ldo+g*q8Group], ldo, &a.xq[i*cols], cols, &a.bs[i*nb*8], 32*nb, &a.xd[i*nb], 4*nb, w, nb, mask)
+			}
+		}
+	}
+}

@@ -10,17 +10,20 @@ import (
 
 // b32Types are the formats of b32pack.go.
 // and IQ4_XS (iq4xspack.go), packed by the same PackBlocks hook.
-var b32Types = []DType{Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS}
+var b32Types = []DType{Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS, Q2_K}
 
-// b32Blocks returns randBlocks with more specials: every 11th block
-// (not one of randBlocks' zero or 0xFF ones) takes the largest float16
-// scale, and (Q4_1, Q5_1) the most negative m.
+// b32Blocks returns randBlocks with more specials: every 11th block takes
+// the largest float16 scale d, and (Q4_1, Q5_1, Q2_K) the most negative
+// m or dmin.
 func b32Blocks(rng *rand.Rand, c *Codec, nb int) []byte {
 	q := randBlocks(rng, c, nb)
 	for b := 0; b < nb; b += 11 {
 		blk := q[b*c.BlockBytes:]
+		if c.Type == Q2_K {
+			blk = blk[80:]
+		}
 		binary.LittleEndian.PutUint16(blk, 0x7BFF)
-		if c.Type == Q4_1 || c.Type == Q5_1 {
+		if c.Type == Q4_1 || c.Type == Q5_1 || c.Type == Q2_K {
 			binary.LittleEndian.PutUint16(blk[2:], 0xFBFF)
 		}
 	}
@@ -49,6 +52,11 @@ func TestB32PackRoundTrip(t *testing.T) {
 	if got := unpackIQ4XSP(packIQ4XS(q, 17, 512), 17, 512); !bytes.Equal(got, q) {
 		t.Fatalf("IQ4_XS: unpack(pack(q)) != q")
 	}
+	c = CodecOf(Q2_K)
+	q = b32Blocks(rng, c, 17*512/256)
+	if got := unpackQ2KP(packQ2K(q, 17, 512), 17, 512); !bytes.Equal(got, q) {
+		t.Fatalf("Q2_K: unpack(pack(q)) != q")
+	}
 }
 
 // TestB32Packed: a Q4_1, Q5_0, Q5_1 or IQ4_NL matrix PackBlocks packed
@@ -73,9 +81,9 @@ func testB32Packed(t *testing.T, c *Codec, pool *Pool) {
 	rng := rand.New(rand.NewPCG(uint64(c.Type), 93))
 	sizes := []struct{ rows, cols int }{{1, 32}, {15, 64}, {16, 32}, {17, 288}, {40, 96}, {64, 256}, {200, 64}}
 	kernel := impl.b32p != nil
-	if c.Type == IQ4_XS {
+	if c.BlockSize == 256 {
 		sizes = []struct{ rows, cols int }{{1, 256}, {15, 512}, {16, 256}, {17, 768}, {40, 256}, {64, 512}, {200, 256}}
-		kernel = impl.iq4xs != nil
+		kernel = map[DType]bool{IQ4_XS: impl.iq4xs != nil, Q2_K: impl.q2k != nil}[c.Type]
 	}
 	if testing.Short() {
 		sizes = sizes[:5]
@@ -124,11 +132,11 @@ func testB32Packed(t *testing.T, c *Codec, pool *Pool) {
 // TestB32PackedOtherLevel: a matrix packed at a level with the kernels
 // still multiplies (on its GGML blocks unpacked again) at one without.
 func TestB32PackedOtherLevel(t *testing.T) {
-	if impl.b32p == nil || impl.iq4xs == nil {
+	if impl.b32p == nil || impl.iq4xs == nil || impl.q2k == nil {
 		t.Skip("no packed kernels at this level")
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, typ := range []DType{Q5_1, IQ4_XS} {
+	for _, typ := range []DType{Q5_1, IQ4_XS, Q2_K} {
 		c := CodecOf(typ)
 		const rows, cols = 20, 256
 		q := b32Blocks(rng, c, rows*cols/c.BlockSize)

@@ -95,6 +95,10 @@ func (p *Pool) matMulBlocks(out, x []float32, n int, w *Mat, c *Codec) {
 		p.matMulIQ4XSP(out, x, n, w)
 		return
 	}
+	if w.Type == Q2_K && w.P != nil {
+		p.matMulQ2KP(out, x, n, w)
+		return
+	}
 	if w.P != nil {
 		p.matMulKPacked(out, x, n, w)
 		return

@@ -82,6 +82,8 @@ type kernels struct {
 	b32p func(a *b32Args, t DType, g0, g1 int)
 	// iq4xs (optional) is the same for packed IQ4_XS (iq4xspack.go).
 	iq4xs func(a *xsArgs, g0, g1 int)
+	// q2k (optional) is the same for packed Q2_K (q2kpack.go).
+	q2k func(a *q2kArgs, g0, g1 int)
 	// kRow (optional) has, per block format, one output on GGML blocks: a
 	// row of nb blocks against one activation row, in the Go code's order
 	// (the same bits as blockRows' steps and sum).

@@ -243,7 +243,7 @@ var avx512Kernels = &kernels{
 		quantizeQ4AVX512(&dst[0], &x[0], nb)
 	},
 	q8p: q8pRowsAVX512, q4p: true, q4k: q4kRowsAVX512, q3k: q3kRowsAVX512, q5k: q5kRowsAVX512, q6k: q6kRowsAVX512,
-	b32p: b32pRowsAVX512, iq4xs: iq4xsRowsAVX512,
+	b32p: b32pRowsAVX512, iq4xs: iq4xsRowsAVX512, q2k: q2kRowsAVX512,
 	q8ps: func(xs []uint32, xq []int8, xd []float32) {
 		nb := len(xd)
 		if nb == 0 {
@@ -338,7 +338,7 @@ var avx2Kernels = &kernels{
 // Q4_0 matrices to Q8_0 (the same results).
 var avx512NoVBMIKernels = func() *kernels {
 	k := *avx512Kernels
-	k.q4p, k.b32p, k.iq4xs = false, nil, nil
+	k.q4p, k.b32p, k.iq4xs, k.q2k = false, nil, nil, nil
 	return &k
 }()
 
