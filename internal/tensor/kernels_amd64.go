@@ -335,7 +335,9 @@ var avx2Kernels = &kernels{
 // avx512NoVBMIKernels is the avx512 level for CPUs without AVX512_VBMI
 // (Cascade Lake and Cooper Lake have VNNI but not VBMI): the packed Q4_0
 // kernels, whose VPMULTISHIFTQB is VBMI, are off (q4p), so PackQ4 expands
-// Q4_0 matrices to Q8_0 (the same results).
+// Q4_0 matrices to Q8_0 (the same results); so are the packed Q4_1, Q5_0,
+// Q5_1, IQ4_NL, IQ4_XS and Q2_K kernels (VPMULTISHIFTQB too), whose
+// matrices then stay in GGML blocks.
 var avx512NoVBMIKernels = func() *kernels {
 	k := *avx512Kernels
 	k.q4p, k.b32p, k.iq4xs, k.q2k = false, nil, nil, nil
