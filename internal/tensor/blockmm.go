@@ -47,7 +47,7 @@ func quantizeAct(c *Codec, x []float32, n, cols int) *actRows {
 		}
 	case actQ8_1:
 		a.s = make([]float32, len(a.d))
-		quantizeRow(a.q, a.d, x[:n*cols])
+		impl.quantize(a.q, a.d, x[:n*cols])
 		for b := range a.d {
 			var sum int32
 			for _, v := range a.q[b*32 : (b+1)*32] {
@@ -56,7 +56,7 @@ func quantizeAct(c *Codec, x []float32, n, cols int) *actRows {
 			a.s[b] = F16ToF32(F32ToF16(q8Amax(x[b*32:(b+1)*32]) / 127 * float32(sum)))
 		}
 	default:
-		quantizeRow(a.q, a.d, x[:n*cols])
+		impl.quantize(a.q, a.d, x[:n*cols])
 	}
 	return a
 }
