@@ -181,7 +181,10 @@
 // output on its own (batch invariant). PackBlocks (at load) packs Q3_K,
 // Q4_K, Q5_K and Q6_K at the avx512 level for AVX-512 VNNI kernels with the
 // same bits (q3kpack.go … q6kpack.go; one activation row at a time, no
-// tiles). On GGML blocks (the other formats at avx512, every format at
+// tiles; each kernel prefetches its weight stream 3 KB ahead, and Q4_K's
+// splits its VPDPBUSD sums into two exact chains).
+// BenchmarkMatMulKCold (kpack_bench_test.go) measures their matvec with the
+// weights from memory, in GB/s to compare with scripts/stream-read.c. On GGML blocks (the other formats at avx512, every format at
 // avx2) MatMul runs one output at a time (blockRows): at the avx2 and
 // avx512 levels an AVX2 kernel per format (kblocks_avx2_amd64.s: the
 // weights unpacked in registers, VPMADDUBSW/VPMADDWD integer sums, the
