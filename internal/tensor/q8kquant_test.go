@@ -51,7 +51,7 @@ func TestQuantizeQ8KLevels(t *testing.T) {
 			}
 			return float32(rng.NormFloat64())
 		})},
-		blk{"equal magnitudes, positive first", fill(func(i int) float32 { return float32(1 - 2*(i%2)) * 2.5 })},
+		blk{"equal magnitudes, positive first", fill(func(i int) float32 { return float32(1-2*(i%2)) * 2.5 })},
 		blk{"equal magnitudes, negative first", fill(func(i int) float32 { return float32(2*(i%2)-1) * 2.5 })},
 		blk{"subnormals", fill(func(i int) float32 { return float32(i%5-2) * sub })},
 		blk{"subnormals beside normals", fill(func(i int) float32 {
