@@ -184,7 +184,9 @@
 // tiles; each kernel prefetches its weight stream 3 KB ahead, and Q4_K's
 // splits its VPDPBUSD sums into two exact chains).
 // BenchmarkMatMulKCold (kpack_bench_test.go) measures their matvec with the
-// weights from memory, in GB/s to compare with scripts/stream-read.c. On GGML blocks (the other formats at avx512, every format at
+// weights from memory, in GB/s to compare with scripts/stream-read.c. At
+// the avx512 level the Q8_K activations come from q8kquant_amd64.s,
+// quantizeQ8K's bits (blocks it cannot take exactly fall back to Go). On GGML blocks (the other formats at avx512, every format at
 // avx2) MatMul runs one output at a time (blockRows): at the avx2 and
 // avx512 levels an AVX2 kernel per format (kblocks_avx2_amd64.s: the
 // weights unpacked in registers, VPMADDUBSW/VPMADDWD integer sums, the

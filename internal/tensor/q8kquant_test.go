@@ -119,7 +119,7 @@ func BenchmarkQuantizeQ8K(b *testing.B) {
 	run := func(b *testing.B, f func(q []int8, bsum []int32, x []float32) float32) {
 		for b.Loop() {
 			for k := 0; k < len(x)/256; k++ {
-				f(q[256*k:], bsum[16*k:], x[256*k:])
+				f(q[256*k:256*k+256], bsum[16*k:16*k+16], x[256*k:256*k+256])
 			}
 		}
 	}
