@@ -42,8 +42,12 @@ func quantizeAct(c *Codec, x []float32, n, cols int) *actRows {
 	switch c.act {
 	case actQ8_K:
 		a.bsum = make([]int32, n*cols/16)
+		quant := quantizeQ8K
+		if impl.quantizeQ8K != nil {
+			quant = impl.quantizeQ8K
+		}
 		for b := range a.d {
-			a.d[b] = quantizeQ8K(a.q[b*256:(b+1)*256], a.bsum[b*16:(b+1)*16], x[b*256:(b+1)*256])
+			a.d[b] = quant(a.q[b*256:(b+1)*256], a.bsum[b*16:(b+1)*16], x[b*256:(b+1)*256])
 		}
 	case actQ8_1:
 		a.s = make([]float32, len(a.d))

@@ -58,6 +58,8 @@ type kernels struct {
 	// quantize converts len(d) blocks of x to Q8_0 values q and float32
 	// scales d, bit-identical to QuantizeQ8_0.
 	quantize func(q []int8, d []float32, x []float32)
+	// quantizeQ8K (optional) is quantizeQ8K (one block of 256), faster.
+	quantizeQ8K func(q []int8, bsum []int32, x []float32) float32
 	// quantizeQ4 (optional) is QuantizeQ4_0 for len(x)/32 ≥ 1 blocks,
 	// dst exactly their size; nil: quantizeQ4Go.
 	quantizeQ4 func(dst []byte, x []float32)

@@ -242,7 +242,8 @@ var avx512Kernels = &kernels{
 		_ = dst[nb*Q4BlockBytes-1]
 		quantizeQ4AVX512(&dst[0], &x[0], nb)
 	},
-	q8p: q8pRowsAVX512, q4p: true, q4k: q4kRowsAVX512, q3k: q3kRowsAVX512, q5k: q5kRowsAVX512, q6k: q6kRowsAVX512,
+	quantizeQ8K: quantizeQ8KAVX512,
+	q8p:         q8pRowsAVX512, q4p: true, q4k: q4kRowsAVX512, q3k: q3kRowsAVX512, q5k: q5kRowsAVX512, q6k: q6kRowsAVX512,
 	b32p: b32pRowsAVX512, iq4xs: iq4xsRowsAVX512, q2k: q2kRowsAVX512,
 	q8ps: func(xs []uint32, xq []int8, xd []float32) {
 		nb := len(xd)
@@ -375,4 +376,17 @@ func x86Levels(f x86Features) []*kernels {
 		}
 	}
 	return l
+}
+
+//go:noescape
+func q8kBlockAVX512(q *int8, bsum *int32, x *float32) (d float32, ok bool)
+
+// quantizeQ8KAVX512 is quantizeQ8K with q8kquant_amd64.s, which leaves
+// the blocks whose largest magnitude is not finite or below 2^-120 to it.
+func quantizeQ8KAVX512(q []int8, bsum []int32, x []float32) float32 {
+	_, _, _ = q[255], bsum[15], x[255]
+	if d, ok := q8kBlockAVX512(&q[0], &bsum[0], &x[0]); ok {
+		return d
+	}
+	return quantizeQ8K(q, bsum, x)
 }

@@ -124,16 +124,16 @@ func (p *Pool) matMulKPacked(out, x []float32, n int, w *Mat) {
 	var aux []int32
 	f := impl.q4k
 	switch w.Type {
-	case Q3_K, Q6_K: // per four values −4·Σ (Q3_K) or −32·Σ (Q6_K), exact
-		div := int32(32)
+	case Q3_K, Q6_K: // per four values −4·Σ (Q3_K) or −32·Σ (Q6_K)
+		mul := int32(-4)
 		f = impl.q3k
 		if w.Type == Q6_K {
-			f, div = impl.q6k, 4
+			f, mul = impl.q6k, -32
 		}
 		aux = make([]int32, n*w.Cols/4)
-		q8lCorr(aux, a.q)
 		for k := range aux {
-			aux[k] /= div
+			q := a.q[4*k : 4*k+4 : 4*k+4]
+			aux[k] = mul * (int32(q[0]) + int32(q[1]) + int32(q[2]) + int32(q[3]))
 		}
 	default:
 		if w.Type == Q5_K {

@@ -8,9 +8,11 @@
 
 // Q4KSTEP is step k of a sub-block pair for both groups: weights at
 // wo(R8), wo(R9) (low nibbles: the pair's first sub-block, high: its
-// second), the activation's bytes at xlo(SI) and xhi(SI); int32 sums
-// Z8, Z9 (group 0: first, second sub-block) and Z10, Z11 (group 1).
-#define Q4KSTEP(wo, xlo, xhi) \
+// second), the activation's bytes at xlo(SI) and xhi(SI); int32 sums a0,
+// a1 (group 0: first, second sub-block) and b0, b1 (group 1). The even and
+// odd steps add to separate sums (Z8..Z11, Z12..Z15), two independent
+// VPDPBUSD chains, added up (exactly) in Q4KPAIR.
+#define Q4KSTEP(wo, xlo, xhi, a0, a1, b0, b1) \
 	VMOVDQU32     wo(R8), Z16 \
 	VMOVDQU32     wo(R9), Z17 \
 	VPSRLW        $4, Z16, Z18 \
@@ -19,10 +21,37 @@
 	VPANDD        Z31, Z17, Z17 \
 	VPANDD        Z31, Z18, Z18 \
 	VPANDD        Z31, Z19, Z19 \
-	VPDPBUSD.BCST xlo(SI), Z16, Z8 \
-	VPDPBUSD.BCST xhi(SI), Z18, Z9 \
-	VPDPBUSD.BCST xlo(SI), Z17, Z10 \
-	VPDPBUSD.BCST xhi(SI), Z19, Z11
+	VPDPBUSD.BCST xlo(SI), Z16, a0 \
+	VPDPBUSD.BCST xhi(SI), Z18, a1 \
+	VPDPBUSD.BCST xlo(SI), Z17, b0 \
+	VPDPBUSD.BCST xhi(SI), Z19, b1
+
+#define Q4KEVEN(wo, xlo, xhi) Q4KSTEP(wo, xlo, xhi, Z8, Z9, Z10, Z11)
+#define Q4KODD(wo, xlo, xhi) Q4KSTEP(wo, xlo, xhi, Z12, Z13, Z14, Z15)
+
+// Q4KPF prefetches the 512 bytes PF bytes past a pair's nibbles of both
+// groups (each stream's record bytes [0, 2048) PF ahead; the loop head
+// prefetches the rest, [2048, 2368)).
+#define Q4KPF \
+	PREFETCHT0 Q4KPFD(R8) \
+	PREFETCHT0 Q4KPFD+64(R8) \
+	PREFETCHT0 Q4KPFD+128(R8) \
+	PREFETCHT0 Q4KPFD+192(R8) \
+	PREFETCHT0 Q4KPFD+256(R8) \
+	PREFETCHT0 Q4KPFD+320(R8) \
+	PREFETCHT0 Q4KPFD+384(R8) \
+	PREFETCHT0 Q4KPFD+448(R8) \
+	PREFETCHT0 Q4KPFD(R9) \
+	PREFETCHT0 Q4KPFD+64(R9) \
+	PREFETCHT0 Q4KPFD+128(R9) \
+	PREFETCHT0 Q4KPFD+192(R9) \
+	PREFETCHT0 Q4KPFD+256(R9) \
+	PREFETCHT0 Q4KPFD+320(R9) \
+	PREFETCHT0 Q4KPFD+384(R9) \
+	PREFETCHT0 Q4KPFD+448(R9)
+
+// Q4KPFD is the prefetch distance in bytes (per weight stream).
+#define Q4KPFD 3072
 
 // Q4KPAIR ends a sub-block pair for both groups: I = sc·D (the scales
 // at 0(R10), 16(R10) and 0(R11), 16(R11)), M = mn·bs (the mins 128 bytes
@@ -30,6 +59,10 @@
 // s += float32(I)·(d·dx) (Z0, Z2) and m += float32(M)·(dmin·dx) (Z1, Z3),
 // fused.
 #define Q4KPAIR \
+	VPADDD        Z12, Z8, Z8 \
+	VPADDD        Z13, Z9, Z9 \
+	VPADDD        Z14, Z10, Z10 \
+	VPADDD        Z15, Z11, Z11 \
 	VPMOVZXBD     (R10), Z20 \
 	VPMOVZXBD     16(R10), Z21 \
 	VPMULLD       Z20, Z8, Z8 \
@@ -65,7 +98,7 @@
 // over nb ≥ 1 super-blocks; only the outputs whose bit 16·g+r of mask is
 // set are written. R10, R11 point at the pair's scales, R12 counts the
 // pairs. Registers: Z0, Z1 (group 0) and Z2, Z3 (group 1) the s
-// and m sums, Z8..Z11 int32 sums, Z16..Z23 temporaries, Z24..Z27 the d·dx
+// and m sums, Z8..Z15 int32 sums (two chains), Z16..Z23 temporaries, Z24..Z27 the d·dx
 // and dmin·dx of both groups, Z31 the nibble mask.
 TEXT ·q4kGemv2x1(SB), NOSPLIT, $0-64
 	MOVQ x+8(FP), SI
@@ -82,6 +115,16 @@ TEXT ·q4kGemv2x1(SB), NOSPLIT, $0-64
 	VPXORD Z3, Z3, Z3
 
 q4kloop:
+	PREFETCHT0  Q4KPFD+2048(R8)
+	PREFETCHT0  Q4KPFD+2112(R8)
+	PREFETCHT0  Q4KPFD+2176(R8)
+	PREFETCHT0  Q4KPFD+2240(R8)
+	PREFETCHT0  Q4KPFD+2304(R8)
+	PREFETCHT0  Q4KPFD+2048(R9)
+	PREFETCHT0  Q4KPFD+2112(R9)
+	PREFETCHT0  Q4KPFD+2176(R9)
+	PREFETCHT0  Q4KPFD+2240(R9)
+	PREFETCHT0  Q4KPFD+2304(R9)
 	VCVTPH2PS   2048(R8), Z24
 	VCVTPH2PS   2080(R8), Z25
 	VCVTPH2PS   2048(R9), Z26
@@ -99,14 +142,19 @@ q4kpair:
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
-	Q4KSTEP(0, 0, 32)
-	Q4KSTEP(64, 4, 36)
-	Q4KSTEP(128, 8, 40)
-	Q4KSTEP(192, 12, 44)
-	Q4KSTEP(256, 16, 48)
-	Q4KSTEP(320, 20, 52)
-	Q4KSTEP(384, 24, 56)
-	Q4KSTEP(448, 28, 60)
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	Q4KPF
+	Q4KEVEN(0, 0, 32)
+	Q4KODD(64, 4, 36)
+	Q4KEVEN(128, 8, 40)
+	Q4KODD(192, 12, 44)
+	Q4KEVEN(256, 16, 48)
+	Q4KODD(320, 20, 52)
+	Q4KEVEN(384, 24, 56)
+	Q4KODD(448, 28, 60)
 	Q4KPAIR
 	ADDQ $512, R8
 	ADDQ $512, R9

@@ -34,6 +34,17 @@
 	VPADDD        Z25, acc, acc \
 	VPADDD        Z26, acc, acc
 
+// Q5KPF4 prefetches four lines from o bytes past R8 (Q5KPFD on: each pair's
+// 512 bytes of nibbles, and at the record's head its other 832 bytes).
+#define Q5KPF4(o) \
+	PREFETCHT0 Q5KPFD+o(R8) \
+	PREFETCHT0 Q5KPFD+o+64(R8) \
+	PREFETCHT0 Q5KPFD+o+128(R8) \
+	PREFETCHT0 Q5KPFD+o+192(R8)
+
+// Q5KPFD is the prefetch distance in bytes.
+#define Q5KPFD 3072
+
 // Q5KMIN adds one sub-block's mn·bs (its mins at mo(R11), the activation's
 // sum of 32 at bo(BX)) to the int32 sum Z24.
 #define Q5KMIN(mo, bo) \
@@ -63,6 +74,10 @@ TEXT ·q5kGemv1x1(SB), NOSPLIT, $0-56
 	VPXORD Z31, Z31, Z31
 
 q5kloop:
+	Q5KPF4(2048)
+	Q5KPF4(2304)
+	Q5KPF4(2560)
+	PREFETCHT0  Q5KPFD+2816(R8)
 	MOVQ        R8, R11
 	VCVTPH2PS   2560(R11), Z22
 	VMULPS.BCST (DX), Z22, Z22
@@ -74,6 +89,8 @@ q5kloop:
 	MOVQ        $4, R9
 
 q5kpair:
+	Q5KPF4(0)
+	Q5KPF4(256)
 	VMOVQ     R12, X27
 	VPMOVZXBD (R10), Z20
 	VPMOVZXBD 16(R10), Z21

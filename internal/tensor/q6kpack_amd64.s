@@ -45,11 +45,21 @@
 	VPADDD         Z21, acc, acc
 
 // Q6KLOAD loads a lane's ql (two) and qh bytes of the current half, at
-// wo(R8), wo+64(R8), wo+128(R8) (wo = 192k).
+// wo(R8), wo+64(R8), wo+128(R8) (wo = 192k), and prefetches four lines
+// Q6KPFD + 4wo/3 bytes on: a half's eight lanes prefetch the 2048 bytes
+// Q6KPFD past it, more than its share of the record (1536 of the
+// half's nibbles, then the record's 288 bytes of scales and d).
 #define Q6KLOAD(a, b, c) \
+	PREFETCHT0 Q6KPFD+a*4/3(R8) \
+	PREFETCHT0 Q6KPFD+a*4/3+64(R8) \
+	PREFETCHT0 Q6KPFD+a*4/3+128(R8) \
+	PREFETCHT0 Q6KPFD+a*4/3+192(R8) \
 	VMOVDQU32 a(R8), Z16 \
 	VMOVDQU32 b(R8), Z17 \
 	VMOVDQU32 c(R8), Z18
+
+// Q6KPFD is the prefetch distance in bytes.
+#define Q6KPFD 3072
 
 // Q6KLANE is a lane's four steps of the current half: its bytes at a, b,
 // c (Q6KLOAD), the steps' activation offsets x0..x3 and scale offsets
