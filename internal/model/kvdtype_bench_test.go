@@ -10,9 +10,12 @@ import (
 
 // BenchmarkKVDecode: decode steps of seqs sequences at a long context,
 // the KV cache in each format (the stories110m shape, F32 weights, two
-// threads). The formats alternate within each -count round, so a
-// comparison is interleaved in time: go test -bench KVDecode -count 5.
-// tok/s is the step's tokens per wall second.
+// threads). -count repeats each sub-benchmark back to back, so compare
+// formats interleaved in time by repeating whole runs:
+//
+//	for i in 1 2 3; do go test -run X -bench KVDecode -benchtime 10x ./internal/model/; done
+//
+// tok/s is the step's tokens per wall second, tok/cpu-s per CPU second.
 func BenchmarkKVDecode(b *testing.B) {
 	bm := namedBenchModel("stories110m-f32", "stories110m", tensor.F32)
 	for _, c := range []struct{ seqs, ctx int }{{1, 1024}, {1, 2048}, {4, 1024}} {

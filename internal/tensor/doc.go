@@ -201,6 +201,8 @@
 // fallback (F32ToF16: round to nearest even, overflow to ±Inf, NaNs
 // quiet) with the same bits otherwise (TestF16Encode, TestF16Decode:
 // every half, the ties, subnormals, NaNs and infinities on both paths).
+// Q8_0 rows decode with AVX2 (VPMOVSXBD, VCVTDQ2PS, one VMULPS: the bits
+// of DequantizeQ8_0, TestKVQ8Decode).
 //
 // # Invariants
 //

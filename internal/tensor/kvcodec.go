@@ -28,7 +28,7 @@ var (
 	KVF16 = &KVCodec{Name: "fp16", Block: 1, BlockBytes: 2, enc: EncodeF16, dec: DecodeF16}
 	// KVQ8_0 keeps GGML Q8_0 blocks (QuantizeQ8_0): 34 bytes per 32
 	// values, so a head's values must be whole blocks.
-	KVQ8_0 = &KVCodec{Name: "q8_0", Block: Q8BlockSize, BlockBytes: Q8BlockBytes, enc: QuantizeQ8_0, dec: DequantizeQ8_0}
+	KVQ8_0 = &KVCodec{Name: "q8_0", Block: Q8BlockSize, BlockBytes: Q8BlockBytes, enc: QuantizeQ8_0, dec: decodeQ8}
 )
 
 // RowBytes is the bytes of n values (n a multiple of Block).
@@ -104,10 +104,24 @@ func f16ToF32Quiet(h uint16) float32 {
 	return F16ToF32(h)
 }
 
-// f16Kernels converts n (a multiple of 8) values at a time.
+// decodeQ8 is DequantizeQ8_0, with AVX2 where the CPU has it (the same
+// bits: one float32 product per value).
+func decodeQ8(dst []float32, src []byte) {
+	nb := len(dst) / Q8BlockSize
+	if f16Conv == nil || nb == 0 {
+		DequantizeQ8_0(dst, src)
+		return
+	}
+	_ = src[nb*Q8BlockBytes-1]
+	f16Conv.q8dec(&dst[0], &src[0], nb)
+}
+
+// f16Kernels converts n (a multiple of 8) values at a time; q8dec
+// decodes nb Q8_0 blocks.
 type f16Kernels struct {
-	enc func(dst *byte, src *float32, n int)
-	dec func(dst *float32, src *byte, n int)
+	enc   func(dst *byte, src *float32, n int)
+	dec   func(dst *float32, src *byte, n int)
+	q8dec func(dst *float32, src *byte, nb int)
 }
 
 // f16Conv is the F16C conversion where the CPU has it (and the Go

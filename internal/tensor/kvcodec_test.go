@@ -136,3 +136,28 @@ func TestKVCodecs(t *testing.T) {
 		}
 	}
 }
+
+// TestKVQ8Decode decodes random Q8_0 blocks (every scale pattern, NaN
+// and Inf included) with AVX2 and in Go, against DequantizeQ8_0's bits.
+func TestKVQ8Decode(t *testing.T) {
+	const nb = 3000
+	src := make([]byte, nb*Q8BlockBytes)
+	x := uint32(1)
+	for i := range src {
+		x = x*1664525 + 1013904223
+		src[i] = byte(x >> 24)
+	}
+	want := make([]float32, nb*Q8BlockSize)
+	DequantizeQ8_0(want, src)
+	forF16Paths(t, func(t *testing.T) {
+		for _, n := range []int{nb, 1, 2} {
+			got := make([]float32, n*Q8BlockSize)
+			KVQ8_0.Decode(got, src)
+			for i, v := range got {
+				if math.Float32bits(v) != math.Float32bits(want[i]) {
+					t.Fatalf("n=%d: value %d = %#08x, want %#08x", n, i, math.Float32bits(v), math.Float32bits(want[i]))
+				}
+			}
+		}
+	})
+}
