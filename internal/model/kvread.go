@@ -82,11 +82,8 @@ func (ws *Workspace) kvView(kv *KVCache, l, g int, bt []int32, np, ch int) kvVie
 		cnt := min(bs, np-p)
 		src := int(bt[blk])*bs*sb + g*hb
 		dst := blk * bs * hd
-		for j := range cnt {
-			o := src + j*sb
-			kv.Codec.Decode(sk[dst+j*hd:dst+(j+1)*hd], kq[o:o+hb])
-			kv.Codec.Decode(sv[dst+j*hd:dst+(j+1)*hd], vq[o:o+hb])
-		}
+		kv.Codec.DecodeRows(sk[dst:dst+cnt*hd], kq[src:], hd, cnt, sb)
+		kv.Codec.DecodeRows(sv[dst:dst+cnt*hd], vq[src:], hd, cnt, sb)
 		p += cnt
 	}
 	return kvView{k: sk, v: sv, bt: ws.kvIdent[:(np+bs-1)/bs], stride: hd, off: 0}

@@ -50,6 +50,29 @@ func (c *KVCodec) Decode(dst []float32, src []byte) {
 	c.dec(dst, src)
 }
 
+// DecodeRows decodes rows rows of n values (a multiple of Block), row r
+// from src[r·stride:], into dst[r·n:(r+1)·n]: Decode row by row, in one
+// kernel call where there is one.
+func (c *KVCodec) DecodeRows(dst []float32, src []byte, n, rows, stride int) {
+	if rows <= 0 {
+		return
+	}
+	rb := c.RowBytes(n)
+	if n%c.Block != 0 || len(dst) < rows*n || stride < rb || len(src) < (rows-1)*stride+rb {
+		panic(fmt.Sprintf("tensor: KV %s decode of %d rows of %d values, stride %d, from %d bytes into %d", c.Name, rows, n, stride, len(src), len(dst)))
+	}
+	switch {
+	case f16Conv != nil && c == KVF16 && n%8 == 0 && n > 0:
+		f16Conv.f16rows(&dst[0], &src[0], n, rows, stride)
+	case f16Conv != nil && c == KVQ8_0 && n > 0:
+		f16Conv.q8rows(&dst[0], &src[0], n/Q8BlockSize, rows, stride)
+	default:
+		for r := range rows {
+			c.dec(dst[r*n:(r+1)*n], src[r*stride:r*stride+rb])
+		}
+	}
+}
+
 // Round replaces each value of x by its decoded encoding: what a cache
 // in the format gives back for x.
 func (c *KVCodec) Round(x []float32) {
@@ -122,6 +145,10 @@ type f16Kernels struct {
 	enc   func(dst *byte, src *float32, n int)
 	dec   func(dst *float32, src *byte, n int)
 	q8dec func(dst *float32, src *byte, nb int)
+	// f16rows and q8rows decode rows of n values (nb blocks) from src
+	// rows stride bytes apart into consecutive dst rows.
+	f16rows func(dst *float32, src *byte, n, rows, stride int)
+	q8rows  func(dst *float32, src *byte, nb, rows, stride int)
 }
 
 // f16Conv is the F16C conversion where the CPU has it (and the Go

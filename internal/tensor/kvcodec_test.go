@@ -161,3 +161,35 @@ func TestKVQ8Decode(t *testing.T) {
 		}
 	})
 }
+
+// TestKVDecodeRows: DecodeRows (one kernel call for all rows, with F16C
+// and AVX2, and the Go loop) gives Decode's bits row by row, rows read
+// with a stride past their length.
+func TestKVDecodeRows(t *testing.T) {
+	const n, rows = 64, 5
+	for _, c := range []*KVCodec{KVF32, KVF16, KVQ8_0} {
+		rb := c.RowBytes(n)
+		stride := 3*rb + 7
+		src := make([]byte, (rows-1)*stride+rb)
+		x := make([]float32, n)
+		for r := range rows {
+			for i := range x {
+				x[i] = float32((r*n+i)*7919%201-100) / 37
+			}
+			c.Encode(src[r*stride:], x)
+		}
+		want := make([]float32, rows*n)
+		for r := range rows {
+			c.Decode(want[r*n:(r+1)*n], src[r*stride:])
+		}
+		forF16Paths(t, func(t *testing.T) {
+			got := make([]float32, rows*n)
+			c.DecodeRows(got, src, n, rows, stride)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s: value %d = %g, want %g", c.Name, i, got[i], want[i])
+				}
+			}
+		})
+	}
+}
