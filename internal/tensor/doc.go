@@ -202,7 +202,8 @@
 // quiet) with the same bits otherwise (TestF16Encode, TestF16Decode:
 // every half, the ties, subnormals, NaNs and infinities on both paths).
 // Q8_0 rows decode with AVX2 (VPMOVSXBD, VCVTDQ2PS, one VMULPS: the bits
-// of DequantizeQ8_0, TestKVQ8Decode).
+// of DequantizeQ8_0, TestKVQ8Decode). DecodeRows decodes strided rows (a
+// KV block's rows of one head) in one kernel call.
 //
 // # Invariants
 //
