@@ -30,7 +30,6 @@ var compatFlags = []compatFlag{
 	{"gpu-memory-utilization", "accepted for vLLM command lines, no effect: the KV cache is sized by --kv-cache-memory", false, fraction},
 	{"dtype", "accepted for vLLM command lines, no effect: auto, half, float16, bfloat16, float or float32 (weights keep their file's types; activations are float32)", false,
 		oneOf("auto", "half", "float16", "bfloat16", "float", "float32")},
-	{"kv-cache-dtype", "accepted for vLLM command lines: only auto (the KV cache is float32)", false, oneOf("auto")},
 	{"trust-remote-code", "accepted for vLLM command lines, no effect: no model code is ever run, the architectures are built in", true, isBool},
 	{"enforce-eager", "accepted for vLLM command lines, no effect: there are no CUDA graphs", true, isBool},
 	{"disable-custom-all-reduce", "accepted for vLLM command lines, no effect: there is one process", true, isBool},

@@ -81,13 +81,13 @@ func (p *engineParts) loadDraftModel(logger *slog.Logger) error {
 		return fmt.Errorf("--speculative-config: the draft model has %d tokens, the model %d: they must share the vocabulary",
 			dm.Config.VocabSize, p.Model.Config.VocabSize)
 	}
-	d, err := runner.NewDraftModel(dm, p.pool, runner.DraftConfig{NumBlocks: rc.NumBlocks, BlockSize: rc.BlockSize, Chunk: min(rc.MaxNumBatchedTokens, 512)})
+	d, err := runner.NewDraftModel(dm, p.pool, runner.DraftConfig{NumBlocks: rc.NumBlocks, BlockSize: rc.BlockSize, Chunk: min(rc.MaxNumBatchedTokens, 512), KVCacheDType: rc.KVCodec})
 	if err != nil {
 		return err
 	}
 	rc.Drafter = d
 	logger.Info("speculative decoding with a draft model", "model", rc.Spec.Model, "params", dm.Config.NumParams(),
-		"num_speculative_tokens", rc.Spec.NumSpeculativeTokens, "kv_bytes", int64(rc.NumBlocks*rc.BlockSize)*int64(dm.Config.KVBytesPerToken()))
+		"num_speculative_tokens", rc.Spec.NumSpeculativeTokens, "kv_bytes", int64(rc.NumBlocks*rc.BlockSize)*int64(dm.Config.KVBytesPerToken(rc.KVCodec)))
 	return nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"govllm/internal/runner"
 	"govllm/internal/sched"
 	"govllm/internal/specdec"
+	"govllm/internal/tensor"
 )
 
 // engineConfig is what builds an engine, for serve and generate alike: the
@@ -37,6 +38,7 @@ type engineConfig struct {
 	EnablePrefixCaching  bool
 	SchedulingPolicy     string // fcfs | priority
 	KVCacheMemory        int64  // bytes
+	KVCacheDType         string // one of model.KVCacheDTypes (auto = float32)
 	NumGPUBlocksOverride int    // > 0 overrides the KV-memory sizing
 	Threads              int
 	// EngineNice lowers the OS priority of the forward pass's threads by
@@ -60,6 +62,7 @@ func defaultEngineConfig() engineConfig {
 		EnablePrefixCaching: true,
 		SchedulingPolicy:    "fcfs",
 		KVCacheMemory:       1 << 30,
+		KVCacheDType:        "auto",
 		Threads:             runtime.NumCPU(),
 		Limits:              llm.DefaultLimits(),
 	}
@@ -85,6 +88,7 @@ func (c *engineConfig) addFlags(fs *flag.FlagSet) (finish func() error) {
 	fs.BoolFunc("no-enable-prefix-caching", "turn prefix caching off", setBool(&c.EnablePrefixCaching, true))
 	fs.StringVar(&c.SchedulingPolicy, "scheduling-policy", c.SchedulingPolicy, "fcfs or priority (lower 'priority' runs first)")
 	fs.StringVar(&kvMem, "kv-cache-memory", kvMem, "KV-cache memory budget, e.g. 512MiB, 2GiB, 1.5GB or bytes")
+	fs.Func("kv-cache-dtype", "KV cache format: auto (float32), fp16 or float16 (half precision: 2× the tokens), q8_0 (GGML Q8_0 blocks,\nheads a multiple of 32: 3.76× the tokens); vLLM's fp8 formats are refused (default auto)", c.setKVCacheDType)
 	fs.IntVar(&c.NumGPUBlocksOverride, "num-gpu-blocks-override", c.NumGPUBlocksOverride, "number of KV blocks, overriding --kv-cache-memory")
 	fs.IntVar(&c.Threads, "threads", c.Threads, "CPU threads for the forward pass")
 	fs.IntVar(&c.EngineNice, "engine-nice", c.EngineNice, "lower the OS priority (nice, 0–19) of the forward pass's threads by this much, so HTTP\nrequests and /metrics scrapes preempt them at once; 0 = normal priority (Linux only)")
@@ -104,6 +108,16 @@ func (c *engineConfig) addFlags(fs *flag.FlagSet) (finish func() error) {
 	}
 }
 
+// setKVCacheDType sets --kv-cache-dtype, refusing the values govllm has
+// no format for (vLLM's fp8 variants, bfloat16).
+func (c *engineConfig) setKVCacheDType(v string) error {
+	if model.KVCacheDType(v) == nil {
+		return fmt.Errorf("%q cannot be honoured on this backend (accepted: %s)", v, strings.Join(model.KVCacheDTypes, ", "))
+	}
+	c.KVCacheDType = v
+	return nil
+}
+
 // check refuses flag values that are wrong whatever the model.
 func (c *engineConfig) check() error {
 	switch {
@@ -119,6 +133,9 @@ func (c *engineConfig) check() error {
 		return fmt.Errorf("--engine-nice must be in 0–19, got %d", c.EngineNice)
 	case c.MaxModelLen < 0:
 		return fmt.Errorf("--max-model-len must be ≥ 0, got %d", c.MaxModelLen)
+	}
+	if err := c.setKVCacheDType(c.KVCacheDType); err != nil {
+		return fmt.Errorf("--kv-cache-dtype: %w", err)
 	}
 	if err := model.CheckQuantization(c.Quantization); err != nil {
 		return fmt.Errorf("--quantization: %w", err)
@@ -149,6 +166,7 @@ type resolvedConfig struct {
 	NumBlocks int
 	Policy    sched.Policy
 	ModelCfg  model.Config
+	KVCodec   *tensor.KVCodec // --kv-cache-dtype's format (the draft model's too)
 	Spec      *specdec.Config // nil: no speculative decoding
 	// Drafter proposes the drafts when Spec is set: the n-gram proposer
 	// (resolve) or the draft model (buildEngine, which loads it).
@@ -166,6 +184,13 @@ func (c engineConfig) resolve(mc model.Config) (resolvedConfig, error) {
 		return r, fmt.Errorf("--max-model-len %d exceeds the model's context length %d", r.MaxModelLen, mc.MaxSeqLen)
 	case r.BlockSize < 1:
 		return r, fmt.Errorf("--block-size must be positive, got %d", r.BlockSize)
+	}
+	if err := r.setKVCacheDType(r.KVCacheDType); err != nil {
+		return r, fmt.Errorf("--kv-cache-dtype: %w", err)
+	}
+	r.KVCodec = model.KVCacheDType(r.KVCacheDType)
+	if err := mc.CheckKVCacheDType(r.KVCodec); err != nil {
+		return r, err
 	}
 	var err error
 	if r.Policy, err = sched.ParsePolicy(r.SchedulingPolicy); err != nil {
@@ -191,7 +216,7 @@ func (r *resolvedConfig) kvBlocks() (int, error) {
 	perSeq := (r.MaxModelLen + r.BlockSize - 1) / r.BlockSize
 	n := r.NumGPUBlocksOverride
 	if n <= 0 {
-		n = kvcache.NumBlocksForMemory(int(min(r.KVCacheMemory, math.MaxInt)), r.ModelCfg.KVBytesPerToken(), r.BlockSize)
+		n = kvcache.NumBlocksForMemory(int(min(r.KVCacheMemory, math.MaxInt)), r.ModelCfg.KVBytesPerToken(r.KVCodec), r.BlockSize)
 		n = min(n, perSeq*r.MaxNumSeqs)
 	}
 	if n < perSeq {
@@ -231,7 +256,7 @@ func (r *resolvedConfig) NumSpeculativeTokens() int {
 // Runner is the model runner's part.
 func (r *resolvedConfig) Runner(eos int32) runner.Config {
 	return runner.Config{
-		NumBlocks: r.NumBlocks, BlockSize: r.BlockSize,
+		NumBlocks: r.NumBlocks, BlockSize: r.BlockSize, KVCacheDType: r.KVCodec,
 		MaxNumBatchedTokens: r.MaxNumBatchedTokens, MaxNumSeqs: r.MaxNumSeqs,
 		EOSTokenID: eos, Seed: r.Seed,
 	}
@@ -252,7 +277,7 @@ func (r *resolvedConfig) CacheConfigInfo() map[string]string {
 	}
 	return map[string]string{
 		"block_size":              strconv.Itoa(r.BlockSize),
-		"cache_dtype":             "auto",
+		"cache_dtype":             r.KVCodec.Name,
 		"enable_prefix_caching":   pyBool(r.EnablePrefixCaching),
 		"is_attention_free":       "False",
 		"kv_cache_memory_bytes":   memory,

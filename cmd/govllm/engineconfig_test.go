@@ -2,9 +2,11 @@ package main
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"govllm/internal/model"
+	"govllm/internal/tensor"
 )
 
 func TestSnake(t *testing.T) {
@@ -35,6 +37,28 @@ func TestNonDefaultArgs(t *testing.T) {
 	}
 }
 
+// TestKVCacheDTypeResolve: Q8_0 on heads of 16 is refused naming the
+// flag and the head dim; on heads of 32, 1 MiB holds 1 MiB ÷ (2 × 2
+// layers × 2 heads × 34 bytes) ÷ 16 = 240 blocks (float32: 64); an fp8
+// value set after parsing is refused by check.
+func TestKVCacheDTypeResolve(t *testing.T) {
+	mc := model.Config{Dim: 64, NumLayers: 2, NumHeads: 2, NumKVHeads: 2, HeadDim: 16, VocabSize: 512, HiddenDim: 128, MaxSeqLen: 512}
+	c := defaultEngineConfig()
+	c.KVCacheMemory, c.KVCacheDType = 1<<20, "q8_0"
+	if _, err := c.resolve(mc); err == nil || !strings.Contains(err.Error(), "--kv-cache-dtype q8_0") || !strings.Contains(err.Error(), "head dim is 16") {
+		t.Fatalf("q8_0 on heads of 16: %v", err)
+	}
+	mc.Dim, mc.HeadDim = 64, 32
+	r, err := c.resolve(mc)
+	if err != nil || r.NumBlocks != 240 || r.Runner(-1).KVCacheDType != tensor.KVQ8_0 {
+		t.Fatalf("q8_0: %d blocks, %v", r.NumBlocks, err)
+	}
+	c.KVCacheDType = "fp8_e4m3"
+	if err := c.check(); err == nil || !strings.Contains(err.Error(), `"fp8_e4m3" cannot be honoured`) {
+		t.Fatalf("fp8_e4m3: %v", err)
+	}
+}
+
 // TestCacheConfigInfo: vLLM's CacheConfig keys with Python's str()
 // spellings (True/False/None), the blocks the memory budget gives.
 func TestCacheConfigInfo(t *testing.T) {
@@ -52,6 +76,12 @@ func TestCacheConfigInfo(t *testing.T) {
 			"block_size": "16", "cache_dtype": "auto", "enable_prefix_caching": "False", "is_attention_free": "False",
 			"kv_cache_memory_bytes": "None", "num_cpu_blocks": "None", "num_gpu_blocks": "40",
 			"num_gpu_blocks_override": "40", "sliding_window": "None"}},
+		// F16: 2 (K,V) × 2 layers × 64 × 2 bytes = 512 bytes a token, 1 MiB
+		// holds 128 blocks of 16, twice float32's 64.
+		{"fp16 from memory", func(c *engineConfig) { c.KVCacheMemory, c.KVCacheDType = 1<<20, "float16" }, map[string]string{
+			"block_size": "16", "cache_dtype": "fp16", "enable_prefix_caching": "True", "is_attention_free": "False",
+			"kv_cache_memory_bytes": "1048576", "num_cpu_blocks": "None", "num_gpu_blocks": "128",
+			"num_gpu_blocks_override": "None", "sliding_window": "None"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

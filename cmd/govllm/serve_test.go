@@ -407,7 +407,7 @@ func TestServeGracefulShutdown(t *testing.T) {
 
 func TestKVBlocks(t *testing.T) {
 	mc := model.Config{Dim: 64, NumLayers: 2, NumHeads: 4, NumKVHeads: 4, HeadDim: 16, VocabSize: 512, HiddenDim: 128, MaxSeqLen: 512}
-	per := mc.KVBytesPerToken() // 2 (K,V) × 2 layers × 64 × 4 bytes = 1 KiB
+	per := mc.KVBytesPerToken(nil) // 2 (K,V) × 2 layers × 64 × 4 bytes = 1 KiB
 	tests := []struct {
 		name                         string
 		mem                          int64

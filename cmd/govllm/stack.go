@@ -159,7 +159,7 @@ func logStack(logger *slog.Logger, cfg *serveConfig, rc *resolvedConfig) {
 		"dim", mc.Dim, "layers", mc.NumLayers, "heads", mc.NumHeads, "kv_heads", mc.NumKVHeads, "vocab", mc.VocabSize,
 		"params", mc.NumParams(), "max_model_len", rc.MaxModelLen)
 	logger.Info("KV cache", "blocks", rc.NumBlocks, "block_size", rc.BlockSize, "tokens", rc.NumBlocks*rc.BlockSize,
-		"bytes", int64(rc.NumBlocks)*int64(rc.BlockSize)*int64(mc.KVBytesPerToken()), "prefix_caching", rc.EnablePrefixCaching)
+		"bytes", int64(rc.NumBlocks)*int64(rc.BlockSize)*int64(mc.KVBytesPerToken(rc.KVCodec)), "kv_cache_dtype", rc.KVCodec.Name, "prefix_caching", rc.EnablePrefixCaching)
 	logger.Info("engine", "threads", rc.Threads, "engine_nice", rc.EngineNice, "gomaxprocs", runtime.GOMAXPROCS(0), "max_num_seqs", rc.MaxNumSeqs, "max_num_batched_tokens", rc.MaxNumBatchedTokens,
 		"scheduling_policy", rc.Policy.String(), "log_stats", !cfg.DisableLogStats)
 }

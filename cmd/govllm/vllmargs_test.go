@@ -42,7 +42,13 @@ var vllmServeLines = []serveLine{
 		c.Model, c.DisableLogRequests, c.compat = "facebook/opt-125m", true, []string{"--swap-space 16"}
 	}},
 	{line: "--model meta-llama/Llama-2-7b-hf --enable-prefix-caching", want: func(c *serveConfig) { c.Model = "meta-llama/Llama-2-7b-hf" }},
-	{line: "meta-llama/Llama-3.1-8B-Instruct --kv-cache-dtype fp8", err: `"fp8" cannot be honoured on this backend (accepted: auto)`},
+	{line: "meta-llama/Llama-3.1-8B-Instruct --kv-cache-dtype fp8", err: `"fp8" cannot be honoured on this backend (accepted: auto, fp16, float16, q8_0)`},
+	{line: "meta-llama/Llama-3.1-8B-Instruct --kv-cache-dtype fp8_e5m2", err: `"fp8_e5m2" cannot be honoured on this backend (accepted: auto, fp16, float16, q8_0)`},
+	{line: "meta-llama/Llama-3.1-8B-Instruct --kv-cache-dtype fp16", want: func(c *serveConfig) {
+		c.Model, c.KVCacheDType = "meta-llama/Llama-3.1-8B-Instruct", "fp16"
+	}},
+	{line: "Qwen/Qwen3-0.6B --kv-cache-dtype=float16", want: func(c *serveConfig) { c.Model, c.KVCacheDType = "Qwen/Qwen3-0.6B", "float16" }},
+	{line: "Qwen/Qwen3-0.6B --kv-cache-dtype q8_0", want: func(c *serveConfig) { c.Model, c.KVCacheDType = "Qwen/Qwen3-0.6B", "q8_0" }},
 	{line: "mistralai/Mistral-7B-Instruct-v0.3 --max_model_len 2048 --max_num_seqs=16", want: func(c *serveConfig) {
 		c.Model, c.MaxModelLen, c.MaxNumSeqs = "mistralai/Mistral-7B-Instruct-v0.3", 2048, 16
 	}},
@@ -65,7 +71,7 @@ var vllmServeLines = []serveLine{
 	{line: "a/model --model b/model", err: `the model is given twice: "a/model" and --model "b/model"`},
 	{line: "facebook/opt-125m --pipeline-parallel-size=1 -dp 1 --disable-custom-all-reduce --cpu-offload-gb 0 --kv-cache-dtype auto", want: func(c *serveConfig) {
 		c.Model = "facebook/opt-125m"
-		c.compat = []string{"--pipeline-parallel-size 1", "--data-parallel-size 1", "--disable-custom-all-reduce", "--cpu-offload-gb 0", "--kv-cache-dtype auto"}
+		c.compat = []string{"--pipeline-parallel-size 1", "--data-parallel-size 1", "--disable-custom-all-reduce", "--cpu-offload-gb 0"}
 	}},
 	{line: "facebook/opt-125m --no-such-flag 1", err: "unknown flag: --no-such-flag"},
 	{line: "facebook/opt-125m --enable-prefix-caching=false --disable-log-requests --enable-log-requests=false", want: func(c *serveConfig) {

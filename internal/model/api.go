@@ -101,16 +101,54 @@ func (c *Config) RotaryDims() int {
 	return c.HeadDim
 }
 
-// KVBytesPerToken is the physical KV storage one token needs (F32 K and V
-// over all layers).
-func (c *Config) KVBytesPerToken() int { return 2 * c.NumLayers * c.NumKVHeads * c.HeadDim * 4 }
+// KVBytesPerToken is the physical KV storage one token needs in format
+// codec (K and V over all layers; nil is tensor.KVF32).
+func (c *Config) KVBytesPerToken(codec *tensor.KVCodec) int {
+	if codec == nil {
+		codec = tensor.KVF32
+	}
+	return 2 * c.NumLayers * c.NumKVHeads * codec.RowBytes(c.HeadDim)
+}
 
 // KVCache is physical paged KV storage: per layer, K and V of NumBlocks ×
-// BlockSize token slots, each slot NumKVHeads·HeadDim floats. A token at
+// BlockSize token slots, each slot NumKVHeads·HeadDim values. A token at
 // position p of a sequence lives in slot BlockTable[p/BlockSize]·BlockSize + p%BlockSize.
+// A float32 cache (Codec tensor.KVF32) keeps them in K and V; the others
+// in KQ and VQ, a slot being NumKVHeads rows of HeadDim values in the
+// format, one after the other (Codec.RowBytes(HeadDim) bytes each), and
+// attention reads them through kvread.go.
 type KVCache struct {
 	NumBlocks, BlockSize int
-	K, V                 [][]float32 // [layer][slot·kvDim + j]
+	Codec                *tensor.KVCodec
+	K, V                 [][]float32 // float32: [layer][slot·kvDim + j]
+	KQ, VQ               [][]byte    // F16, Q8_0: [layer][slot·rowBytes·NumKVHeads + …]
+}
+
+// NewKVCache allocates physical KV storage for numBlocks blocks of blockSize
+// token slots, F32, zeroed.
+func NewKVCache(cfg Config, numBlocks, blockSize int) *KVCache {
+	return NewKVCacheOf(tensor.KVF32, cfg, numBlocks, blockSize)
+}
+
+// NewKVCacheOf is NewKVCache in format codec (nil: float32); the format
+// must suit the model (CheckKVCacheDType).
+func NewKVCacheOf(codec *tensor.KVCodec, cfg Config, numBlocks, blockSize int) *KVCache {
+	if codec == nil {
+		codec = tensor.KVF32
+	}
+	kv := &KVCache{NumBlocks: numBlocks, BlockSize: blockSize, Codec: codec}
+	slots := numBlocks * blockSize
+	for range cfg.NumLayers {
+		if codec == tensor.KVF32 {
+			kv.K = append(kv.K, make([]float32, slots*cfg.KVDim()))
+			kv.V = append(kv.V, make([]float32, slots*cfg.KVDim()))
+			continue
+		}
+		n := slots * cfg.NumKVHeads * codec.RowBytes(cfg.HeadDim)
+		kv.KQ = append(kv.KQ, make([]byte, n))
+		kv.VQ = append(kv.VQ, make([]byte, n))
+	}
+	return kv
 }
 
 // Seq is one sequence's contiguous run of tokens in a Batch.
@@ -134,18 +172,6 @@ type Seq struct {
 type Batch struct {
 	Tokens []int32
 	Seqs   []Seq
-}
-
-// NewKVCache allocates physical KV storage for numBlocks blocks of blockSize
-// token slots, F32, zeroed.
-func NewKVCache(cfg Config, numBlocks, blockSize int) *KVCache {
-	n := numBlocks * blockSize * cfg.NumKVHeads * cfg.HeadDim
-	kv := &KVCache{NumBlocks: numBlocks, BlockSize: blockSize, K: make([][]float32, cfg.NumLayers), V: make([][]float32, cfg.NumLayers)}
-	for l := range kv.K {
-		kv.K[l] = make([]float32, n)
-		kv.V[l] = make([]float32, n)
-	}
-	return kv
 }
 
 // NumLogits is the number of logits rows Forward writes: one per Seq with

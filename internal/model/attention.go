@@ -83,6 +83,7 @@ func (m *Model) attention(ws *Workspace, pool *tensor.Pool, b *Batch, kv *KVCach
 	chunks := len(ws.chunkStart) - 1
 	grp := c.NumHeads / c.NumKVHeads
 	ws.ensureScores(chunks, (maxPos+1)*max(grp, attnTile))
+	ws.ensureKVScratch(kv, chunks, maxPos)
 	ws.job = attnJob{m: m, b: b, kv: kv, l: l}
 	if chunks == 1 {
 		ws.runAttention(0, 1)
@@ -98,29 +99,28 @@ func (ws *Workspace) runAttention(lo, hi int) {
 	for ch := lo; ch < hi; ch++ {
 		for _, u := range ws.units[ws.chunkStart[ch]:ws.chunkStart[ch+1]] {
 			if u.r1-u.r0 > 1 {
-				j.m.attendTile(ws, j.b, j.kv, j.l, int(u.g), int(u.r0), int(u.r1), ws.scores[ch])
+				j.m.attendTile(ws, j.b, j.kv, j.l, int(u.g), int(u.r0), int(u.r1), ch)
 				continue
 			}
-			j.m.attendGroup(ws, j.b, j.kv, j.l, int(u.g), int(u.r0), ws.scores[ch])
+			j.m.attendGroup(ws, j.b, j.kv, j.l, int(u.g), int(u.r0), ch)
 		}
 	}
 }
 
-// attendGroup computes the query heads of KV head g for row i. sc holds
-// group·(pos+1) floats of scores.
-func (m *Model) attendGroup(ws *Workspace, b *Batch, kv *KVCache, l, g, i int, sc []float32) {
+// attendGroup computes the query heads of KV head g for row i, with chunk
+// ch's scratch (scores: group·(pos+1) floats).
+func (m *Model) attendGroup(ws *Workspace, b *Batch, kv *KVCache, l, g, i, ch int) {
 	c := &m.Config
 	hd, qd, kvd := c.HeadDim, c.QDim(), c.KVDim()
+	sc := ws.scores[ch]
 	grp := c.NumHeads / c.NumKVHeads
 	qkvW := qd + 2*kvd
 	q := ws.qkv[i*qkvW+g*grp*hd : i*qkvW+(g+1)*grp*hd]
 	out := ws.att[i*qd+g*grp*hd : i*qd+(g+1)*grp*hd]
-	kvOff := g * hd
 	pos := ws.pos[i]
 	np := pos + 1
 	bt := b.Seqs[ws.seqOf[i]].BlockTable
 	bs := kv.BlockSize
-	kc, vc := kv.K[l], kv.V[l]
 	scale := m.attnScale()
 	lo := m.windowStart(l, pos)
 	if fb := lo / bs; fb > 0 {
@@ -130,6 +130,8 @@ func (m *Model) attendGroup(ws *Workspace, b *Batch, kv *KVCache, l, g, i int, s
 		bt, np, lo = bt[fb:], np-fb*bs, lo-fb*bs
 	}
 	sc = sc[:grp*np]
+	view := ws.kvView(kv, l, g, bt, np, ch)
+	kc, vc, bt, kvd, kvOff := view.k, view.v, view.bt, view.stride, view.off
 	if hd < 32 {
 		m.attendSmall(q, out, sc, bt, bs, kc, vc, kvd, kvOff, grp, hd, np, lo, scale)
 		return
@@ -178,7 +180,7 @@ func (m *Model) attendGroup(ws *Workspace, b *Batch, kv *KVCache, l, g, i int, s
 
 // attendTile is attendGroup for rows [r0, r1) of one sequence at
 // consecutive positions, one query head per KV head (grp = 1, HeadDim ≥
-// 32), with the same bits. sc holds (r1-r0)·(pos+1) floats of scores,
+// 32), with the same bits. Chunk ch's scores hold (r1-r0)·(pos+1) floats,
 // pos the last row's. The rows' scores against each block of keys are one
 // kernel call of ScoresBlocks (the order of DotStrided per row, scaled as
 // Scale would); the keys past a row's own position that the block's
@@ -186,16 +188,16 @@ func (m *Model) attendGroup(ws *Workspace, b *Batch, kv *KVCache, l, g, i int, s
 // goes to one AxpyBlocks call, four rows at a time, for the blocks every
 // row sees whole (AxpyStrided4's bits per block), row by row for the
 // rest, each row in attendGroup's order.
-func (m *Model) attendTile(ws *Workspace, b *Batch, kv *KVCache, l, g, r0, r1 int, sc []float32) {
+func (m *Model) attendTile(ws *Workspace, b *Batch, kv *KVCache, l, g, r0, r1, ch int) {
 	c := &m.Config
-	hd, qd, kvd := c.HeadDim, c.QDim(), c.KVDim()
-	qkvW := qd + 2*kvd
+	hd, qd := c.HeadDim, c.QDim()
+	qkvW := qd + 2*c.KVDim()
 	rows := r1 - r0
 	np := ws.pos[r1-1] + 1
-	bt := b.Seqs[ws.seqOf[r0]].BlockTable
 	bs := kv.BlockSize
-	kc, vc := kv.K[l], kv.V[l]
-	kvOff := g * hd
+	view := ws.kvView(kv, l, g, b.Seqs[ws.seqOf[r0]].BlockTable, np, ch)
+	kc, vc, bt, kvd, kvOff := view.k, view.v, view.bt, view.stride, view.off
+	sc := ws.scores[ch]
 	scale := m.attnScale()
 	sc = sc[:rows*np]
 	q := ws.qkv[r0*qkvW+g*hd:]

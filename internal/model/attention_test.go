@@ -116,8 +116,36 @@ func TestAttentionGroupedBits(t *testing.T) {
 				for _, threads := range []int{1, 2} {
 					name := fmt.Sprintf("hd=%d/group=%d/bs=%d/threads=%d", hd, h.heads/h.kvHeads, bs, threads)
 					t.Run(name, func(t *testing.T) {
-						testAttentionBits(t, hd, h.heads, h.kvHeads, bs, threads, batch)
+						testAttentionBits(t, tensor.KVF32, hd, h.heads, h.kvHeads, bs, threads, batch)
 					})
+				}
+			}
+		}
+	}
+}
+
+// TestAttentionKVFormats is TestAttentionGroupedBits over F16 and Q8_0
+// caches: attention reading the coded rows must give the bits of
+// attention over a float32 cache of the same rows rounded through the
+// format (tensor.KVCodec.Round), a reference that does not go through
+// the decoding path (kvView). Head sizes 16 (F16 only: the small-head
+// loops, whose reference is the same loops over the float32 cache) to
+// 128, single and grouped query heads.
+func TestAttentionKVFormats(t *testing.T) {
+	batch := []attnSeq{{5, 20, 0}, {0, 13, 0}, {37, 7, 1}, {64, 11, 2}, {0, 1, 0}, {16, 1, 0}, {47, 1, 0}, {200, 1, 0}}
+	for _, codec := range []*tensor.KVCodec{tensor.KVF16, tensor.KVQ8_0} {
+		for _, hd := range []int{16, 32, 64, 128} {
+			if hd%codec.Block != 0 {
+				continue
+			}
+			for _, h := range []struct{ heads, kvHeads int }{{4, 4}, {8, 2}, {8, 1}} {
+				for _, bs := range []int{8, 16} {
+					for _, threads := range []int{1, 2} {
+						name := fmt.Sprintf("%s/hd=%d/group=%d/bs=%d/threads=%d", codec.Name, hd, h.heads/h.kvHeads, bs, threads)
+						t.Run(name, func(t *testing.T) {
+							testAttentionBits(t, codec, hd, h.heads, h.kvHeads, bs, threads, batch)
+						})
+					}
 				}
 			}
 		}
@@ -128,9 +156,11 @@ func TestAttentionGroupedBits(t *testing.T) {
 // position start, its first shared blocks the previous sequence's.
 type attnSeq struct{ start, n, shared int }
 
-// testAttentionBits runs one layer's attention over batch and compares
-// every row and KV head with attendGroupRef, bit for bit.
-func testAttentionBits(t *testing.T, hd, heads, kvHeads, bs, threads int, batch []attnSeq) {
+// testAttentionBits runs one layer's attention over batch, the cache in
+// format codec, and compares every row and KV head with attendGroupRef
+// over a float32 cache holding the values rounded through codec (Round),
+// bit for bit.
+func testAttentionBits(t *testing.T, codec *tensor.KVCodec, hd, heads, kvHeads, bs, threads int, batch []attnSeq) {
 	cfg := Config{Dim: heads * hd, HiddenDim: 64, NumLayers: 1, NumHeads: heads, NumKVHeads: kvHeads, HeadDim: hd,
 		VocabSize: 10, MaxSeqLen: 512, RMSNormEps: 1e-5, RopeTheta: 10000}
 	m := &Model{Config: cfg}
@@ -141,10 +171,17 @@ func testAttentionBits(t *testing.T, hd, heads, kvHeads, bs, threads int, batch 
 		numBlocks += (s.start + s.n + bs - 1) / bs
 	}
 	kv := NewKVCache(cfg, numBlocks, bs)
+	coded := NewKVCacheOf(codec, cfg, numBlocks, bs)
 	for l := range kv.K {
 		for j := range kv.K[l] {
 			kv.K[l][j] = float32((j*7919)%201-100) / 100
 			kv.V[l][j] = float32((j*104729)%199-99) / 100
+		}
+		for s := 0; s < numBlocks*bs; s++ {
+			k, v := kv.K[l][s*cfg.KVDim():(s+1)*cfg.KVDim()], kv.V[l][s*cfg.KVDim():(s+1)*cfg.KVDim()]
+			coded.store(l, s, k, v)
+			codec.Round(k)
+			codec.Round(v)
 		}
 	}
 	b := &Batch{}
@@ -178,12 +215,21 @@ func testAttentionBits(t *testing.T, hd, heads, kvHeads, bs, threads int, batch 
 		ws.qkv[j] = float32((j*31)%97-48) / 50
 	}
 	ws.planAttention(m, b, pool)
-	m.attention(ws, pool, b, kv, 0, maxPos)
+	var small []float32 // heads under 32: attention over the float32 cache
+	if hd < 32 {
+		m.attention(ws, pool, b, kv, 0, maxPos)
+		small = append(small, ws.att...)
+	}
+	m.attention(ws, pool, b, coded, 0, maxPos)
 	grp := heads / kvHeads
 	want := make([]float32, grp*hd)
 	for i := 0; i < n; i++ {
 		for g := 0; g < kvHeads; g++ {
-			attendGroupRef(m, ws, b, kv, 0, g, i, want)
+			if small != nil {
+				copy(want, small[i*cfg.QDim()+g*grp*hd:])
+			} else {
+				attendGroupRef(m, ws, b, kv, 0, g, i, want)
+			}
 			got := ws.att[i*cfg.QDim()+g*grp*hd : i*cfg.QDim()+(g+1)*grp*hd]
 			for j := range want {
 				if math.Float32bits(got[j]) != math.Float32bits(want[j]) {

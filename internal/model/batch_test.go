@@ -36,8 +36,13 @@ func maxDiff(a, b []float32) float64 {
 // runAlone feeds toks to a fresh cache in chunks of the given sizes and
 // returns the logits after the last chunk.
 func runAlone(t *testing.T, m *Model, pool *tensor.Pool, toks []int32, chunks []int) []float32 {
+	return runAloneKV(t, m, pool, tensor.KVF32, toks, chunks)
+}
+
+// runAloneKV is runAlone with the KV cache in format codec.
+func runAloneKV(t *testing.T, m *Model, pool *tensor.Pool, codec *tensor.KVCodec, toks []int32, chunks []int) []float32 {
 	t.Helper()
-	kv := NewKVCache(m.Config, 64, 8)
+	kv := NewKVCacheOf(codec, m.Config, 64, 8)
 	ws := m.NewWorkspace(4)
 	logits := make([]float32, m.Config.VocabSize)
 	bt := blockTable((len(toks)+7)/8, 64)
@@ -116,7 +121,8 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // TestBatchedMatchesAlone runs several sequences in one batch — a decode,
 // a prefill split across two Forward calls, a sequence that needs no logits
-// — and checks each against the same sequence run on its own.
+// — and checks each against the same sequence run on its own, with each
+// KV cache format the model accepts (float32, F16, Q8_0 for heads of 32).
 func TestBatchedMatchesAlone(t *testing.T) {
 	models := testModels(t)
 	names := sortedKeys(models)
@@ -124,71 +130,82 @@ func TestBatchedMatchesAlone(t *testing.T) {
 		pool := tensor.NewPool(threads)
 		for _, name := range names {
 			m := models[name]
-			t.Run(fmt.Sprintf("%s/threads=%d", name, threads), func(t *testing.T) {
-				V := m.Config.VocabSize
-				a := randTokens(20, V, 1) // decoded: 19 tokens first, then 1
-				b := randTokens(80, V, 2) // prefill in chunks of 40 and 40
-				c := randTokens(9, V, 3)  // one chunk, no logits wanted in step 1
-				wantA := runAlone(t, m, pool, a, []int{19, 1})
-				wantB := runAlone(t, m, pool, b, []int{40, 40})
-
-				kv := NewKVCache(m.Config, 64, 8)
-				ws := m.NewWorkspace(8)
-				// Disjoint block tables in one cache.
-				bt := func(first, n int) []int32 {
-					s := make([]int32, n)
-					for i := range s {
-						s[i] = int32(first + (n-1-i)*3) // scattered, descending
-					}
-					return s
+			for _, codec := range []*tensor.KVCodec{tensor.KVF32, tensor.KVF16, tensor.KVQ8_0} {
+				if m.Config.CheckKVCacheDType(codec) != nil {
+					continue
 				}
-				btA, btB, btC := bt(0, 3), bt(1, 10), bt(2, 2)
-				// Step 1: a's first 19, b's first 40, c whole (no logits).
-				step1 := &Batch{
-					Tokens: append(append(append([]int32{}, a[:19]...), b[:40]...), c...),
-					Seqs: []Seq{
-						{NumTokens: 19, Start: 0, BlockTable: btA, NeedLogits: true},
-						{NumTokens: 40, Start: 0, BlockTable: btB, NeedLogits: false},
-						{NumTokens: 9, Start: 0, BlockTable: btC, NeedLogits: false},
-					},
-				}
-				logits := make([]float32, 3*V)
-				if err := m.Forward(ws, pool, step1, kv, logits); err != nil {
-					t.Fatal(err)
-				}
-				// Step 2: a decodes its last token, b the rest of its prompt,
-				// c a zero-token entry.
-				step2 := &Batch{
-					Tokens: append(append([]int32{}, a[19]), b[40:]...),
-					Seqs: []Seq{
-						{NumTokens: 1, Start: 19, BlockTable: btA, NeedLogits: true},
-						{NumTokens: 0, Start: 9, BlockTable: btC},
-						{NumTokens: 40, Start: 40, BlockTable: btB, NeedLogits: true},
-					},
-				}
-				if err := m.Forward(ws, pool, step2, kv, logits); err != nil {
-					t.Fatal(err)
-				}
-				if d := maxDiff(logits[:V], wantA); d > 1e-4 {
-					t.Errorf("seq a: max diff %g", d)
-				}
-				if d := maxDiff(logits[V:2*V], wantB); d > 1e-4 {
-					t.Errorf("seq b: max diff %g", d)
-				}
-				// c's cache entries are intact: decode one more token of c.
-				cNext := randTokens(1, V, 4)[0]
-				step3 := &Batch{Tokens: []int32{cNext}, Seqs: []Seq{{NumTokens: 1, Start: 9, BlockTable: btC, NeedLogits: true}}}
-				if err := m.Forward(ws, pool, step3, kv, logits); err != nil {
-					t.Fatal(err)
-				}
-				wantC := runAlone(t, m, pool, append(c, cNext), []int{9, 1})
-				if d := maxDiff(logits[:V], wantC); d > 1e-4 {
-					t.Errorf("seq c: max diff %g", d)
-				}
-			})
+				testBatchedMatchesAlone(t, m, pool, codec, fmt.Sprintf("%s/kv=%s/threads=%d", name, codec.Name, threads))
+			}
 		}
 		pool.Close()
 	}
+}
+
+// testBatchedMatchesAlone is TestBatchedMatchesAlone for one model, pool
+// and KV cache format.
+func testBatchedMatchesAlone(t *testing.T, m *Model, pool *tensor.Pool, codec *tensor.KVCodec, name string) {
+	t.Run(name, func(t *testing.T) {
+		V := m.Config.VocabSize
+		a := randTokens(20, V, 1) // decoded: 19 tokens first, then 1
+		b := randTokens(80, V, 2) // prefill in chunks of 40 and 40
+		c := randTokens(9, V, 3)  // one chunk, no logits wanted in step 1
+		wantA := runAloneKV(t, m, pool, codec, a, []int{19, 1})
+		wantB := runAloneKV(t, m, pool, codec, b, []int{40, 40})
+
+		kv := NewKVCacheOf(codec, m.Config, 64, 8)
+		ws := m.NewWorkspace(8)
+		// Disjoint block tables in one cache.
+		bt := func(first, n int) []int32 {
+			s := make([]int32, n)
+			for i := range s {
+				s[i] = int32(first + (n-1-i)*3) // scattered, descending
+			}
+			return s
+		}
+		btA, btB, btC := bt(0, 3), bt(1, 10), bt(2, 2)
+		// Step 1: a's first 19, b's first 40, c whole (no logits).
+		step1 := &Batch{
+			Tokens: append(append(append([]int32{}, a[:19]...), b[:40]...), c...),
+			Seqs: []Seq{
+				{NumTokens: 19, Start: 0, BlockTable: btA, NeedLogits: true},
+				{NumTokens: 40, Start: 0, BlockTable: btB, NeedLogits: false},
+				{NumTokens: 9, Start: 0, BlockTable: btC, NeedLogits: false},
+			},
+		}
+		logits := make([]float32, 3*V)
+		if err := m.Forward(ws, pool, step1, kv, logits); err != nil {
+			t.Fatal(err)
+		}
+		// Step 2: a decodes its last token, b the rest of its prompt,
+		// c a zero-token entry.
+		step2 := &Batch{
+			Tokens: append(append([]int32{}, a[19]), b[40:]...),
+			Seqs: []Seq{
+				{NumTokens: 1, Start: 19, BlockTable: btA, NeedLogits: true},
+				{NumTokens: 0, Start: 9, BlockTable: btC},
+				{NumTokens: 40, Start: 40, BlockTable: btB, NeedLogits: true},
+			},
+		}
+		if err := m.Forward(ws, pool, step2, kv, logits); err != nil {
+			t.Fatal(err)
+		}
+		if d := maxDiff(logits[:V], wantA); d > 1e-4 {
+			t.Errorf("seq a: max diff %g", d)
+		}
+		if d := maxDiff(logits[V:2*V], wantB); d > 1e-4 {
+			t.Errorf("seq b: max diff %g", d)
+		}
+		// c's cache entries are intact: decode one more token of c.
+		cNext := randTokens(1, V, 4)[0]
+		step3 := &Batch{Tokens: []int32{cNext}, Seqs: []Seq{{NumTokens: 1, Start: 9, BlockTable: btC, NeedLogits: true}}}
+		if err := m.Forward(ws, pool, step3, kv, logits); err != nil {
+			t.Fatal(err)
+		}
+		wantC := runAloneKV(t, m, pool, codec, append(c, cNext), []int{9, 1})
+		if d := maxDiff(logits[:V], wantC); d > 1e-4 {
+			t.Errorf("seq c: max diff %g", d)
+		}
+	})
 }
 
 func TestForwardRejects(t *testing.T) {

@@ -140,6 +140,17 @@
 // per head and row. Each score and sum is computed in the order a lone
 // row's kernel call gives it.
 //
+// KV cache formats (--kv-cache-dtype; api.go, kvread.go): NewKVCacheOf
+// keeps K and V as float32 (tensor.KVF32), IEEE half precision
+// (tensor.KVF16) or GGML Q8_0 blocks (tensor.KVQ8_0, heads a multiple of
+// 32: CheckKVCacheDType); KVBytesPerToken(codec) sizes the cache. A token's
+// K and V rows are encoded as they are written; attention decodes the
+// rows of one KV head that a unit reads, block by block, into a per-chunk
+// float32 scratch laid out like the float32 cache and runs the same
+// kernels on it, so its result is bit for bit attention over a float32
+// cache holding the decoded values (TestAttentionKVFormats) and stays
+// batch-invariant.
+//
 // Workspace.Phases, when set, accumulates Forward's wall time by phase
 // (matrix products, attention, per-row phases, logits) for benchmarks and
 // diagnostics.

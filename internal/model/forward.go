@@ -27,6 +27,8 @@ type Workspace struct {
 	seqOf          []int32   // per row: index into Batch.Seqs
 	scores         [][]float32
 	ropeScratch    [][]float32 // per chunk: cos/sin past the RoPE table
+	kvK, kvV       [][]float32 // per chunk: one KV head's decoded K, V (kvread.go)
+	kvIdent        []int32     // 0, 1, 2, …: the block table of decoded rows
 	cfg            Config
 
 	// Jobs for pool.ParallelFor, with their functions bound once so
@@ -133,14 +135,8 @@ func batchErr(format string, a ...any) error {
 // number of logit rows and the largest position.
 func (m *Model) checkBatch(b *Batch, kv *KVCache, nLogits int) (k, maxPos int, err error) {
 	c := &m.Config
-	if kv == nil || len(kv.K) != c.NumLayers || len(kv.V) != c.NumLayers || kv.BlockSize <= 0 || kv.NumBlocks <= 0 {
-		return 0, 0, batchErr("KV cache does not match the model (%d layers)", c.NumLayers)
-	}
-	want := kv.NumBlocks * kv.BlockSize * c.KVDim()
-	for l := range kv.K {
-		if len(kv.K[l]) != want || len(kv.V[l]) != want {
-			return 0, 0, batchErr("KV cache layer %d holds %d/%d floats, want %d", l, len(kv.K[l]), len(kv.V[l]), want)
-		}
+	if err := m.checkKV(kv); err != nil {
+		return 0, 0, err
 	}
 	total := 0
 	for s := range b.Seqs {
@@ -453,7 +449,6 @@ func (ws *Workspace) ropeRows(r0, r1, ch int) {
 	if c.IsLocal(j.l) && m.ropeLocal.half > 0 {
 		rope = &m.ropeLocal
 	}
-	kc, vc := j.kv.K[j.l], j.kv.V[j.l]
 	for i := r0; i < r1; i++ {
 		row := ws.qkv[i*qkvW : (i+1)*qkvW]
 		if L.Bqkv != nil {
@@ -468,9 +463,7 @@ func (ws *Workspace) ropeRows(r0, r1, ch int) {
 			}
 		}
 		rope.apply(row[:qd+kvd], ws.pos[i], ws.ropeScratch[ch])
-		s := ws.slot[i] * kvd
-		copy(kc[s:s+kvd], row[qd:qd+kvd])
-		copy(vc[s:s+kvd], row[qd+kvd:])
+		j.kv.store(j.l, ws.slot[i], row[qd:qd+kvd], row[qd+kvd:])
 	}
 }
 

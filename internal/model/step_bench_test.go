@@ -43,9 +43,14 @@ type decodeStep struct {
 }
 
 func newDecodeStep(m *Model, seqs, ctx int) *decodeStep {
+	return newDecodeStepKV(m, tensor.KVF32, seqs, ctx)
+}
+
+// newDecodeStepKV is newDecodeStep with the KV cache in format codec.
+func newDecodeStepKV(m *Model, codec *tensor.KVCodec, seqs, ctx int) *decodeStep {
 	const bs = 16
 	per := (ctx + 1 + bs - 1) / bs
-	kv := NewKVCache(m.Config, seqs*per, bs)
+	kv := NewKVCacheOf(codec, m.Config, seqs*per, bs)
 	b := &Batch{Tokens: randTokens(seqs, m.Config.VocabSize, 3)}
 	for s := range seqs {
 		bt := make([]int32, per)

@@ -128,6 +128,11 @@ func levelTolerance(t *testing.T, quant string) testmodels.Tolerance {
 // Forward; it returns the logits at the last prompt position and the
 // greedy tokens.
 func greedyRun(m *Model, pool *tensor.Pool, prompt []int32, n int) ([]float32, []int32, error) {
+	return greedyRunKV(m, pool, tensor.KVF32, prompt, n)
+}
+
+// greedyRunKV is greedyRun with the KV cache in format codec.
+func greedyRunKV(m *Model, pool *tensor.Pool, codec *tensor.KVCodec, prompt []int32, n int) ([]float32, []int32, error) {
 	const bs = 16
 	total := len(prompt) + n
 	numBlocks := (total+bs-1)/bs + 1
@@ -137,7 +142,7 @@ func greedyRun(m *Model, pool *tensor.Pool, prompt []int32, n int) ([]float32, [
 	if total > m.Config.MaxSeqLen {
 		return nil, nil, fmt.Errorf("%d tokens exceed the model's %d", total, m.Config.MaxSeqLen)
 	}
-	kv := NewKVCache(m.Config, numBlocks, bs)
+	kv := NewKVCacheOf(codec, m.Config, numBlocks, bs)
 	seq := Seq{BlockTable: blockTable((total+bs-1)/bs, numBlocks), NeedLogits: true, NumTokens: len(prompt)}
 	ws := m.NewWorkspace(len(prompt))
 	logits := make([]float32, m.Config.VocabSize)

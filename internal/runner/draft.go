@@ -16,6 +16,9 @@ type DraftConfig struct {
 	// Chunk bounds the tokens of one forward pass (the catch-up of a new
 	// sequence's prompt runs in chunks of this size).
 	Chunk int
+	// KVCacheDType is the draft cache's format (the target's
+	// --kv-cache-dtype; nil: float32).
+	KVCacheDType *tensor.KVCodec
 }
 
 // DraftModel is speculative decoding's draft model (vLLM's draft_model
@@ -52,9 +55,12 @@ func NewDraftModel(m *model.Model, pool *tensor.Pool, cfg DraftConfig) (*DraftMo
 	if m == nil || cfg.NumBlocks < 1 || cfg.BlockSize < 1 || cfg.Chunk < 1 {
 		return nil, fmt.Errorf("%w: draft model: nil model or sizes %+v", ErrInvalidConfig, cfg)
 	}
+	if err := m.Config.CheckKVCacheDType(cfg.KVCacheDType); err != nil {
+		return nil, fmt.Errorf("%w: draft model: %v", ErrInvalidConfig, err)
+	}
 	d := &DraftModel{
 		m: m, pool: pool, cfg: cfg,
-		kv:     model.NewKVCache(m.Config, cfg.NumBlocks, cfg.BlockSize),
+		kv:     model.NewKVCacheOf(cfg.KVCacheDType, m.Config, cfg.NumBlocks, cfg.BlockSize),
 		ws:     m.NewWorkspace(cfg.Chunk),
 		seqs:   map[sched.RequestID]*draftSeq{},
 		logits: make([]float32, m.Config.VocabSize),

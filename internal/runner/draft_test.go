@@ -79,3 +79,32 @@ func greedyReference(t *testing.T, m *model.Model, seq []int32, k int) []int32 {
 	}
 	return out
 }
+
+// TestKVCacheDTypeChecked: the runner and the draft model keep their
+// caches in the configured format, and refuse Q8_0 for heads that are
+// not a multiple of 32 (the error names the flag).
+func TestKVCacheDTypeChecked(t *testing.T) {
+	cfg, err := model.DummyConfig("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := model.NewDummy(cfg, tensor.F32, 5)
+	for _, codec := range []*tensor.KVCodec{tensor.KVF16, tensor.KVQ8_0} {
+		rc := DefaultConfig()
+		rc.NumBlocks, rc.KVCacheDType = 8, codec
+		r, rerr := New(m, nil, rc)
+		d, derr := NewDraftModel(m, nil, DraftConfig{NumBlocks: 4, BlockSize: 4, Chunk: 3, KVCacheDType: codec})
+		if cfg.HeadDim%codec.Block != 0 {
+			if rerr == nil || derr == nil {
+				t.Fatalf("%s accepted for heads of %d: %v, %v", codec.Name, cfg.HeadDim, rerr, derr)
+			}
+			continue
+		}
+		if rerr != nil || derr != nil {
+			t.Fatalf("%s: %v, %v", codec.Name, rerr, derr)
+		}
+		if r.kv.Codec != codec || d.kv.Codec != codec {
+			t.Fatalf("%s: caches in %s and %s", codec.Name, r.kv.Codec.Name, d.kv.Codec.Name)
+		}
+	}
+}

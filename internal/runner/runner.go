@@ -25,6 +25,9 @@ type Config struct {
 	// NumBlocks and BlockSize size the physical KV cache; they must match
 	// the kvcache.Manager's.
 	NumBlocks, BlockSize int
+	// KVCacheDType is the KV cache's format (--kv-cache-dtype; nil:
+	// float32); the model must accept it (model.Config.CheckKVCacheDType).
+	KVCacheDType *tensor.KVCodec
 	// MaxNumBatchedTokens and MaxNumSeqs size the workspace and the logits
 	// buffer up front (larger steps still work: buffers grow).
 	MaxNumBatchedTokens, MaxNumSeqs int
@@ -109,7 +112,7 @@ type row struct {
 }
 
 // New allocates the physical KV cache (cfg.NumBlocks × cfg.BlockSize token
-// slots, m.Config.KVBytesPerToken() bytes each) and a workspace for m. pool
+// slots, m.Config.KVBytesPerToken(cfg.KVCacheDType) bytes each) and a workspace for m. pool
 // may be nil (everything runs on the caller).
 func New(m *model.Model, pool *tensor.Pool, cfg Config) (*Runner, error) {
 	if m == nil {
@@ -119,6 +122,9 @@ func New(m *model.Model, pool *tensor.Pool, cfg Config) (*Runner, error) {
 		return nil, err
 	}
 	vocab := m.Config.VocabSize
+	if err := m.Config.CheckKVCacheDType(cfg.KVCacheDType); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	}
 	if int(cfg.EOSTokenID) >= vocab {
 		return nil, fmt.Errorf("%w: eos token id %d outside the vocabulary of %d", ErrInvalidConfig, cfg.EOSTokenID, vocab)
 	}
@@ -126,7 +132,7 @@ func New(m *model.Model, pool *tensor.Pool, cfg Config) (*Runner, error) {
 		m:        m,
 		pool:     pool,
 		cfg:      cfg,
-		kv:       model.NewKVCache(m.Config, cfg.NumBlocks, cfg.BlockSize),
+		kv:       model.NewKVCacheOf(cfg.KVCacheDType, m.Config, cfg.NumBlocks, cfg.BlockSize),
 		ws:       m.NewWorkspace(cfg.MaxNumBatchedTokens),
 		vocab:    vocab,
 		logits:   make([]float32, cfg.MaxNumSeqs*vocab),

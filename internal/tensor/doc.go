@@ -203,6 +203,20 @@
 // Stacked matrix holds parts of different formats (fused Q/K/V of a mixed
 // file) and multiplies each part on its own.
 //
+// # KV cache formats
+//
+// kvcodec.go has the formats of the KV cache (KVCodec, --kv-cache-dtype):
+// KVF32, KVF16 (IEEE half precision, for the KV cache only: not a weight
+// codec) and KVQ8_0 (GGML's Q8_0 blocks), each with Encode and Decode of a
+// row. The half-precision conversion runs F16C's VCVTPS2PH/VCVTPH2PS
+// (kvconv_amd64.s) where the CPU has them, eight values a step, and a Go
+// fallback (F32ToF16: round to nearest even, overflow to ±Inf, NaNs
+// quiet) with the same bits otherwise (TestF16Encode, TestF16Decode:
+// every half, the ties, subnormals, NaNs and infinities on both paths).
+// Q8_0 rows decode with AVX2 (VPMOVSXBD, VCVTDQ2PS, one VMULPS: the bits
+// of DequantizeQ8_0, TestKVQ8Decode). DecodeRows decodes strided rows (a
+// KV block's rows of one head) in one kernel call.
+//
 // # Invariants
 //
 //   - MatMul writes exactly n×w.Rows outputs and reads n×w.Cols inputs; it
