@@ -73,7 +73,10 @@ func (a *automaton) walk(tr *trie, s int32, dst []uint64, text []uint64) {
 	stack[0], rows[0] = s, a.row(s)
 	nodes := tr.nodes
 	covered := int32(0) // nodes below this index, in a covered subtree, are done
+	visited := int64(0)
+	defer func() { a.walked += visited }()
 	for i := 1; i < len(nodes); {
+		visited++
 		n := &nodes[i]
 		if int(n.depth) >= len(stack) || int32(i) < covered && !n.impure {
 			i = int(n.end)
