@@ -60,7 +60,7 @@ func (a *automaton) fillMask(m *Matcher, s int32, dst []uint64) {
 
 // minLoopSubtree is the subtree size (tokens) from which walk checks
 // whether a node's state is a text loop.
-const minLoopSubtree = 32
+const minLoopSubtree = 8
 
 // walk sets in dst the tokens of tr that can follow set s, walking the trie
 // and skipping each subtree whose prefix is already dead. When text is not
