@@ -46,6 +46,7 @@ type automaton struct {
 	masks   maskCache
 	closed  []closed // closure results by frame id (valid when done)
 	keyBuf  []byte   // setKey's buffer
+	walked  int64    // trie nodes walk visited (a statistic for tests)
 }
 
 // closed is the closure of one frame: the frames it stops at before a
@@ -207,13 +208,23 @@ func (a *automaton) step(s int32, c byte) int32 {
 	return a.computeStep(s, c)
 }
 
-// computeStep computes and records the transition of set s on byte c.
+// computeStep computes and records the transition of set s on byte c, and
+// of every byte of c's class: the bytes no byte edge of s's frames tells
+// apart from c (no edge starts or ends between them), which all lead to
+// the same set.
 func (a *automaton) computeStep(s int32, c byte) int32 {
 	accept := false
+	lo, hi := 0, 255 // c's class
 	for _, id := range a.sets[s].frames {
 		f := a.frames[id]
 		for _, e := range a.prog.states[f.pos].bytes {
-			if e.lo <= c && c <= e.hi {
+			switch {
+			case c < e.lo:
+				hi = min(hi, int(e.lo)-1)
+			case c > e.hi:
+				lo = max(lo, int(e.hi)+1)
+			default:
+				lo, hi = max(lo, int(e.lo)), min(hi, int(e.hi))
 				c := a.closureOf(a.frameOf(e.to, f.parent))
 				a.scratch = append(a.scratch, c.stops...)
 				accept = accept || c.accept
@@ -221,7 +232,10 @@ func (a *automaton) computeStep(s int32, c byte) int32 {
 		}
 	}
 	n := a.intern(accept)
-	*a.transAt(s, c) = n + transBias
+	row := a.row(s)
+	for b := lo; b <= hi; b++ {
+		row[b] = n + transBias
+	}
 	return n
 }
 

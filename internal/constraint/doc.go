@@ -29,7 +29,9 @@
 // counted by minLength/maxLength or not), the text tokens are allowed by
 // their character count from precomputed bitsets and only the other tokens'
 // trie is walked (the text checks step one byte per byte class of a
-// state). Transitions are kept in one flat table.
+// state). Transitions are kept in one flat table; computing one records it
+// for the stepped byte's whole class (the bytes no edge of the state tells
+// apart).
 //
 // JSON Schema. The schema is first checked with
 // github.com/santhosh-tekuri/jsonschema (ErrInvalidSchema). A feature that

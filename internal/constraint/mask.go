@@ -60,7 +60,7 @@ func (a *automaton) fillMask(m *Matcher, s int32, dst []uint64) {
 
 // minLoopSubtree is the subtree size (tokens) from which walk checks
 // whether a node's state is a text loop.
-const minLoopSubtree = 32
+const minLoopSubtree = 8
 
 // walk sets in dst the tokens of tr that can follow set s, walking the trie
 // and skipping each subtree whose prefix is already dead. When text is not
@@ -73,7 +73,10 @@ func (a *automaton) walk(tr *trie, s int32, dst []uint64, text []uint64) {
 	stack[0], rows[0] = s, a.row(s)
 	nodes := tr.nodes
 	covered := int32(0) // nodes below this index, in a covered subtree, are done
+	visited := int64(0)
+	defer func() { a.walked += visited }()
 	for i := 1; i < len(nodes); {
+		visited++
 		n := &nodes[i]
 		if int(n.depth) >= len(stack) || int32(i) < covered && !n.impure {
 			i = int(n.end)
