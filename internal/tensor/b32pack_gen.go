@@ -5,7 +5,8 @@
 // and b32pack_asm_amd64.go, their declarations and table. Every format
 // gets the same two tile shapes, G groups of 16 W rows × R activation
 // rows: 2×4 (the GEMM's tiles) and 4×1 (decode and the rows left over).
-// Run it with go generate.
+// Run it with go generate (go run b32pack_gen.go ktile_gen.go: the
+// latter writes the packed K formats' tiles).
 package main
 
 import (
@@ -86,6 +87,7 @@ func main() {
 	if err := os.WriteFile("b32pack_asm_amd64.go", src, 0o644); err != nil {
 		log.Fatal(err)
 	}
+	kTiles() // ktile_gen.go
 }
 
 // kernel writes format f's G×R tile. Registers: SI, (SI)(AX*1),

@@ -2,7 +2,7 @@
 
 package tensor
 
-//go:generate go run b32pack_gen.go
+//go:generate go run b32pack_gen.go ktile_gen.go
 
 // b32pPanel is the number of groups the tiles work through at a time:
 // every tile of four activation rows runs over the panel's groups (their
