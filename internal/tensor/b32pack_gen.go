@@ -365,7 +365,7 @@ func xsKernel(b *bytes.Buffer, R int) {
 	p("DECQ CX")
 	p("JNZ %s_loop", name)
 	fmt.Fprintln(b)
-	lanesStore(p, R)
+	lanesStore(p, R, -1)
 }
 
 func q2kName(r int) string { return fmt.Sprintf("q2kGemv%d", r) }
@@ -460,13 +460,15 @@ func q2kKernel(b *bytes.Buffer, R int) {
 	p("DECQ CX")
 	p("JNZ %s_loop", name)
 	fmt.Fprintln(b)
-	lanesStore(p, R)
+	lanesStore(p, R, -1)
 }
 
-// lanesStore ends xsKernel and q2kKernel as sumLanes: per row
-// ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)) + 0 from the float lanes in the
-// frame, written where the mask argument has the output's bit.
-func lanesStore(p func(string, ...any), R int) {
+// lanesStore ends xsKernel, q2kKernel and the lane tiles (ktile_gen.go)
+// as sumLanes: per row ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)) + s from the
+// float lanes in the frame (s: 0, or with sOff ≥ 0 row i's at
+// sOff + 64·i in the frame), written where the mask argument has the
+// output's bit.
+func lanesStore(p func(string, ...any), R, sOff int) {
 	p("MOVQ out+0(FP), DI")
 	p("MOVQ ldo+8(FP), AX")
 	p("SHLQ $2, AX")
@@ -480,7 +482,11 @@ func lanesStore(p func(string, ...any), R int) {
 		p("VADDPS Z2, Z0, Z0")
 		p("VADDPS Z3, Z1, Z1")
 		p("VADDPS Z1, Z0, Z0")
-		p("VADDPS Z22, Z0, Z0")
+		if sOff >= 0 {
+			p("VADDPS %d(SP), Z0, Z0", sOff+64*i)
+		} else {
+			p("VADDPS Z22, Z0, Z0")
+		}
 		if i > 0 {
 			p("ADDQ AX, DI")
 		}

@@ -243,7 +243,7 @@ var avx512Kernels = &kernels{
 		quantizeQ4AVX512(&dst[0], &x[0], nb)
 	},
 	quantizeQ8K: quantizeQ8KAVX512,
-	q8p:         q8pRowsAVX512, q4p: true, q4k: q4kTiledAVX512, q3k: q3kRowsAVX512, q5k: q5kRowsAVX512, q6k: q6kTiledAVX512,
+	q8p:         q8pRowsAVX512, q4p: true, q4k: q4kTiledAVX512, q3k: q3kTiledAVX512, q5k: q5kTiledAVX512, q6k: q6kTiledAVX512,
 	b32p: b32pRowsAVX512, iq4xs: iq4xsRowsAVX512, q2k: q2kRowsAVX512,
 	q8ps: func(xs []uint32, xq []int8, xd []float32) {
 		nb := len(xd)

@@ -15,11 +15,14 @@ type kTileFunc func(out *float32, ldo int, x *int8, ldx int, xc *int32, ldc int,
 // variable for the tests).
 var kTilePanel = 256 << 10
 
-// q4kTiledAVX512 and q6kTiledAVX512 compute packed Q4_K and Q6_K outputs
-// of groups [g0,g1): one activation row with the one-row kernels (decode,
-// streaming the weights), more in tiles (kpTiled).
+// q4kTiledAVX512, q6kTiledAVX512, q5kTiledAVX512 and q3kTiledAVX512
+// compute packed Q4_K, Q6_K, Q5_K and Q3_K outputs of groups [g0,g1): one
+// activation row with the one-row kernels (decode, streaming the
+// weights), more in tiles (kpTiled).
 func q4kTiledAVX512(a *kpArgs, g0, g1 int) { kpTiled(a, g0, g1, Q4_K, q4kRecord, 8, q4kRowsAVX512) }
 func q6kTiledAVX512(a *kpArgs, g0, g1 int) { kpTiled(a, g0, g1, Q6_K, q6kRecord, 64, q6kRowsAVX512) }
+func q5kTiledAVX512(a *kpArgs, g0, g1 int) { kpTiled(a, g0, g1, Q5_K, q5kRecord, 8, q5kRowsAVX512) }
+func q3kTiledAVX512(a *kpArgs, g0, g1 int) { kpTiled(a, g0, g1, Q3_K, q3kRecord, 64, q3kRowsAVX512) }
 
 // kpTiled runs format t's tiles (records of rec bytes, aux values per
 // super-block) over groups [g0,g1) and every activation row: per panel of

@@ -28,8 +28,34 @@ func q6kTile3(out *float32, ldo int, x *int8, ldx int, xc *int32, ldc int, xd *f
 //go:noescape
 func q6kTile4(out *float32, ldo int, x *int8, ldx int, xc *int32, ldc int, xd *float32, ldd int, w *byte, nb int, mask uint64)
 
+//go:noescape
+func q5kTile1(out *float32, ldo int, x *int8, ldx int, xc *int32, ldc int, xd *float32, ldd int, w *byte, nb int, mask uint64)
+
+//go:noescape
+func q5kTile2(out *float32, ldo int, x *int8, ldx int, xc *int32, ldc int, xd *float32, ldd int, w *byte, nb int, mask uint64)
+
+//go:noescape
+func q5kTile3(out *float32, ldo int, x *int8, ldx int, xc *int32, ldc int, xd *float32, ldd int, w *byte, nb int, mask uint64)
+
+//go:noescape
+func q5kTile4(out *float32, ldo int, x *int8, ldx int, xc *int32, ldc int, xd *float32, ldd int, w *byte, nb int, mask uint64)
+
+//go:noescape
+func q3kTile1(out *float32, ldo int, x *int8, ldx int, xc *int32, ldc int, xd *float32, ldd int, w *byte, nb int, mask uint64)
+
+//go:noescape
+func q3kTile2(out *float32, ldo int, x *int8, ldx int, xc *int32, ldc int, xd *float32, ldd int, w *byte, nb int, mask uint64)
+
+//go:noescape
+func q3kTile3(out *float32, ldo int, x *int8, ldx int, xc *int32, ldc int, xd *float32, ldd int, w *byte, nb int, mask uint64)
+
+//go:noescape
+func q3kTile4(out *float32, ldo int, x *int8, ldx int, xc *int32, ldc int, xd *float32, ldd int, w *byte, nb int, mask uint64)
+
 // kTileAsm holds each tiled format's tiles of 1..4 activation rows.
 var kTileAsm = map[DType][4]kTileFunc{
 	Q4_K: {q4kTile1, q4kTile2, q4kTile3, q4kTile4},
 	Q6_K: {q6kTile1, q6kTile2, q6kTile3, q6kTile4},
+	Q5_K: {q5kTile1, q5kTile2, q5kTile3, q5kTile4},
+	Q3_K: {q3kTile1, q3kTile2, q3kTile3, q3kTile4},
 }

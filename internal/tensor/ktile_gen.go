@@ -29,6 +29,8 @@ var ktFormats = []struct {
 }{
 	{"Q4_K", "q4kTile", q4kTile},
 	{"Q6_K", "q6kTile", q6kTile},
+	{"Q5_K", "q5kTile", q5kTile},
+	{"Q3_K", "q3kTile", q3kTile},
 }
 
 // kTiles writes ktile_amd64.s and ktile_asm_amd64.go.
@@ -197,68 +199,197 @@ func q4kTile(b *bytes.Buffer, R int) {
 	p("RET")
 }
 
-// q6kTile writes q6kTileR (q6kpack.go's layout and arithmetic, as
-// q6kGemv1x1), lane by lane: lane k's eight steps (four per half) give
-// each row's exact int32 lane sum I_i = Σ sc·(Σ q·x − 32·Σx), fused at
-// once into the row's float lane in the frame, l = fma(float32(I_i),
-// d·dx_i, l) (row i's lane k at 64·(8i+k)(SP)); the lanes reduced as
-// sumLanes. Registers: I_i Z(i), a step's sums Z(4+i); a lane's ql, ql',
-// qh bytes Z16..Z18, the step's 6-bit weights Z19, a temporary Z20; the
-// step's scales Z21; d Z22; d·dx_i Z(24+i); Z29 0x30, Z31 0x0F.
-func q6kTile(b *bytes.Buffer, R int) {
+// lanesFmt is a lane format's tile (Q6_K, Q3_K, Q5_K: GGML's eight
+// lanes of four columns): its record size, the offset of its float16 d,
+// the constants it needs (Z28, Z29), whether its steps start from a
+// correction (xc: −c·Σx per four values) and the bytes xc advances per
+// super-block, and chunks: lane k's steps, grouped by the weight bytes
+// they share.
+type lanesFmt struct {
+	name    string
+	rec, d  int
+	consts  [][2]string // {register, 32-bit pattern}
+	corr    bool
+	xcStep  int
+	chunks  func(k int) []laneChunk
+	mins    bool // Q5_K: the min terms (mins at 2752, the sums of 32 at xc)
+	dminOff int
+	minsOff int
+}
+
+// laneChunk loads weight bytes (load) for steps.
+type laneChunk struct {
+	load  []string
+	steps []laneStep
+}
+
+// laneStep builds a step's 16×4 weights in Z19 (build, from the chunk's
+// bytes; temporaries Z20, Z12), loads its scales into Z21 (scale) and
+// takes the activation at column col of the super-block.
+type laneStep struct {
+	build []string
+	scale string
+	col   int
+}
+
+// bitTo moves bit b of every byte of src to bit t (other bits garbage,
+// masked by the caller) into dst.
+func bitTo(src, dst string, b, t int) string {
+	if b >= t {
+		return fmt.Sprintf("VPSRLW $%d, %s, %s", b-t, src, dst)
+	}
+	return fmt.Sprintf("VPSLLW $%d, %s, %s", t-b, src, dst)
+}
+
+// or4 ors Z20's bits selected by mask into Z19.
+func orMasked(mask, src string) string {
+	return fmt.Sprintf("VPTERNLOGD $0xF8, %s, %s, Z19", mask, src)
+}
+
+// q6kChunks: q6kpack.go (as q6kGemv1x1). Per half h the lane's ql, ql'
+// and qh bytes; step j the low nibbles of ql (j=0), ql' (1), the high
+// ones of ql (2), ql' (3), or'ed with qh's bits 2j, 2j+1 at 4, 5 (Z29:
+// 0x30).
+func q6kChunks(k int) []laneChunk {
+	var cs []laneChunk
+	for h := 0; h < 2; h++ {
+		o := 1536*h + 192*k
+		c := laneChunk{load: []string{
+			fmt.Sprintf("VMOVDQU32 %d(R8), Z16", o),
+			fmt.Sprintf("VMOVDQU32 %d(R8), Z17", o+64),
+			fmt.Sprintf("VMOVDQU32 %d(R8), Z18", o+128),
+		}}
+		build := [4][]string{
+			{"VPANDD Z31, Z16, Z19", "VPSLLW $4, Z18, Z20", orMasked("Z29", "Z20")},
+			{"VPANDD Z31, Z17, Z19", "VPSLLW $2, Z18, Z20", orMasked("Z29", "Z20")},
+			{"VPSRLW $4, Z16, Z19", "VPANDD Z31, Z19, Z19", orMasked("Z29", "Z18")},
+			{"VPSRLW $4, Z17, Z19", "VPANDD Z31, Z19, Z19", "VPSRLW $2, Z18, Z20", orMasked("Z29", "Z20")},
+		}
+		for j := 0; j < 4; j++ {
+			c.steps = append(c.steps, laneStep{build: build[j],
+				scale: fmt.Sprintf("VPMOVSXBD %d(R8), Z21", 3072+16*(8*h+2*j+k/4)),
+				col:   128*h + 32*j + 4*k})
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// q3kChunks: q3kpack.go (as q3kGemv1x1). Per half n the lane's qs and
+// hmask bytes; step j qs's bits 2j, 2j+1 (Z28: 0x03) or'ed with hmask's
+// bit 4n+j at 2 (Z29: 0x04).
+func q3kChunks(k int) []laneChunk {
+	var cs []laneChunk
+	for n := 0; n < 2; n++ {
+		c := laneChunk{load: []string{
+			fmt.Sprintf("VMOVDQU32 %d(R8), Z16", 512*n+64*k),
+			fmt.Sprintf("VMOVDQU32 %d(R8), Z17", 1024+64*k),
+		}}
+		for j := 0; j < 4; j++ {
+			lo := []string{"VPANDD Z28, Z16, Z19"}
+			if j > 0 {
+				lo = []string{fmt.Sprintf("VPSRLW $%d, Z16, Z19", 2*j), "VPANDD Z28, Z19, Z19"}
+			}
+			c.steps = append(c.steps, laneStep{build: append(lo, bitTo("Z17", "Z20", 4*n+j, 2), orMasked("Z29", "Z20")),
+				scale: fmt.Sprintf("VPMOVSXBD %d(R8), Z21", 1536+16*(8*n+2*j+k/4)),
+				col:   128*n + 32*j + 4*k})
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// q5kChunks: q5kpack.go (as q5kGemv1x1). Per sub-block pair p the lane's
+// nibbles and qh bytes; its low nibbles (sub-block 2p) or'ed with qh's bit
+// 2p at 4, its high nibbles (2p+1) with bit 2p+1 (Z29: 0x10).
+func q5kChunks(k int) []laneChunk {
+	var cs []laneChunk
+	for p := 0; p < 4; p++ {
+		c := laneChunk{load: []string{
+			fmt.Sprintf("VMOVDQU32 %d(R8), Z16", 512*p+64*k),
+			fmt.Sprintf("VMOVDQU32 %d(R8), Z17", 2048+64*k),
+		}}
+		c.steps = []laneStep{
+			{build: []string{"VPANDD Z31, Z16, Z19", bitTo("Z17", "Z20", 2*p, 4), orMasked("Z29", "Z20")},
+				scale: fmt.Sprintf("VPMOVZXBD %d(R8), Z21", 2624+16*(2*p)), col: 64*p + 4*k},
+			{build: []string{"VPSRLW $4, Z16, Z19", "VPANDD Z31, Z19, Z19", bitTo("Z17", "Z20", 2*p+1, 4), orMasked("Z29", "Z20")},
+				scale: fmt.Sprintf("VPMOVZXBD %d(R8), Z21", 2624+16*(2*p+1)), col: 64*p + 32 + 4*k},
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+var (
+	q6kLanes = lanesFmt{name: "q6kTile", rec: 3360, d: 3328, consts: [][2]string{{"Z29", "0x30303030"}},
+		corr: true, xcStep: 256, chunks: q6kChunks}
+	q3kLanes = lanesFmt{name: "q3kTile", rec: 1824, d: 1792, consts: [][2]string{{"Z28", "0x03030303"}, {"Z29", "0x04040404"}},
+		corr: true, xcStep: 256, chunks: q3kChunks}
+	q5kLanes = lanesFmt{name: "q5kTile", rec: 2880, d: 2560, consts: [][2]string{{"Z29", "0x10101010"}},
+		xcStep: 32, chunks: q5kChunks, mins: true, dminOff: 2592, minsOff: 2752}
+)
+
+func q6kTile(b *bytes.Buffer, R int) { lanesTile(b, q6kLanes, R) }
+func q3kTile(b *bytes.Buffer, R int) { lanesTile(b, q3kLanes, R) }
+func q5kTile(b *bytes.Buffer, R int) { lanesTile(b, q5kLanes, R) }
+
+// lanesTile writes format f's tile of R rows, lane by lane: lane k's
+// steps give each row's exact int32 lane sum I_i = Σ sc·(Σ q·x [+ corr]),
+// fused at once into the row's float lane in the frame, l = fma(float32(I_i),
+// d·dx_i, l) (row i's lane k at 64·(8i+k)(SP)); with mins, per
+// super-block s_i −= float32(Σ mn·bs)·(dmin·dx_i), the product rounded
+// (at 64·(8R+i)(SP)); the lanes reduced as sumLanes (+ s_i). Registers:
+// I_i Z(i), a step's sums Z(4+i), d·dx_i Z(8+i); the chunk's bytes
+// Z16..Z18, the step's weights Z19, a temporary Z20, its scales Z21, d
+// Z22, dmin Z23; Z28, Z29 the format's constants, Z31 0x0F.
+func lanesTile(b *bytes.Buffer, f lanesFmt, R int) {
 	p := func(format string, a ...any) { fmt.Fprintf(b, "\t"+format+"\n", a...) }
-	name := fmt.Sprintf("q6kTile%d", R)
+	name := fmt.Sprintf("%s%d", f.name, R)
 	x := func(i, off int) string { return ktRow(i, "SI", "AX", "R12", off) }
 	xc := func(i, off int) string { return ktRow(i, "DX", "BX", "R13", off) }
 	xd := func(i int) string { return ktRow(i, "R9", "R10", "R14", 0) }
 	z := func(k int) string { return fmt.Sprintf("Z%d", k) }
+	slots := 8 * R
+	if f.mins {
+		slots += R
+	}
 	fmt.Fprintf(b, "\n// func %s(out *float32, ldo int, x *int8, ldx int, xc *int32, ldc int, xd *float32, ldd int, w *byte, nb int, mask uint64)\n", name)
-	fmt.Fprintf(b, "TEXT ·%s(SB), $%d-88\n", name, 512*R)
+	fmt.Fprintf(b, "TEXT ·%s(SB), $%d-88\n", name, 64*slots)
 	ktArgs(p, R)
-	p("MOVL $0x30303030, R11")
-	p("VPBROADCASTD R11, Z29")
+	for _, c := range f.consts {
+		p("MOVL $%s, R11", c[1])
+		p("VPBROADCASTD R11, %s", c[0])
+	}
 	p("VPXORD Z20, Z20, Z20")
-	for k := 0; k < 8*R; k++ {
+	for k := 0; k < slots; k++ {
 		p("VMOVUPS Z20, %d(SP)", 64*k)
 	}
 	fmt.Fprintf(b, "\n%s_block:\n", name)
-	p("VCVTPH2PS 3328(R8), Z22")
+	p("VCVTPH2PS %d(R8), Z22", f.d)
 	for i := 0; i < R; i++ {
-		p("VMULPS.BCST %s, Z22, %s", xd(i), z(24+i))
-	}
-	// Step j of a half: the low nibbles of ql (j=0), ql' (1), the high
-	// nibbles of ql (2), ql' (3), or'ed with qh's bits 2j, 2j+1 at 4, 5.
-	// The qh bits come from Z20 (shifted) or, for j=2, Z18 itself.
-	build := [4][]string{
-		{"VPANDD Z31, Z16, Z19", "VPSLLW $4, Z18, Z20"},
-		{"VPANDD Z31, Z17, Z19", "VPSLLW $2, Z18, Z20"},
-		{"VPSRLW $4, Z16, Z19", "VPANDD Z31, Z19, Z19"},
-		{"VPSRLW $4, Z17, Z19", "VPANDD Z31, Z19, Z19", "VPSRLW $2, Z18, Z20"},
+		p("VMULPS.BCST %s, Z22, %s", xd(i), z(8+i))
 	}
 	for k := 0; k < 8; k++ {
 		for i := 0; i < R; i++ {
 			p("VPXORD %s, %s, %s", z(i), z(i), z(i))
 		}
-		for h := 0; h < 2; h++ {
-			o := 1536*h + 192*k
-			p("VMOVDQU32 %d(R8), Z16", o)
-			p("VMOVDQU32 %d(R8), Z17", o+64)
-			p("VMOVDQU32 %d(R8), Z18", o+128)
-			for j := 0; j < 4; j++ {
-				for _, ins := range build[j] {
+		for _, c := range f.chunks(k) {
+			for _, ins := range c.load {
+				p("%s", ins)
+			}
+			for _, st := range c.steps {
+				for _, ins := range st.build {
 					p("%s", ins)
 				}
-				qh := "Z20"
-				if j == 2 {
-					qh = "Z18"
-				}
-				p("VPTERNLOGD $0xF8, Z29, %s, Z19", qh) // Z19 |= qh & Z29
-				p("VPMOVSXBD %d(R8), Z21", 3072+16*(8*h+2*j+k/4))
-				col := 128*h + 32*j + 4*k
+				p("%s", st.scale)
 				for i := 0; i < R; i++ {
 					t := z(4 + i)
-					p("VPBROADCASTD %s, %s", xc(i, col), t)
-					p("VPDPBUSD.BCST %s, Z19, %s", x(i, col), t)
+					if f.corr {
+						p("VPBROADCASTD %s, %s", xc(i, st.col), t)
+					} else {
+						p("VPXORD %s, %s, %s", t, t, t)
+					}
+					p("VPDPBUSD.BCST %s, Z19, %s", x(i, st.col), t)
 					p("VPMULLD Z21, %s, %s", t, t)
 					p("VPADDD %s, %s, %s", t, z(i), z(i))
 				}
@@ -267,16 +398,50 @@ func q6kTile(b *bytes.Buffer, R int) {
 		for i := 0; i < R; i++ {
 			l := 64 * (8*i + k)
 			p("VCVTDQ2PS %s, %s", z(i), z(i))
-			p("VFMADD213PS %d(SP), %s, %s", l, z(24+i), z(i))
+			p("VFMADD213PS %d(SP), %s, %s", l, z(8+i), z(i))
 			p("VMOVUPS %s, %d(SP)", z(i), l)
 		}
 	}
-	p("ADDQ $3360, R8")
+	if f.mins {
+		lanesMins(p, f, R, xc, xd)
+	}
+	p("ADDQ $%d, R8", f.rec)
 	ktAdvance(p, R, "SI", "R12", 256)
-	ktAdvance(p, R, "DX", "R13", 256)
+	ktAdvance(p, R, "DX", "R13", f.xcStep)
 	ktAdvance(p, R, "R9", "R14", 4)
 	p("DECQ CX")
 	p("JNZ %s_block", name)
 	fmt.Fprintln(b)
-	lanesStore(p, R)
+	sOff := -1
+	if f.mins {
+		sOff = 64 * 8 * R
+	}
+	lanesStore(p, R, sOff)
+}
+
+// lanesMins ends a Q5_K super-block (stepQ5K): per row M_i = Σ mn·bs
+// (exact int32, in Z(4+i)), s_i −= float32(M_i)·(dmin·dx_i), the product
+// rounded.
+func lanesMins(p func(string, ...any), f lanesFmt, R int, xc func(i, off int) string, xd func(i int) string) {
+	z := func(k int) string { return fmt.Sprintf("Z%d", k) }
+	for i := 0; i < R; i++ {
+		p("VPXORD %s, %s, %s", z(4+i), z(4+i), z(4+i))
+	}
+	for s := 0; s < 8; s++ {
+		p("VPMOVZXBD %d(R8), Z21", f.minsOff+16*s)
+		for i := 0; i < R; i++ {
+			p("VPMULLD.BCST %s, Z21, Z20", xc(i, 4*s))
+			p("VPADDD Z20, %s, %s", z(4+i), z(4+i))
+		}
+	}
+	p("VCVTPH2PS %d(R8), Z23", f.dminOff)
+	for i := 0; i < R; i++ {
+		sl := 64 * (8*R + i)
+		p("VCVTDQ2PS %s, %s", z(4+i), z(4+i))
+		p("VMULPS.BCST %s, Z23, Z20", xd(i))
+		p("VMULPS Z20, %s, %s", z(4+i), z(4+i))
+		p("VMOVUPS %d(SP), Z20", sl)
+		p("VSUBPS %s, Z20, Z20", z(4+i))
+		p("VMOVUPS Z20, %d(SP)", sl)
+	}
 }
