@@ -25,13 +25,7 @@ func BenchmarkMatMulKCold(b *testing.B) {
 			if PackBlocks(w); w.P == nil {
 				b.Skipf("level %s has no packed %s kernel", Level(), c.Name)
 			}
-			ws := []*Mat{w}
-			for k := len(w.P); k+len(w.P) <= total; k += len(w.P) {
-				cp := *w
-				cp.P = alignedBytes(len(w.P), 64)
-				copy(cp.P, w.P)
-				ws = append(ws, &cp)
-			}
+			ws := coldCopies(w, total)
 			x := randVec(rng, s.cols)
 			out := make([]float32, s.rows)
 			for _, threads := range []int{1, 2} {
@@ -55,4 +49,18 @@ func BenchmarkMatMulKCold(b *testing.B) {
 			}
 		}
 	}
+}
+
+// coldCopies returns the packed matrix w and copies of it, total bytes of
+// packed weights in all: more than any L3, so that taking each in turn
+// reads them from memory.
+func coldCopies(w *Mat, total int) []*Mat {
+	ws := []*Mat{w}
+	for k := len(w.P); k+len(w.P) <= total; k += len(w.P) {
+		cp := *w
+		cp.P = alignedBytes(len(w.P), 64)
+		copy(cp.P, w.P)
+		ws = append(ws, &cp)
+	}
+	return ws
 }

@@ -26,9 +26,10 @@ func q3kTiledAVX512(a *kpArgs, g0, g1 int) { kpTiled(a, g0, g1, Q3_K, q3kRecord,
 
 // kpTiled runs format t's tiles (records of rec bytes, aux values per
 // super-block) over groups [g0,g1) and every activation row: per panel of
-// rows, each group against the panel's rows four at a time (the last tile
-// one to three). A single row goes to one instead. Every output has the
-// one-row kernel's bits.
+// rows, each group against the panel's rows in the fewest tiles of at
+// most four, their heights as even as can be (five rows: 3 + 2, not
+// 4 + 1). A single row goes to one instead. Every output has the one-row
+// kernel's bits.
 func kpTiled(a *kpArgs, g0, g1 int, t DType, rec, aux int, one func(a *kpArgs, g0, g1 int)) {
 	if a.n < 2 {
 		one(a, g0, g1)
@@ -47,9 +48,16 @@ func kpTiled(a *kpArgs, g0, g1 int, t DType, rec, aux int, one func(a *kpArgs, g
 		i1 := min(i0+panel, a.n)
 		for g := g0; g < g1; g++ {
 			mask, w := a.groupMask(g), &a.w[g*nb*rec]
-			for i := i0; i < i1; i += 4 {
-				tiles[min(4, i1-i)-1](&a.out[i*ldo+g*q8Group], ldo, &a.xq[i*cols], cols,
+			m := i1 - i0
+			nt := (m + 3) / 4
+			for i, k := i0, 0; k < nt; k++ {
+				h := m / nt
+				if k < m%nt {
+					h++
+				}
+				tiles[h-1](&a.out[i*ldo+g*q8Group], ldo, &a.xq[i*cols], cols,
 					&a.aux[i*nb*aux], 4*nb*aux, &a.xd[i*nb], 4*nb, w, nb, mask)
+				i += h
 			}
 		}
 	}
