@@ -17,6 +17,12 @@ import (
 	"os"
 )
 
+// ktPFD is the distance in bytes the tiles prefetch their weight stream
+// ahead (as the one-row kernels: a group's records are contiguous, and the
+// next group's follow; the hardware prefetcher stops at 4 KB pages). With
+// few activation rows (a batch of decodes) the weights come from memory.
+const ktPFD = 3072
+
 // ktRows are the tile heights generated (a prompt's rows in fours, the
 // rest by the smaller ones).
 var ktRows = []int{1, 2, 3, 4}
@@ -136,6 +142,9 @@ func q4kTile(b *bytes.Buffer, R int) {
 		p("VPXORD %s, %s, %s", z(4+i), z(4+i), z(4+i))
 	}
 	fmt.Fprintf(b, "\n%s_block:\n", name)
+	for o := 2048; o < 2368; o += 64 {
+		p("PREFETCHT0 %d(R8)", ktPFD+o)
+	}
 	p("VCVTPH2PS 2048(R8), Z18")
 	p("VCVTPH2PS 2080(R8), Z19")
 	p("LEAQ 2112(R8), R15")
@@ -146,6 +155,7 @@ func q4kTile(b *bytes.Buffer, R int) {
 		p("VPXORD %s, %s, %s", z(12+i), z(12+i), z(12+i))
 	}
 	for k := 0; k < 8; k++ {
+		p("PREFETCHT0 %d(R8)", ktPFD+64*k)
 		p("VPANDD %d(R8), Z31, Z16", 64*k)
 		p("VPSRLW $4, %d(R8), Z17", 64*k)
 		p("VPANDD Z31, Z17, Z17")
@@ -369,7 +379,12 @@ func lanesTile(b *bytes.Buffer, f lanesFmt, R int) {
 	for i := 0; i < R; i++ {
 		p("VMULPS.BCST %s, Z22, %s", xd(i), z(8+i))
 	}
+	lines := (f.rec + 63) / 64
+	per := (lines + 7) / 8
 	for k := 0; k < 8; k++ {
+		for l := k * per; l < min(lines, (k+1)*per); l++ {
+			p("PREFETCHT0 %d(R8)", ktPFD+64*l)
+		}
 		for i := 0; i < R; i++ {
 			p("VPXORD %s, %s, %s", z(i), z(i), z(i))
 		}
