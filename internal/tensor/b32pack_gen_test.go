@@ -9,7 +9,8 @@ import (
 )
 
 // TestB32PackGenerated: the generated kernels and their declarations are
-// what b32pack_gen.go writes now (run go generate after changing it).
+// what b32pack_gen.go and ktile_gen.go write now (run go generate after
+// changing them).
 func TestB32PackGenerated(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the generator")
