@@ -26,6 +26,7 @@ type dset struct {
 	frames []int32
 	accept bool
 	text   int32 // textTarget: textUnknown until computed
+	hole   bool  // holds a hole frame: an abstract stack returned to its context
 }
 
 // automaton determinizes a program lazily (a lazy DFA over sets of parse
@@ -44,9 +45,11 @@ type automaton struct {
 	gen     uint32
 	scratch []int32
 	masks   maskCache
-	closed  []closed // closure results by frame id (valid when done)
-	keyBuf  []byte   // setKey's buffer
-	walked  int64    // trie nodes walk visited (a statistic for tests)
+	parts   maskCache       // masks of abstract sets, with their escapes
+	holes   map[int32]int32 // hole frame by depth (see holeFrame)
+	closed  []closed        // closure results by frame id (valid when done)
+	keyBuf  []byte          // setKey's buffer
+	walked  int64           // trie nodes walk visited (a statistic for tests)
 }
 
 // closed is the closure of one frame: the frames it stops at before a
@@ -113,7 +116,7 @@ func (a *automaton) closure(id int32) (accept bool) {
 		a.mark[id] = a.gen
 		f := a.frames[id]
 		st := &a.prog.states[f.pos]
-		if len(st.bytes) > 0 {
+		if len(st.bytes) > 0 || f.pos == a.prog.hole {
 			a.scratch = append(a.scratch, id)
 		}
 		for _, e := range st.eps {
@@ -157,7 +160,7 @@ func (a *automaton) intern(accept bool) int32 {
 	if len(a.sets) >= maxSets {
 		return deadSet
 	}
-	a.sets = append(a.sets, dset{frames: slices.Clone(fs), accept: accept, text: textUnknown})
+	a.sets = append(a.sets, dset{frames: slices.Clone(fs), accept: accept, text: textUnknown, hole: a.holds(fs)})
 	id := int32(len(a.sets) - 1)
 	if id%pageSets == 0 {
 		a.trans = append(a.trans, make([]int32, pageSets<<8))
