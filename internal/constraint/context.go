@@ -19,25 +19,34 @@ import (
 //
 // A stack of an abstract set that finishes its group's rule returns into
 // the hole: the hole frame (a program state with no edge, at the parent's
-// depth) joins the set. Until then the abstract walk is exactly the real
-// one with every hole frame's place taken by the parent (a bijection of
-// frames), so a token whose path never returns to the hole is allowed
-// exactly when the abstract walk allows it. A trie node where the hole
-// frame first appears is an escape: its subtree depends on the context and
-// is walked again from the real set (the set reached by the node's bytes).
-// Every token the real set allows is allowed either without returning
-// into a parent (by its group's abstract walk) or below the first node
-// where it returns (by an escape's real walk), so the union is exact.
+// depth) joins the set, and leaves it at the next byte. Apart from it,
+// the abstract walk is exactly the real one with every hole frame's place
+// taken by the parent (a bijection of frames), so a token is allowed by
+// the abstract walk exactly when some stack of the group accepts it
+// without returning into the parent. A trie node where the hole frame
+// appears is an escape: there the real stacks that returned are the
+// closure of the parent frame, the same set wherever the return happens,
+// so the escape's subtree (its node included) is walked again from that
+// set. Every token the real group allows is allowed either without a
+// return (by the abstract walk) or after a first return at some node (by
+// that escape's walk), so the union is exact. Text targets through a set
+// holding a hole are not uniform (eachClass), so the shortcuts of
+// textloop.go never grant a token whose bytes return into the context.
 //
-// An abstract set's mask is cached with its escapes (in a cache of its
-// own, so the many one-off masks of a counted string do not evict it).
+// Sets inside strings (whose text targets textReach follows) keep the
+// real walk of their non-text tokens: abstracted, every token closing the
+// string would be an escape. An abstract set's mask is cached with its
+// escapes (in a cache of its own, so the many one-off masks of a counted
+// string do not evict it).
 
-// escape is a trie node where an abstract walk reached its context, and
-// the node's bytes.
+// escape is a node of trie tr where an abstract walk reached its context.
 type escape struct {
-	node   int32
-	prefix string
+	tr   *trie
+	node int32
 }
+
+// part is a group of a set's frames: their abstract set and their parent.
+type part struct{ abs, parent int32 }
 
 // holeFrame returns the hole frame standing for a parent at depth d (so
 // the stacks above it have the real stacks' depths, and the nesting bound
@@ -70,21 +79,30 @@ func (a *automaton) holds(fs []int32) bool {
 
 // partMasks fills dst with the tokens (EOS aside) that can follow set s,
 // from the masks of the abstract sets of its frame groups, a real walk of
-// its frames at the stack's bottom, and a real walk of every escape. It
-// reports false (dst untouched) when no group has a context to abstract.
+// its other frames, and for each group the walk of its escapes from its
+// parent's closure. It reports false (dst untouched) when no group has a
+// context to abstract.
 func (a *automaton) partMasks(m *Matcher, s int32, dst []uint64) bool {
 	parts, rest := a.partition(s)
 	if len(parts) == 0 {
 		return false
 	}
 	clear(dst)
-	var esc []escape
 	for _, p := range parts {
-		bits, e := a.partMask(m, p)
+		bits, esc := a.partMask(m, p.abs)
 		for i, w := range bits {
 			dst[i] |= w
 		}
-		esc = append(esc, e...)
+		if len(esc) == 0 {
+			continue
+		}
+		c := a.closureOf(p.parent)
+		a.scratch = append(a.scratch[:0], c.stops...)
+		if ctx := a.intern(c.accept); ctx >= 0 {
+			for _, e := range esc {
+				a.rewalk(m, ctx, e, dst)
+			}
+		}
 	}
 	if len(rest) > 0 {
 		a.scratch = append(a.scratch[:0], rest...)
@@ -92,17 +110,13 @@ func (a *automaton) partMasks(m *Matcher, s int32, dst []uint64) bool {
 			a.walk(&m.full, r, 0, dst, m.text, nil)
 		}
 	}
-	slices.SortFunc(esc, func(x, y escape) int { return cmp.Compare(x.node, y.node) })
-	for _, e := range slices.CompactFunc(esc, func(x, y escape) bool { return x.node == y.node }) {
-		a.rewalk(&m.full, s, e, dst, m.text)
-	}
 	return true
 }
 
-// partition groups set s's frames by parent. It returns the abstract sets
-// of the groups, and the frames of the groups whose parent is the stack's
-// bottom (no context to abstract).
-func (a *automaton) partition(s int32) (parts, rest []int32) {
+// partition groups set s's frames by parent. It returns the groups with
+// a context to abstract, and the frames of the others (the stack's
+// bottom).
+func (a *automaton) partition(s int32) (parts []part, rest []int32) {
 	fs := slices.Clone(a.sets[s].frames)
 	slices.SortFunc(fs, func(x, y int32) int { return cmp.Compare(a.frames[x].parent, a.frames[y].parent) })
 	for len(fs) > 0 {
@@ -115,12 +129,10 @@ func (a *automaton) partition(s int32) (parts, rest []int32) {
 		fs = fs[n:]
 		if p == noFrame {
 			rest = append(rest, group...)
-			continue
-		}
-		if abs := a.abstract(group, p); abs < 0 {
+		} else if abs := a.abstract(group, p); abs < 0 {
 			rest = append(rest, group...)
-		} else if !slices.Contains(parts, abs) {
-			parts = append(parts, abs)
+		} else {
+			parts = append(parts, part{abs, p})
 		}
 	}
 	return parts, rest
@@ -137,30 +149,39 @@ func (a *automaton) abstract(group []int32, p int32) int32 {
 	return a.intern(false)
 }
 
-// partMask is abstract set s's mask and escapes, computed once (cached).
+// partMask is abstract set s's mask and escapes, computed once (cached):
+// from its text tokens by character count and a walk of the other tokens
+// when its text targets allow (see textReach), else by a walk of the whole
+// trie.
 func (a *automaton) partMask(m *Matcher, s int32) ([]uint64, []escape) {
 	if bits, esc := a.parts.get(s); bits != nil {
 		return bits, esc
 	}
 	bits := make([]uint64, m.MaskWords())
 	var esc []escape
-	a.walk(&m.full, s, 0, bits, m.text, &esc)
+	if n, all, ok := a.textReach(s, m.maxTextChars()); ok {
+		copy(bits, m.textUpTo[min(n, m.maxTextChars())])
+		a.walk(&m.impure, s, 0, bits, nil, &esc)
+		if !all {
+			a.walk(&m.long, s, 0, bits, nil, &esc)
+		}
+	} else {
+		a.walk(&m.full, s, 0, bits, m.text, &esc)
+	}
 	a.parts.put(s, bits, esc)
 	return bits, esc
 }
 
-// rewalk sets in dst the tokens of escape e's subtree (its node's included)
-// that can follow the real set s.
-func (a *automaton) rewalk(tr *trie, s int32, e escape, dst []uint64, text []uint64) {
-	for i := 0; i < len(e.prefix) && s >= 0; i++ {
-		s = a.step(s, e.prefix[i])
-	}
-	if s < 0 {
-		return
-	}
-	n := &tr.nodes[e.node]
-	for _, id := range tr.toks[n.tokLo:n.tok] {
+// rewalk sets in dst the tokens of escape e's subtree (its node's
+// included) whose bytes after the node can follow the real set ctx.
+func (a *automaton) rewalk(m *Matcher, ctx int32, e escape, dst []uint64) {
+	n := &e.tr.nodes[e.node]
+	for _, id := range e.tr.toks[n.tokLo:n.tok] {
 		dst[id>>6] |= 1 << (id & 63)
 	}
-	a.walk(tr, s, e.node, dst, text, nil)
+	var text []uint64
+	if e.tr == &m.full {
+		text = m.text
+	}
+	a.walk(e.tr, ctx, e.node, dst, text, nil)
 }

@@ -72,12 +72,11 @@ const minLoopSubtree = 8
 // and a node's state is a text loop (see isTextLoop), every string-text
 // token of its subtree is allowed at once, and only the subtrees holding
 // other tokens are walked. A node whose state holds a hole frame (an
-// abstract set's stack returned to its context, see context.go) is not
-// decided: it is appended to esc with its bytes, and its subtree skipped.
+// abstract set's stack returned to its context, see context.go) is
+// appended to esc, and the walk goes on with the set's other frames.
 func (a *automaton) walk(tr *trie, s, root int32, dst []uint64, text []uint64, esc *[]escape) {
 	var stack [256]int32
 	var rows [256]*[256]int32 // rows[d]: the transition row of stack[d]
-	var path [256]byte        // path[d]: the byte of the node at relative depth d+1
 	stack[0], rows[0] = s, a.row(s)
 	nodes := tr.nodes
 	base := nodes[root].depth
@@ -100,16 +99,18 @@ func (a *automaton) walk(tr *trie, s, root int32, dst []uint64, text []uint64, e
 			i = n.end
 			continue
 		}
-		path[d-1] = n.b
-		if a.sets[t].hole {
-			*esc = append(*esc, escape{node: i, prefix: string(path[:d])})
-			i = n.end
-			continue
+		hole := a.sets[t].hole
+		if hole {
+			*esc = append(*esc, escape{tr: tr, node: i})
+			if len(a.sets[t].frames) == 1 {
+				i = n.end
+				continue
+			}
 		}
 		for _, id := range tr.toks[n.tokLo:n.tok] {
 			dst[id>>6] |= 1 << (id & 63)
 		}
-		if text != nil && i >= covered && n.subHi-n.subLo >= minLoopSubtree && a.isTextLoop(t) {
+		if text != nil && !hole && i >= covered && n.subHi-n.subLo >= minLoopSubtree && a.isTextLoop(t) {
 			for _, id := range tr.toks[n.subLo:n.subHi] {
 				dst[id>>6] |= text[id>>6] & (1 << (id & 63))
 			}
