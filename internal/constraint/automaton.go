@@ -27,6 +27,7 @@ type dset struct {
 	accept bool
 	text   int32 // textTarget: textUnknown until computed
 	hole   bool  // holds a hole frame: an abstract stack returned to its context
+	abs    bool  // abstract: a stack of it sits on a hole frame (see context.go)
 }
 
 // automaton determinizes a program lazily (a lazy DFA over sets of parse
@@ -38,6 +39,7 @@ type automaton struct {
 	frames  []frame
 	frameIx map[frame]int32
 	depth   []int32
+	onHole  []bool // by frame id: a hole frame is the frame or below it
 	sets    []dset
 	trans   [][]int32 // transitions, pageSets sets a page: see transAt
 	setIx   map[string]int32
@@ -46,6 +48,7 @@ type automaton struct {
 	scratch []int32
 	masks   maskCache
 	parts   maskCache       // masks of abstract sets, with their escapes
+	loops   maskCache       // whole-trie masks of abstract text loops (see loopMask)
 	holes   map[int32]int32 // hole frame by depth (see holeFrame)
 	closed  []closed        // closure results by frame id (valid when done)
 	keyBuf  []byte          // setKey's buffer
@@ -74,12 +77,13 @@ func (a *automaton) frameOf(pos, parent int32) int32 {
 	if id, ok := a.frameIx[f]; ok {
 		return id
 	}
-	d := int32(0)
+	d, abs := int32(0), false
 	if parent != noFrame {
-		d = a.depth[parent] + 1
+		d, abs = a.depth[parent]+1, a.onHole[parent]
 	}
 	a.frames = append(a.frames, f)
 	a.depth = append(a.depth, d)
+	a.onHole = append(a.onHole, abs)
 	a.mark = append(a.mark, 0)
 	a.closed = append(a.closed, closed{})
 	id := int32(len(a.frames) - 1)
@@ -160,7 +164,7 @@ func (a *automaton) intern(accept bool) int32 {
 	if len(a.sets) >= maxSets {
 		return deadSet
 	}
-	a.sets = append(a.sets, dset{frames: slices.Clone(fs), accept: accept, text: textUnknown, hole: a.holds(fs)})
+	a.sets = append(a.sets, dset{frames: slices.Clone(fs), accept: accept, text: textUnknown, hole: a.holds(fs), abs: len(fs) > 0 && a.onHole[fs[0]]})
 	id := int32(len(a.sets) - 1)
 	if id%pageSets == 0 {
 		a.trans = append(a.trans, make([]int32, pageSets<<8))

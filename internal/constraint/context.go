@@ -60,6 +60,7 @@ func (a *automaton) holeFrame(d int32) int32 {
 	}
 	a.frames = append(a.frames, frame{a.prog.hole, noFrame})
 	a.depth = append(a.depth, d)
+	a.onHole = append(a.onHole, true)
 	a.mark = append(a.mark, 0)
 	a.closed = append(a.closed, closed{})
 	id := int32(len(a.frames) - 1)
@@ -107,7 +108,7 @@ func (a *automaton) partMasks(m *Matcher, s int32, dst []uint64) bool {
 	if len(rest) > 0 {
 		a.scratch = append(a.scratch[:0], rest...)
 		if r := a.intern(false); r >= 0 {
-			a.walk(&m.full, r, 0, dst, m.text, nil)
+			a.walk(m, &m.full, r, 0, dst, true, nil)
 		}
 	}
 	return true
@@ -161,12 +162,12 @@ func (a *automaton) partMask(m *Matcher, s int32) ([]uint64, []escape) {
 	var esc []escape
 	if n, all, ok := a.textReach(s, m.maxTextChars()); ok {
 		copy(bits, m.textUpTo[min(n, m.maxTextChars())])
-		a.walk(&m.impure, s, 0, bits, nil, &esc)
+		a.walk(m, &m.impure, s, 0, bits, false, &esc)
 		if !all {
-			a.walk(&m.long, s, 0, bits, nil, &esc)
+			a.walk(m, &m.long, s, 0, bits, false, &esc)
 		}
 	} else {
-		a.walk(&m.full, s, 0, bits, m.text, &esc)
+		a.walk(m, &m.full, s, 0, bits, true, &esc)
 	}
 	a.parts.put(s, bits, esc)
 	return bits, esc
@@ -179,9 +180,51 @@ func (a *automaton) rewalk(m *Matcher, ctx int32, e escape, dst []uint64) {
 	for _, id := range e.tr.toks[n.tokLo:n.tok] {
 		dst[id>>6] |= 1 << (id & 63)
 	}
-	var text []uint64
-	if e.tr == &m.full {
-		text = m.text
+	a.walk(m, e.tr, ctx, e.node, dst, e.tr == &m.full, nil)
+}
+
+// fromLoop sets in dst the tokens of the subtree of the whole trie's node
+// i that text loop t allows, i's bytes being string text: t reaches t by
+// them, so a token of the subtree follows from the node exactly as it
+// follows from t. The escapes of t's mask inside the subtree are appended
+// to esc (a real loop has none).
+func (a *automaton) fromLoop(m *Matcher, t, i int32, dst []uint64, esc *[]escape) {
+	bits, lesc := a.loopMask(m, t)
+	n := &m.full.nodes[i]
+	for _, id := range m.full.toks[n.subLo:n.subHi] {
+		dst[id>>6] |= bits[id>>6] & (1 << (id & 63))
 	}
-	a.walk(e.tr, ctx, e.node, dst, text, nil)
+	lo, _ := slices.BinarySearchFunc(lesc, i, func(e escape, i int32) int { return cmp.Compare(e.node, i) })
+	for _, e := range lesc[lo:] {
+		if e.node >= n.end {
+			break
+		}
+		*esc = append(*esc, e)
+	}
+}
+
+// loopMask is text loop t's mask over the whole trie: a real loop's from
+// fillMask; an abstract loop's (cached) from its text tokens and a walk of
+// the others, with its escapes (in preorder) moved to the whole trie's
+// nodes of the same bytes.
+func (a *automaton) loopMask(m *Matcher, t int32) ([]uint64, []escape) {
+	if !a.sets[t].abs {
+		if bits, _ := a.masks.get(t); bits != nil {
+			return bits, nil
+		}
+		bits := make([]uint64, m.MaskWords())
+		a.fillMask(m, t, bits)
+		return bits, nil
+	}
+	if bits, esc := a.loops.get(t); bits != nil {
+		return bits, esc
+	}
+	bits := slices.Clone(m.text)
+	var esc []escape
+	a.walk(m, &m.impure, t, 0, bits, false, &esc)
+	for i, e := range esc {
+		esc[i] = escape{tr: &m.full, node: m.impure.full[e.node]}
+	}
+	a.loops.put(t, bits, esc)
+	return bits, esc
 }

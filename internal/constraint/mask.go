@@ -46,13 +46,13 @@ func (a *automaton) fillMask(m *Matcher, s int32, dst []uint64) {
 	}
 	if n, all, ok := a.textReach(s, m.maxTextChars()); ok {
 		copy(dst, m.textUpTo[min(n, m.maxTextChars())])
-		a.walk(&m.impure, s, 0, dst, nil, nil)
+		a.walk(m, &m.impure, s, 0, dst, false, nil)
 		if !all {
-			a.walk(&m.long, s, 0, dst, nil, nil)
+			a.walk(m, &m.long, s, 0, dst, false, nil)
 		}
 	} else if !a.partMasks(m, s, dst) {
 		clear(dst)
-		a.walk(&m.full, s, 0, dst, m.text, nil)
+		a.walk(m, &m.full, s, 0, dst, true, nil)
 	}
 	if a.sets[s].accept {
 		for _, id := range m.eos {
@@ -68,13 +68,14 @@ const minLoopSubtree = 8
 
 // walk sets in dst the tokens of tr's subtree under node root (0: the
 // whole trie) that can follow set s from that node, walking the trie and
-// skipping each subtree whose prefix is already dead. When text is not nil
-// and a node's state is a text loop (see isTextLoop), every string-text
-// token of its subtree is allowed at once, and only the subtrees holding
-// other tokens are walked. A node whose state holds a hole frame (an
-// abstract set's stack returned to its context, see context.go) is
-// appended to esc, and the walk goes on with the set's other frames.
-func (a *automaton) walk(tr *trie, s, root int32, dst []uint64, text []uint64, esc *[]escape) {
+// skipping each subtree whose prefix is already dead. With loops, where a
+// node's state is a text loop (see isTextLoop) its subtree is decided at
+// once: from the loop's own mask when the node's bytes are string text
+// (see loopMask), else by allowing every string-text token and walking
+// only the subtrees holding other tokens. A node whose state holds a hole
+// frame (an abstract set's stack returned to its context, see context.go)
+// is appended to esc, and the walk goes on with the set's other frames.
+func (a *automaton) walk(m *Matcher, tr *trie, s, root int32, dst []uint64, loops bool, esc *[]escape) {
 	var stack [256]int32
 	var rows [256]*[256]int32 // rows[d]: the transition row of stack[d]
 	stack[0], rows[0] = s, a.row(s)
@@ -107,18 +108,23 @@ func (a *automaton) walk(tr *trie, s, root int32, dst []uint64, text []uint64, e
 				continue
 			}
 		}
-		for _, id := range tr.toks[n.tokLo:n.tok] {
-			dst[id>>6] |= 1 << (id & 63)
-		}
-		if text != nil && !hole && i >= covered && n.subHi-n.subLo >= minLoopSubtree && a.isTextLoop(t) {
+		if loops && !hole && i >= covered && n.subHi-n.subLo >= minLoopSubtree && a.isTextLoop(t) {
+			if n.textPath && tr == &m.full {
+				a.fromLoop(m, t, i, dst, esc)
+				i = n.end
+				continue
+			}
 			for _, id := range tr.toks[n.subLo:n.subHi] {
-				dst[id>>6] |= text[id>>6] & (1 << (id & 63))
+				dst[id>>6] |= m.text[id>>6] & (1 << (id & 63))
 			}
 			covered = n.end
 			if !n.impure {
 				i = n.end
 				continue
 			}
+		}
+		for _, id := range tr.toks[n.tokLo:n.tok] {
+			dst[id>>6] |= 1 << (id & 63)
 		}
 		stack[d], rows[d] = t, a.row(t)
 		i++

@@ -36,6 +36,8 @@ func TestMaskAgreesWithAllowed(t *testing.T) {
 			`{"abc":{"abc":0,"a":1},"a":0,"ab":12}`},
 		{"equal subschemas in different contexts", `{"type":"object","properties":{"a":{"type":"string","maxLength":20},"b":{"type":"string","maxLength":20},"c":{"type":"array","items":{"type":"string","maxLength":20}},"d":{"type":"string","format":"date"},"e":{"type":"array","items":{"type":"string","format":"date"}},"f":{"type":"string"},"g":{"type":"array","items":{"type":"string"}}},"required":["a","b","c","d","e"]}`,
 			`{"a":"hello","b":"wörld é\"","c":["x","yy z",""],"d":"2024-01-31","e":["2023-12-01"],"f":"ab","g":["cd","e"]}`},
+		{"pattern string reaching a text loop", `{"type":"object","properties":{"p":{"type":"string","pattern":"^( [^\"]*|x)$"},"q":{"type":"array","items":{"type":"string","pattern":"^( [^\"]*|x)$"}}}}`,
+			`{"p":" ab","q":[" c","x"," d"],"p":"x"}`},
 		{"recursive", `{"$ref":"#/$defs/node","$defs":{"node":{"type":"object","properties":{"name":{"type":"string"},"size":{"type":"integer"},"kids":{"type":"array","items":{"$ref":"#/$defs/node"}}},"required":["name","size"]}}}`,
 			`{"name":"r","size":0,"kids":[{"name":"a","size":1,"kids":[{"size":0,"name":"b"}]},{"kids":[],"name":"c","size":2}]}`},
 	}
