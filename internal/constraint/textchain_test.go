@@ -38,6 +38,8 @@ func TestMaskAgreesWithAllowed(t *testing.T) {
 			`{"a":"hello","b":"wörld é\"","c":["x","yy z",""],"d":"2024-01-31","e":["2023-12-01"],"f":"ab","g":["cd","e"]}`},
 		{"pattern string reaching a text loop", `{"type":"object","properties":{"p":{"type":"string","pattern":"^( [^\"]*|x)$"},"q":{"type":"array","items":{"type":"string","pattern":"^( [^\"]*|x)$"}}}}`,
 			`{"p":" ab","q":[" c","x"," d"],"p":"x"}`},
+		{"objects sharing their additional keys' rules", `{"type":"object","properties":{"a":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]},"b":{"type":"object","properties":{"m":{"type":"string"}}},"c":{"type":"array","items":{"type":"object","properties":{"id":{"type":"integer"}}}}}}`,
+			`{"a":{"n":1,"other key":2,"k":[]},"b":{"m":"x","k2":{},"n":0},"c":[{"id":1,"name":"q"},{}],"extra":null}`},
 		{"recursive", `{"$ref":"#/$defs/node","$defs":{"node":{"type":"object","properties":{"name":{"type":"string"},"size":{"type":"integer"},"kids":{"type":"array","items":{"$ref":"#/$defs/node"}}},"required":["name","size"]}}}`,
 			`{"name":"r","size":0,"kids":[{"name":"a","size":1,"kids":[{"size":0,"name":"b"}]},{"kids":[],"name":"c","size":2}]}`},
 	}
