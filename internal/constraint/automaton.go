@@ -46,6 +46,9 @@ type automaton struct {
 	mark    []uint32
 	gen     uint32
 	scratch []int32
+	eps     [][]int32 // epsOf's lists by program state
+	epsMark []int32   // epsOf's visit marks (epsGen)
+	epsGen  int32
 	masks   maskCache
 	parts   maskCache       // masks of abstract sets, with their escapes
 	loops   maskCache       // whole-trie masks of abstract text loops (see loopMask)
@@ -109,6 +112,8 @@ func (a *automaton) closureOf(id int32) closed {
 // closure follows every move that consumes no byte from frame id, appending
 // the frames that stop before a byte edge to a.scratch; it reports whether
 // the sentence can end here. Frames marked with a.gen are already visited.
+// A frame's epsilon moves within its rule are taken at once (epsOf), so
+// only the states that call, end their rule or stop get frames.
 func (a *automaton) closure(id int32) (accept bool) {
 	stack := []int32{id}
 	for len(stack) > 0 {
@@ -119,31 +124,68 @@ func (a *automaton) closure(id int32) (accept bool) {
 		}
 		a.mark[id] = a.gen
 		f := a.frames[id]
-		st := &a.prog.states[f.pos]
-		if len(st.bytes) > 0 || f.pos == a.prog.hole {
-			a.scratch = append(a.scratch, id)
-		}
-		for _, e := range st.eps {
-			stack = append(stack, a.frameOf(e, f.parent))
-		}
-		if len(st.calls) > 0 && a.depth[id] < maxCalls {
-			for _, c := range st.calls {
-				ret := f.parent
-				if !c.tail {
-					ret = a.frameOf(c.ret, f.parent)
+		for _, q := range a.epsOf(f.pos) {
+			st := &a.prog.states[q]
+			if len(st.bytes) > 0 || q == a.prog.hole {
+				fq := id
+				if q != f.pos {
+					fq = a.frameOf(q, f.parent)
 				}
-				stack = append(stack, a.frameOf(a.prog.ruleStart[c.rule], ret))
+				if fq == id || a.mark[fq] != a.gen {
+					a.mark[fq] = a.gen // its own epsilon moves are in f's list
+					a.scratch = append(a.scratch, fq)
+				}
 			}
-		}
-		if st.final {
-			if f.parent == noFrame {
-				accept = true
-			} else {
-				stack = append(stack, f.parent)
+			if len(st.calls) > 0 && a.depth[id] < maxCalls {
+				for _, c := range st.calls {
+					ret := f.parent
+					if !c.tail {
+						ret = a.frameOf(c.ret, f.parent)
+					}
+					stack = append(stack, a.frameOf(a.prog.ruleStart[c.rule], ret))
+				}
+			}
+			if st.final {
+				if f.parent == noFrame {
+					accept = true
+				} else {
+					stack = append(stack, f.parent)
+				}
 			}
 		}
 	}
 	return accept
+}
+
+// epsOf lists the program states reachable from state p by epsilon moves
+// (p included) that have a byte edge or a call, end their rule or are the
+// hole: the states closure acts on. It is computed once per state.
+func (a *automaton) epsOf(p int32) []int32 {
+	if a.eps == nil {
+		a.eps = make([][]int32, len(a.prog.states))
+		a.epsMark = make([]int32, len(a.prog.states))
+	}
+	if l := a.eps[p]; l != nil {
+		return l
+	}
+	a.epsGen++
+	l := []int32{}
+	stack := []int32{p}
+	for len(stack) > 0 {
+		q := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if a.epsMark[q] == a.epsGen {
+			continue
+		}
+		a.epsMark[q] = a.epsGen
+		st := &a.prog.states[q]
+		if len(st.bytes) > 0 || len(st.calls) > 0 || st.final || q == a.prog.hole {
+			l = append(l, q)
+		}
+		stack = append(stack, st.eps...)
+	}
+	a.eps[p] = l
+	return l
 }
 
 // intern returns the id of the set of frames in a.scratch and resets the
