@@ -68,10 +68,8 @@ func checkWholeMasks(t *testing.T, s *State, m *Matcher, ids []int32, run int) {
 	mask := make([]uint64, m.MaskWords())
 	for i, id := range ids {
 		s.Mask(mask)
-		for tid := range int32(m.Size()) {
-			if in := mask[tid>>6]&(1<<(tid&63)) != 0; in != s.Allowed(tid) {
-				t.Fatalf("run %d, token %d of the output: mask says %v for token %d %q, Allowed disagrees", run, i, in, tid, m.tokens[tid])
-			}
+		if tid, in, ok := sameAsAllowed(s, mask); !ok {
+			t.Fatalf("run %d, token %d of the output: mask says %v for token %d %q, Allowed disagrees", run, i, in, tid, m.tokens[tid])
 		}
 		if err := s.Advance(id); err != nil {
 			t.Fatalf("run %d: token %d %q of a valid output: %v", run, i, m.tokens[id], err)
@@ -80,4 +78,64 @@ func checkWholeMasks(t *testing.T, s *State, m *Matcher, ids []int32, run int) {
 	if !s.IsAccepting() {
 		t.Fatalf("run %d: the valid output is not accepted", run)
 	}
+}
+
+// TestMaskBenchWholeMasks compares whole masks with Allowed on MaskBench
+// schemas (the CI subset; every schema with -maskbench.full): for the
+// first valid instance of each, at every key start (after `{"` or `,"`,
+// where masks come from abstract sets and escapes) and at every 32nd
+// token.
+func TestMaskBenchWholeMasks(t *testing.T) {
+	tok, m := llama3Matcher(t)
+	mask := make([]uint64, m.MaskWords())
+	for _, bc := range loadMaskBench(t, *maskbenchFull) {
+		c, err := JSONSchema(bc.Schema, Options{})
+		if err != nil {
+			continue
+		}
+		for _, tc := range bc.Tests {
+			if !tc.Valid {
+				continue
+			}
+			doc, _ := CompactJSON(tc.Data)
+			s := c.newPrivateState(m)
+			var out []byte
+			for i, id := range tok.Encode(string(doc), false) {
+				n := len(out)
+				if i%32 == 0 || n >= 2 && out[n-1] == '"' && (out[n-2] == '{' || out[n-2] == ',') {
+					s.Mask(mask)
+					if tid, in, ok := sameAsAllowed(s, mask); !ok {
+						t.Fatalf("%s token %d: mask says %v for token %d %q, Allowed disagrees", bc.ID, i, in, tid, m.tokens[tid])
+					}
+				}
+				if s.Advance(id) != nil {
+					break
+				}
+				out = append(out, m.tokens[id]...)
+			}
+			break
+		}
+	}
+}
+
+// sameAsAllowed compares mask with Allowed's answer for every token id (its
+// logic run under one lock: the bytes of each token stepped through the
+// automaton one by one); on a difference it returns the token and the
+// mask's bit.
+func sameAsAllowed(s *State, mask []uint64) (tid int32, in, ok bool) {
+	s.a.mu.Lock()
+	defer s.a.mu.Unlock()
+	for tid := range int32(s.m.size) {
+		in := mask[tid>>6]&(1<<(tid&63)) != 0
+		var want bool
+		if s.isEOS(tid) {
+			want = s.a.sets[s.cur].accept
+		} else if b := s.m.tokens[tid]; b != nil {
+			want = s.a.stepBytes(s.cur, b) >= 0
+		}
+		if in != want {
+			return tid, in, false
+		}
+	}
+	return 0, false, true
 }
