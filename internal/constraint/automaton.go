@@ -28,6 +28,10 @@ type dset struct {
 	text   int32 // textTarget: textUnknown until computed
 	hole   bool  // holds a hole frame: an abstract stack returned to its context
 	abs    bool  // abstract: a stack of it sits on a hole frame (see context.go)
+	// loop is the set of bytes stepping back to this set (byteLoopSet),
+	// when loopDone.
+	loop     [4]uint64
+	loopDone bool
 }
 
 // automaton determinizes a program lazily (a lazy DFA over sets of parse

@@ -75,6 +75,8 @@ const minLoopSubtree = 8
 // only the subtrees holding other tokens. A node whose state holds a hole
 // frame (an abstract set's stack returned to its context, see context.go)
 // is appended to esc, and the walk goes on with the set's other frames.
+// A whole-trie walk from a byte loop (see byteloop.go) takes the tokens of
+// the loop's bytes at once and walks only the subtrees of other tokens.
 func (a *automaton) walk(m *Matcher, tr *trie, s, root int32, dst []uint64, loops bool, esc *[]escape) {
 	var stack [256]int32
 	var rows [256]*[256]int32 // rows[d]: the transition row of stack[d]
@@ -82,13 +84,22 @@ func (a *automaton) walk(m *Matcher, tr *trie, s, root int32, dst []uint64, loop
 	nodes := tr.nodes
 	base := nodes[root].depth
 	covered := int32(0) // nodes below this index, in a covered subtree, are done
+	var bl *byteLoop    // when s is a byte loop: the subtrees of its tokens are done
+	if loops && root == 0 && tr == &m.full {
+		if c, ok := a.byteLoopSet(s); ok {
+			bl = m.byteLoopOf(c)
+			for i, w := range bl.only {
+				dst[i] |= w
+			}
+		}
+	}
 	visited := int64(0)
 	defer func() { a.walked += visited }()
 	for i := root + 1; i < nodes[root].end; {
 		visited++
 		n := &nodes[i]
 		d := n.depth - base
-		if int(d) >= len(stack) || i < covered && !n.impure {
+		if int(d) >= len(stack) || i < covered && !n.impure || bl != nil && !bl.isMixed(i) {
 			i = n.end
 			continue
 		}

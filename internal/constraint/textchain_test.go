@@ -40,6 +40,8 @@ func TestMaskAgreesWithAllowed(t *testing.T) {
 			`{"p":" ab","q":[" c","x"," d"],"p":"x"}`},
 		{"objects sharing their additional keys' rules", `{"type":"object","properties":{"a":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]},"b":{"type":"object","properties":{"m":{"type":"string"}}},"c":{"type":"array","items":{"type":"object","properties":{"id":{"type":"integer"}}}}}}`,
 			`{"a":{"n":1,"other key":2,"k":[]},"b":{"m":"x","k2":{},"n":0},"c":[{"id":1,"name":"q"},{}],"extra":null}`},
+		{"byte loops: a pattern's class, a URI", `{"type":"object","properties":{"p":{"type":"string","pattern":"^[a-z0-9_-]*$"},"u":{"type":"string","format":"uri"},"q":{"type":"array","items":{"type":"string","pattern":"^[a-z0-9_-]*$"}}},"required":["p","u"]}`,
+			`{"p":"abc-def_12","u":"https://www.example.com/a/b?x=1","q":["x-y","","zz"]}`},
 		{"recursive", `{"$ref":"#/$defs/node","$defs":{"node":{"type":"object","properties":{"name":{"type":"string"},"size":{"type":"integer"},"kids":{"type":"array","items":{"$ref":"#/$defs/node"}}},"required":["name","size"]}}}`,
 			`{"name":"r","size":0,"kids":[{"name":"a","size":1,"kids":[{"size":0,"name":"b"}]},{"kids":[],"name":"c","size":2}]}`},
 	}

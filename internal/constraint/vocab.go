@@ -3,6 +3,7 @@ package constraint
 import (
 	"errors"
 	"slices"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -47,6 +48,9 @@ type Matcher struct {
 	long     trie // the string-text tokens of more than textChainMax characters
 	eos      []int32
 	tokens   [][]byte // by id; nil for special or empty tokens
+
+	loopMu    sync.Mutex
+	byteLoops map[[4]uint64]*byteLoop // built on first use (see byteLoopOf)
 }
 
 // trie is a token trie in preorder; toks lists the tokens ending at each
