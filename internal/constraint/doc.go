@@ -43,8 +43,12 @@
 // parent's closure. Where a walk meets a text loop after string-text
 // bytes, the subtree's tokens come from the loop's own cached mask. Equal
 // subschemas compile to one rule, and objects share the rules of their
-// additional keys' text, so those walks are shared too. Closures take a
-// frame's epsilon moves at once (lists per program state).
+// additional keys' text, so those walks are shared too. A walk from a
+// set that steps back to itself on at least 32 bytes (a byte loop, inside
+// a string under a format or pattern: byteloop.go) takes the tokens made
+// of those bytes from a bitset built once per Matcher and byte set.
+// Closures take a frame's epsilon moves at once (lists per program
+// state).
 //
 // JSON Schema. The schema is first checked with
 // github.com/santhosh-tekuri/jsonschema (ErrInvalidSchema). A feature that
