@@ -28,10 +28,6 @@ type dset struct {
 	text   int32 // textTarget: textUnknown until computed
 	hole   bool  // holds a hole frame: an abstract stack returned to its context
 	abs    bool  // abstract: a stack of it sits on a hole frame (see context.go)
-	// loop is the set of bytes stepping back to this set (byteLoopSet),
-	// when loopDone.
-	loop     [4]uint64
-	loopDone bool
 }
 
 // automaton determinizes a program lazily (a lazy DFA over sets of parse
@@ -54,12 +50,13 @@ type automaton struct {
 	epsMark []int32   // epsOf's visit marks (epsGen)
 	epsGen  int32
 	masks   maskCache
-	parts   maskCache       // masks of abstract sets, with their escapes
-	loops   maskCache       // whole-trie masks of abstract text loops (see loopMask)
-	holes   map[int32]int32 // hole frame by depth (see holeFrame)
-	closed  []closed        // closure results by frame id (valid when done)
-	keyBuf  []byte          // setKey's buffer
-	walked  int64           // trie nodes walk visited (a statistic for tests)
+	parts   maskCache           // masks of abstract sets, with their escapes
+	loops   maskCache           // whole-trie masks of abstract text loops (see loopMask)
+	byteSet map[int32][4]uint64 // byteLoopSet's results by set
+	holes   map[int32]int32     // hole frame by depth (see holeFrame)
+	closed  []closed            // closure results by frame id (valid when done)
+	keyBuf  []byte              // setKey's buffer
+	walked  int64               // trie nodes walk visited (a statistic for tests)
 }
 
 // closed is the closure of one frame: the frames it stops at before a

@@ -64,8 +64,7 @@ func (bl *byteLoop) isMixed(i int32) bool { return bl.mixed[i>>6]&(1<<(i&63)) !=
 // and whether it holds at least minByteLoop bytes (else it is empty). It
 // is computed once per set (every byte class of s is stepped).
 func (a *automaton) byteLoopSet(s int32) ([4]uint64, bool) {
-	if a.sets[s].loopDone {
-		c := a.sets[s].loop
+	if c, ok := a.byteSet[s]; ok {
 		return c, c != [4]uint64{}
 	}
 	var c [4]uint64
@@ -79,6 +78,9 @@ func (a *automaton) byteLoopSet(s int32) ([4]uint64, bool) {
 	if n < minByteLoop {
 		c = [4]uint64{}
 	}
-	a.sets[s].loop, a.sets[s].loopDone = c, true
+	if a.byteSet == nil {
+		a.byteSet = map[int32][4]uint64{}
+	}
+	a.byteSet[s] = c
 	return c, c != [4]uint64{}
 }
