@@ -84,3 +84,46 @@ func (a *automaton) byteLoopSet(s int32) ([4]uint64, bool) {
 	a.byteSet[s] = c
 	return c, c != [4]uint64{}
 }
+
+// rootByteLoop adds to dst, when a walk of the whole trie starts from a
+// byte loop s, the tokens of its bytes, and returns the loop's
+// precomputation (nil otherwise).
+func (a *automaton) rootByteLoop(m *Matcher, tr *trie, s, root int32, loops bool, dst []uint64) *byteLoop {
+	if !loops || root != 0 || tr != &m.full {
+		return nil
+	}
+	c, ok := a.byteLoopSet(s)
+	if !ok {
+		return nil
+	}
+	bl := m.byteLoopOf(c)
+	for i, w := range bl.only {
+		dst[i] |= w
+	}
+	return bl
+}
+
+// nodeByteLoop adds to dst, when set t (reached at node n of the whole
+// trie by the bytes path) is a byte loop whose set holds every byte of
+// path, the tokens of n's subtree made of the loop's bytes (from t they
+// keep t), and returns the loop's precomputation (nil otherwise). A text
+// loop is left to the text shortcuts.
+func (a *automaton) nodeByteLoop(m *Matcher, t int32, path []byte, n *trieNode, dst []uint64) *byteLoop {
+	if a.isTextLoop(t) {
+		return nil
+	}
+	c, ok := a.byteLoopSet(t)
+	if !ok {
+		return nil
+	}
+	for _, b := range path {
+		if c[b>>6]&(1<<(b&63)) == 0 {
+			return nil
+		}
+	}
+	bl := m.byteLoopOf(c)
+	for _, id := range m.full.toks[n.subLo:n.subHi] {
+		dst[id>>6] |= bl.only[id>>6] & (1 << (id & 63))
+	}
+	return bl
+}

@@ -75,8 +75,9 @@ const minLoopSubtree = 8
 // only the subtrees holding other tokens. A node whose state holds a hole
 // frame (an abstract set's stack returned to its context, see context.go)
 // is appended to esc, and the walk goes on with the set's other frames.
-// A whole-trie walk from a byte loop (see byteloop.go) takes the tokens of
-// the loop's bytes at once and walks only the subtrees of other tokens.
+// Where a whole-trie walk's set is a byte loop (see byteloop.go) at its
+// root or at a node reached by the loop's bytes, the tokens of the loop's
+// bytes are taken at once and only the subtrees of other tokens walked.
 func (a *automaton) walk(m *Matcher, tr *trie, s, root int32, dst []uint64, loops bool, esc *[]escape) {
 	var stack [256]int32
 	var rows [256]*[256]int32 // rows[d]: the transition row of stack[d]
@@ -84,22 +85,20 @@ func (a *automaton) walk(m *Matcher, tr *trie, s, root int32, dst []uint64, loop
 	nodes := tr.nodes
 	base := nodes[root].depth
 	covered := int32(0) // nodes below this index, in a covered subtree, are done
-	var bl *byteLoop    // when s is a byte loop: the subtrees of its tokens are done
-	if loops && root == 0 && tr == &m.full {
-		if c, ok := a.byteLoopSet(s); ok {
-			bl = m.byteLoopOf(c)
-			for i, w := range bl.only {
-				dst[i] |= w
-			}
-		}
-	}
+	var path [256]byte  // path[d-1]: the byte of the current node at depth d
+	bl := a.rootByteLoop(m, tr, s, root, loops, dst)
+	var inner *byteLoop // a byte loop's nodes below innerEnd: their tokens' subtrees are done
+	innerEnd := int32(0)
 	visited := int64(0)
 	defer func() { a.walked += visited }()
 	for i := root + 1; i < nodes[root].end; {
 		visited++
 		n := &nodes[i]
 		d := n.depth - base
-		if int(d) >= len(stack) || i < covered && !n.impure || bl != nil && !bl.isMixed(i) {
+		if inner != nil && i >= innerEnd {
+			inner = nil
+		}
+		if int(d) >= len(stack) || i < covered && !n.impure || bl != nil && !bl.isMixed(i) || inner != nil && !inner.isMixed(i) {
 			i = n.end
 			continue
 		}
@@ -132,6 +131,12 @@ func (a *automaton) walk(m *Matcher, tr *trie, s, root int32, dst []uint64, loop
 			if !n.impure {
 				i = n.end
 				continue
+			}
+		}
+		path[d-1] = n.b
+		if inner == nil && bl == nil && root == 0 && loops && !hole && n.subHi-n.subLo >= minByteLoopSubtree {
+			if inner = a.nodeByteLoop(m, t, path[:d], n, dst); inner != nil {
+				innerEnd = n.end
 			}
 		}
 		for _, id := range tr.toks[n.tokLo:n.tok] {
