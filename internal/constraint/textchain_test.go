@@ -70,7 +70,9 @@ func checkWholeMasks(t *testing.T, s *State, m *Matcher, ids []int32, run int) {
 	mask := make([]uint64, m.MaskWords())
 	for i, id := range ids {
 		s.Mask(mask)
-		if tid, in, ok := sameAsAllowed(s, mask); !ok {
+		if raceEnabled && i%4 != run {
+			// under the race detector: every 4th token, others in the second run
+		} else if tid, in, ok := sameAsAllowed(s, mask); !ok {
 			t.Fatalf("run %d, token %d of the output: mask says %v for token %d %q, Allowed disagrees", run, i, in, tid, m.tokens[tid])
 		}
 		if err := s.Advance(id); err != nil {
@@ -86,7 +88,7 @@ func checkWholeMasks(t *testing.T, s *State, m *Matcher, ids []int32, run int) {
 // schemas (the CI subset; every schema with -maskbench.full): for the
 // first valid instance of each, at every key start (after `{"` or `,"`,
 // where masks come from abstract sets and escapes) and at every 32nd
-// token.
+// token (under the race detector: at the key starts of every 4th token).
 func TestMaskBenchWholeMasks(t *testing.T) {
 	tok, m := llama3Matcher(t)
 	mask := make([]uint64, m.MaskWords())
@@ -104,7 +106,8 @@ func TestMaskBenchWholeMasks(t *testing.T) {
 			var out []byte
 			for i, id := range tok.Encode(string(doc), false) {
 				n := len(out)
-				if i%32 == 0 || n >= 2 && out[n-1] == '"' && (out[n-2] == '{' || out[n-2] == ',') {
+				keyStart := n >= 2 && out[n-1] == '"' && (out[n-2] == '{' || out[n-2] == ',')
+				if !raceEnabled && i%32 == 0 || keyStart && (!raceEnabled || i%4 == 0) {
 					s.Mask(mask)
 					if tid, in, ok := sameAsAllowed(s, mask); !ok {
 						t.Fatalf("%s token %d: mask says %v for token %d %q, Allowed disagrees", bc.ID, i, in, tid, m.tokens[tid])
