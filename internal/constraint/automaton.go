@@ -26,6 +26,8 @@ type dset struct {
 	frames []int32
 	accept bool
 	text   int32 // textTarget: textUnknown until computed
+	hole   bool  // holds a hole frame: an abstract stack returned to its context
+	abs    bool  // abstract: a stack of it sits on a hole frame (see context.go)
 }
 
 // automaton determinizes a program lazily (a lazy DFA over sets of parse
@@ -37,16 +39,24 @@ type automaton struct {
 	frames  []frame
 	frameIx map[frame]int32
 	depth   []int32
+	onHole  []bool // by frame id: a hole frame is the frame or below it
 	sets    []dset
 	trans   [][]int32 // transitions, pageSets sets a page: see transAt
 	setIx   map[string]int32
 	mark    []uint32
 	gen     uint32
 	scratch []int32
+	eps     [][]int32 // epsOf's lists by program state
+	epsMark []int32   // epsOf's visit marks (epsGen)
+	epsGen  int32
 	masks   maskCache
-	closed  []closed // closure results by frame id (valid when done)
-	keyBuf  []byte   // setKey's buffer
-	walked  int64    // trie nodes walk visited (a statistic for tests)
+	parts   maskCache           // masks of abstract sets, with their escapes
+	loops   maskCache           // whole-trie masks of abstract text loops (see loopMask)
+	byteSet map[int32][4]uint64 // byteLoopSet's results by set
+	holes   map[int32]int32     // hole frame by depth (see holeFrame)
+	closed  []closed            // closure results by frame id (valid when done)
+	keyBuf  []byte              // setKey's buffer
+	walked  int64               // trie nodes walk visited (a statistic for tests)
 }
 
 // closed is the closure of one frame: the frames it stops at before a
@@ -71,12 +81,13 @@ func (a *automaton) frameOf(pos, parent int32) int32 {
 	if id, ok := a.frameIx[f]; ok {
 		return id
 	}
-	d := int32(0)
+	d, abs := int32(0), false
 	if parent != noFrame {
-		d = a.depth[parent] + 1
+		d, abs = a.depth[parent]+1, a.onHole[parent]
 	}
 	a.frames = append(a.frames, f)
 	a.depth = append(a.depth, d)
+	a.onHole = append(a.onHole, abs)
 	a.mark = append(a.mark, 0)
 	a.closed = append(a.closed, closed{})
 	id := int32(len(a.frames) - 1)
@@ -102,6 +113,8 @@ func (a *automaton) closureOf(id int32) closed {
 // closure follows every move that consumes no byte from frame id, appending
 // the frames that stop before a byte edge to a.scratch; it reports whether
 // the sentence can end here. Frames marked with a.gen are already visited.
+// A frame's epsilon moves within its rule are taken at once (epsOf), so
+// only the states that call, end their rule or stop get frames.
 func (a *automaton) closure(id int32) (accept bool) {
 	stack := []int32{id}
 	for len(stack) > 0 {
@@ -112,31 +125,68 @@ func (a *automaton) closure(id int32) (accept bool) {
 		}
 		a.mark[id] = a.gen
 		f := a.frames[id]
-		st := &a.prog.states[f.pos]
-		if len(st.bytes) > 0 {
-			a.scratch = append(a.scratch, id)
-		}
-		for _, e := range st.eps {
-			stack = append(stack, a.frameOf(e, f.parent))
-		}
-		if len(st.calls) > 0 && a.depth[id] < maxCalls {
-			for _, c := range st.calls {
-				ret := f.parent
-				if !c.tail {
-					ret = a.frameOf(c.ret, f.parent)
+		for _, q := range a.epsOf(f.pos) {
+			st := &a.prog.states[q]
+			if len(st.bytes) > 0 || q == a.prog.hole {
+				fq := id
+				if q != f.pos {
+					fq = a.frameOf(q, f.parent)
 				}
-				stack = append(stack, a.frameOf(a.prog.ruleStart[c.rule], ret))
+				if fq == id || a.mark[fq] != a.gen {
+					a.mark[fq] = a.gen // its own epsilon moves are in f's list
+					a.scratch = append(a.scratch, fq)
+				}
 			}
-		}
-		if st.final {
-			if f.parent == noFrame {
-				accept = true
-			} else {
-				stack = append(stack, f.parent)
+			if len(st.calls) > 0 && a.depth[id] < maxCalls {
+				for _, c := range st.calls {
+					ret := f.parent
+					if !c.tail {
+						ret = a.frameOf(c.ret, f.parent)
+					}
+					stack = append(stack, a.frameOf(a.prog.ruleStart[c.rule], ret))
+				}
+			}
+			if st.final {
+				if f.parent == noFrame {
+					accept = true
+				} else {
+					stack = append(stack, f.parent)
+				}
 			}
 		}
 	}
 	return accept
+}
+
+// epsOf lists the program states reachable from state p by epsilon moves
+// (p included) that have a byte edge or a call, end their rule or are the
+// hole: the states closure acts on. It is computed once per state.
+func (a *automaton) epsOf(p int32) []int32 {
+	if a.eps == nil {
+		a.eps = make([][]int32, len(a.prog.states))
+		a.epsMark = make([]int32, len(a.prog.states))
+	}
+	if l := a.eps[p]; l != nil {
+		return l
+	}
+	a.epsGen++
+	l := []int32{}
+	stack := []int32{p}
+	for len(stack) > 0 {
+		q := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if a.epsMark[q] == a.epsGen {
+			continue
+		}
+		a.epsMark[q] = a.epsGen
+		st := &a.prog.states[q]
+		if len(st.bytes) > 0 || len(st.calls) > 0 || st.final || q == a.prog.hole {
+			l = append(l, q)
+		}
+		stack = append(stack, st.eps...)
+	}
+	a.eps[p] = l
+	return l
 }
 
 // intern returns the id of the set of frames in a.scratch and resets the
@@ -157,7 +207,7 @@ func (a *automaton) intern(accept bool) int32 {
 	if len(a.sets) >= maxSets {
 		return deadSet
 	}
-	a.sets = append(a.sets, dset{frames: slices.Clone(fs), accept: accept, text: textUnknown})
+	a.sets = append(a.sets, dset{frames: slices.Clone(fs), accept: accept, text: textUnknown, hole: a.holds(fs), abs: len(fs) > 0 && a.onHole[fs[0]]})
 	id := int32(len(a.sets) - 1)
 	if id%pageSets == 0 {
 		a.trans = append(a.trans, make([]int32, pageSets<<8))

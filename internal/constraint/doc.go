@@ -33,6 +33,23 @@
 // for the stepped byte's whole class (the bytes no edge of the state tells
 // apart).
 //
+// Masks abstracted from their context (context.go). A set's mask is the
+// union of the masks of its frame groups (the stacks sharing one parent
+// frame); each group is walked once with the parent replaced by a hole
+// frame, and that abstract mask is cached, so the key-start sets of a
+// member chain (a new set at each position, the member rule being called
+// from a different place) share one walk. Where an abstract stack returns
+// into the hole (an escape), the subtree is walked again from the
+// parent's closure. Where a walk meets a text loop after string-text
+// bytes, the subtree's tokens come from the loop's own cached mask. Equal
+// subschemas compile to one rule, and objects share the rules of their
+// additional keys' text, so those walks are shared too. A walk from a
+// set that steps back to itself on at least 32 bytes (a byte loop, inside
+// a string under a format or pattern: byteloop.go) takes the tokens made
+// of those bytes from a bitset built once per Matcher and byte set.
+// Closures take a frame's epsilon moves at once (lists per program
+// state).
+//
 // JSON Schema. The schema is first checked with
 // github.com/santhosh-tekuri/jsonschema (ErrInvalidSchema). A feature that
 // cannot be enforced exactly is an *UnsupportedError naming it (never a

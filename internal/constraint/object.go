@@ -193,11 +193,26 @@ func (c *schemaCompiler) additional(o *object, named map[string]bool, path strin
 	if len(named) == 0 {
 		return seq(anyJSONString(), after), nil
 	}
-	// The key's continuations are rules called in tail position, so every
-	// way of leaving the trie of names reaches the same parse stack.
-	end := c.rule(path+"/additionalKeyEnd", seq(lit(`"`), after))
-	tail := c.rule(path+"/additionalKeyTail", seq(star(jsonChars([]runeRange{{0, utf8.MaxRune}})), end))
+	end, tail := c.keyContinuations(v, after, path)
 	return c.rule(path+"/additionalKey", seq(lit(`"`), keyNotIn(named, end, tail))), nil
+}
+
+// keyContinuations are an additional key's continuations after the trie of
+// names: end (the closing quote, then the member's rest) and tail (more key
+// text, then end). They are rules called in tail position, so every way of
+// leaving the trie of names reaches the same parse stack; and objects
+// whose additional members have one same value rule share them, so the
+// key text's masks (a text loop's, see loopMask) serve all those objects.
+func (c *schemaCompiler) keyContinuations(v, after *expr, path string) (end, tail *expr) {
+	if ids, ok := c.keyRules[v.rule]; ok && v.kind == eRef {
+		return ref(ids[0]), ref(ids[1])
+	}
+	end = c.rule(path+"/additionalKeyEnd", seq(lit(`"`), after))
+	tail = c.rule(path+"/additionalKeyTail", seq(star(jsonChars([]runeRange{{0, utf8.MaxRune}})), end))
+	if v.kind == eRef && end.kind == eRef && tail.kind == eRef {
+		c.keyRules[v.rule] = [2]int32{end.rule, tail.rule}
+	}
+	return end, tail
 }
 
 // patternMembers is one member whose key matches a patternProperties

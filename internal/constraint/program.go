@@ -34,6 +34,7 @@ type program struct {
 	ruleStart []int32
 	ruleNames []string
 	start     int32 // the start rule
+	hole      int32 // a state with no edge: the context an abstract stack returns to (see context.go)
 
 	shared map[*expr]int32 // while building: repeated bodies made rules
 }
@@ -68,6 +69,7 @@ func (g *grammarBuilder) compile(start int32) (*program, error) {
 		p.states[out].final = true
 	}
 	p.shared = nil
+	p.hole = p.newState()
 	if err := p.checkLeftRecursion(); err != nil {
 		return nil, err
 	}

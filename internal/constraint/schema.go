@@ -37,6 +37,8 @@ type schemaCompiler struct {
 	*jsonGrammar
 	root      any
 	rules     map[*object]int32
+	canon     map[string]*object   // the first subschema of each JSON text (see canonical)
+	keyRules  map[int32][2]int32   // additional keys' end and tail rules by value rule (see keyContinuations)
 	forbidden map[*object][]string // properties a "not required" excludes
 	ordered   bool                 // Options.OrderedProperties
 	// refOverrides: the schema's draft (3 to 7) ignores keywords beside $ref.
@@ -56,7 +58,7 @@ func JSONSchema(schema []byte, o Options) (*Constraint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("constraint: JSON Schema: %w", err)
 	}
-	c := &schemaCompiler{jsonGrammar: newJSONGrammar(o), root: root, rules: map[*object]int32{}, empty: map[*object]bool{},
+	c := &schemaCompiler{jsonGrammar: newJSONGrammar(o), root: root, rules: map[*object]int32{}, canon: map[string]*object{}, keyRules: map[int32][2]int32{}, empty: map[*object]bool{},
 		forbidden: map[*object][]string{}, ordered: o.OrderedProperties}
 	if ro, ok := root.(*object); ok {
 		d, _ := ro.vals["$schema"].(string)
@@ -78,6 +80,7 @@ func (c *schemaCompiler) schema(s any, path string) (*expr, error) {
 		}
 		return noneExpr, nil
 	case *object:
+		s = c.canonical(s)
 		if c.empty[s] {
 			return noneExpr, nil
 		}
@@ -98,6 +101,23 @@ func (c *schemaCompiler) schema(s any, path string) (*expr, error) {
 		return ref(id), nil
 	}
 	return nil, fmt.Errorf("%s: a schema must be an object or a boolean, not %T", path, s)
+}
+
+// canonical returns the first subschema met with o's JSON text (o when it
+// is the first), so equal subschemas compile to one rule: the stacks inside
+// it are then the same wherever it is used, and masks abstracted from
+// their context (context.go) serve every use. A subschema a "not required"
+// restricts is its own.
+func (c *schemaCompiler) canonical(o *object) *object {
+	if len(c.forbidden[o]) > 0 {
+		return o
+	}
+	k := jsonText(o)
+	if first, ok := c.canon[k]; ok {
+		return first
+	}
+	c.canon[k] = o
+	return o
 }
 
 // object compiles one schema object.

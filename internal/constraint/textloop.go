@@ -87,7 +87,9 @@ func (a *automaton) rangeLeadsTo(s int32, lo, hi byte, left byte, target int32, 
 
 // eachClass calls f with the set reached from s by each byte in [lo, hi],
 // once per class of bytes s cannot tell apart (no byte edge of its frames
-// starts or ends inside a class), and reports whether f held for all.
+// starts or ends inside a class), and reports whether f held for all. A
+// set holding a hole frame (an abstract stack returned to its context,
+// see context.go) fails: its text tokens depend on the context.
 func (a *automaton) eachClass(s int32, lo, hi byte, f func(t int32) bool) bool {
 	var cut [257]bool // cut[b]: a class starts at byte b
 	for _, id := range a.sets[s].frames {
@@ -98,7 +100,7 @@ func (a *automaton) eachClass(s int32, lo, hi byte, f func(t int32) bool) bool {
 	}
 	for c := int(lo); c <= int(hi); c++ {
 		if c == int(lo) || cut[c] {
-			if !f(a.step(s, byte(c))) {
+			if t := a.step(s, byte(c)); t >= 0 && a.sets[t].hole || !f(t) {
 				return false
 			}
 		}
@@ -112,7 +114,8 @@ func (a *automaton) eachClass(s int32, lo, hi byte, f func(t int32) bool) bool {
 const textChainMax = 16
 
 // textReach follows the text targets from s, at most textChainMax of
-// them. ok is false when one of them is not uniform. Otherwise every text
+// them. ok is false when one of them is not uniform or holds a hole frame
+// (an abstract set's stack returned to its context, see context.go). Otherwise every text
 // token of at most n characters is allowed from s and, when all is true,
 // the longer ones are decided too: allowed if n is maxChars, else not;
 // when all is false the tokens of more than n (textChainMax) characters
@@ -122,7 +125,7 @@ func (a *automaton) textReach(s int32, maxChars int) (n int, all, ok bool) {
 	for n = 0; n < textChainMax; n++ {
 		t := a.textTarget(cur)
 		switch {
-		case t == nonUniform:
+		case t == nonUniform || t >= 0 && a.sets[t].hole:
 			return 0, false, false
 		case t == deadSet:
 			return n, true, true

@@ -3,6 +3,7 @@ package constraint
 import (
 	"errors"
 	"slices"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -30,6 +31,7 @@ type trieNode struct {
 	// the tokens of the subtree: toks[subLo:subHi]
 	subLo, subHi int32
 	impure       bool // the subtree holds a token that is not string text
+	textPath     bool // the node's bytes are string text (see isStringText)
 }
 
 // Matcher is a vocabulary prepared for masking: a trie of every ordinary
@@ -46,6 +48,9 @@ type Matcher struct {
 	long     trie // the string-text tokens of more than textChainMax characters
 	eos      []int32
 	tokens   [][]byte // by id; nil for special or empty tokens
+
+	loopMu    sync.Mutex
+	byteLoops map[[4]uint64]*byteLoop // built on first use (see byteLoopOf)
 }
 
 // trie is a token trie in preorder; toks lists the tokens ending at each
@@ -53,6 +58,7 @@ type Matcher struct {
 type trie struct {
 	nodes []trieNode
 	toks  []int32
+	full  []int32 // by node: the node of the same bytes in Matcher.full (see mapTo)
 }
 
 // NewMatcher builds the token trie of v.
@@ -92,6 +98,7 @@ func NewMatcher(v Vocabulary) (*Matcher, error) {
 		byChars[n] = append(byChars[n], id)
 	}
 	m.impure.build(m.tokens, impure)
+	m.impure.mapTo(&m.full)
 	m.buildTextUpTo(byChars)
 	var long []int32
 	for _, ids := range byChars[min(len(byChars), textChainMax+1):] {
@@ -99,7 +106,28 @@ func NewMatcher(v Vocabulary) (*Matcher, error) {
 	}
 	slices.SortFunc(long, func(a, b int32) int { return slices.Compare(m.tokens[a], m.tokens[b]) })
 	m.long.build(m.tokens, long)
+	m.long.mapTo(&m.full)
 	return m, nil
+}
+
+// mapTo fills t.full: for each node of t (a trie of some of full's
+// tokens), the node of full with the same bytes.
+func (t *trie) mapTo(full *trie) {
+	t.full = make([]int32, len(t.nodes))
+	var at [256]int32 // at[d]: the full node of t's current node at depth d
+	for i := 1; i < len(t.nodes); i++ {
+		n := &t.nodes[i]
+		if int(n.depth) >= len(at) {
+			t.full[i] = -1
+			continue
+		}
+		p := at[n.depth-1]
+		c := p + 1
+		for full.nodes[c].b != n.b {
+			c = full.nodes[c].end
+		}
+		t.full[i], at[n.depth] = c, c
+	}
 }
 
 // buildTextUpTo fills textUpTo and text from the text tokens by character
@@ -164,7 +192,7 @@ func (m *trie) build(tokens [][]byte, ids []int32) {
 		path = path[:common]
 		for d := common; d < len(b); d++ {
 			path = append(path, int32(len(m.nodes)))
-			m.nodes = append(m.nodes, trieNode{b: b[d], depth: int32(d + 1), subLo: int32(len(m.toks))})
+			m.nodes = append(m.nodes, trieNode{b: b[d], depth: int32(d + 1), subLo: int32(len(m.toks)), textPath: isStringText(b[:d+1])})
 		}
 		last := &m.nodes[path[len(path)-1]]
 		if last.tokLo == last.tok {
