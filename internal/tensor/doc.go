@@ -203,10 +203,10 @@
 // Stacked matrix holds parts of different formats (fused Q/K/V of a mixed
 // file) and multiplies each part on its own. A packed K-format product
 // (kpjob.go) quantizes its activations to Q8_K once, into the pool's
-// scratch, and cuts its 16-row groups into chunks of about 64 KB of
-// weights that the pool's threads claim from an atomic counter (not one
-// fixed half each: a thread that loses its core leaves its chunks to the
-// other); a Stacked matrix of packed K parts (a Q4_K_M layer's Q/K in
+// scratch, and its 16-row groups are claimed by the pool's threads from an
+// atomic counter in guided chunks (a 1/(2·threads) share of what is left,
+// down to two groups; not one fixed half each: a thread that loses its
+// core leaves the rest to the other); a Stacked matrix of packed K parts (a Q4_K_M layer's Q/K in
 // Q4_K, V in Q6_K) runs as one such job over all its parts. Every output
 // is one kernel call's on its own group, whichever thread claims it: the
 // same bits at any thread count.

@@ -7,34 +7,32 @@ import (
 
 // A packed K-format MatMul (Q3_K, Q4_K, Q5_K, Q6_K at the avx512 level) as
 // one job: the activations quantized to Q8_K once (into the pool's
-// scratch: no allocation), the matrix's 16-row groups cut into chunks of
-// about kpChunkBytes of packed weights, and the chunks claimed in turn by
-// the pool's threads from one atomic counter (as GGML's mul_mat claims its
-// chunks), not cut into one fixed half per thread: on a shared host a
-// thread that loses its core for a while leaves its chunks to the other
-// one instead of holding up the whole product, and no part of the matrix
-// waits on the slower of two memory streams. A Stacked matrix whose parts
-// are all packed K formats (a Q4_K_M layer's Q/K in Q4_K and V in Q6_K)
-// runs as one such job over its parts' chunks, writing each part's rows
-// in place. Every output is computed by one kernel call on its own group
-// whichever thread claims it, so the bits do not depend on the thread
-// count or the order of the claims.
+// scratch: no allocation), then the matrix's 16-row groups claimed by the
+// pool's threads from one atomic counter in guided chunks (each claim a
+// 1/(2·threads) share of the groups left, at least kpMinChunk), not cut
+// into one fixed half per thread: on a shared host a thread that loses its
+// core for a while leaves the rest to the other one instead of holding up
+// the whole product, no part of the matrix waits on the slower of two
+// memory streams, and the claims are few (about twenty for a TinyLlama FFN
+// matrix on two threads) and end in small chunks. A Stacked matrix whose
+// parts are all packed K formats (a Q4_K_M layer's Q/K in Q4_K and V in
+// Q6_K) runs as one such job over its parts' groups, writing each part's
+// rows in place. Every output is computed by one kernel call on its own
+// group whichever thread claims it, so the bits do not depend on the
+// thread count or the order of the claims.
 
-// kpChunkBytes is the packed weight bytes a chunk aims at: a few hundred
-// chunks for a TinyLlama FFN matrix, tens for its K and V, each far more
-// work than the claim (one atomic add on a shared line).
-const kpChunkBytes = 64 << 10
+// kpMinChunk is the fewest groups a claim takes (but for a part's last
+// group): even, so that the two-group kernels pair the same groups as over
+// the whole matrix.
+const kpMinChunk = 2
 
 // kpPart is one packed matrix of a kpJob: its kernel and product, its
-// groups of 16 rows cut into chunks of chunk groups (even, so that the
-// two-group kernels pair the same groups as over the whole matrix), and
-// the job's index of its first chunk.
+// groups of 16 rows, and the job's index of its first group.
 type kpPart struct {
 	f      func(a *kpArgs, g0, g1 int)
 	a      kpArgs
 	groups int
-	chunk  int
-	c0     int
+	g0     int
 }
 
 // kpAux names the activation corrections the K kernels take: the sums of
@@ -52,7 +50,8 @@ const (
 // bound once as kpFn) with its scratch; a nil Pool makes one per call.
 type kpJob struct {
 	parts   []kpPart
-	nchunks int
+	groups  int // of all parts
+	threads int
 	n, cols int
 
 	// Q8_K activations: values, scales per super-block, sums of each 16,
@@ -64,7 +63,7 @@ type kpJob struct {
 	auxOK [kpAuxKinds]bool
 
 	_    [64]byte
-	next atomic.Int64 // the next chunk to claim
+	next atomic.Int64 // the first group not yet claimed
 	_    [56]byte
 }
 
@@ -74,7 +73,7 @@ func (p *Pool) kpJobFor() *kpJob {
 		return new(kpJob)
 	}
 	j := &p.kp
-	j.parts, j.nchunks = j.parts[:0], 0
+	j.parts, j.groups = j.parts[:0], 0
 	j.next.Store(0)
 	return j
 }
@@ -135,37 +134,43 @@ func (j *kpJob) add(out []float32, ldo int, w *Mat) {
 	default:
 		f, aux = impl.q4k, j.auxOf(auxSums32)
 	}
-	chunk := max(2, kpChunkBytes/(nb*rec)) &^ 1
-	j.parts = append(j.parts, kpPart{f: f, groups: groups, chunk: chunk, c0: j.nchunks,
+	j.parts = append(j.parts, kpPart{f: f, groups: groups, g0: j.groups,
 		a: kpArgs{out: out, ldo: ldo, xq: j.xq, xd: j.xd, aux: aux, n: j.n, rows: w.Rows, nb: nb, w: w.P}})
-	j.nchunks += (groups + chunk - 1) / chunk
+	j.groups += groups
 }
 
-// work claims chunks until none is left; every thread of the pool runs it
+// work claims groups until none is left; every thread of the pool runs it
 // once (the range is the pool's split of its threads, unused).
 func (j *kpJob) work(_, _ int) {
 	for {
-		c := int(j.next.Add(1)) - 1
-		if c >= j.nchunks {
+		g := int(j.next.Load())
+		if g >= j.groups {
 			return
 		}
 		k := len(j.parts) - 1
-		for j.parts[k].c0 > c {
+		for j.parts[k].g0 > g {
 			k--
 		}
 		pt := &j.parts[k]
-		g0 := (c - pt.c0) * pt.chunk
-		pt.f(&pt.a, g0, min(g0+pt.chunk, pt.groups))
+		end := pt.g0 + pt.groups
+		if j.threads > 1 {
+			end = min(end, g+max(kpMinChunk, ((j.groups-g)/(2*j.threads)+1)&^1))
+		}
+		if j.next.CompareAndSwap(int64(g), int64(end)) {
+			pt.f(&pt.a, g-pt.g0, end-pt.g0)
+		}
 	}
 }
 
 // runKP runs job j (work multiply-adds in all) on the pool.
 func (p *Pool) runKP(j *kpJob, work int) {
 	if p == nil || work < parMinWork || p.Threads() == 1 {
+		j.threads = 1
 		j.work(0, 1)
 		return
 	}
-	p.ParallelFor(p.Threads(), p.kpFn)
+	j.threads = p.Threads()
+	p.ParallelFor(j.threads, p.kpFn)
 }
 
 // isKPacked reports whether w is a packed Q3_K, Q4_K, Q5_K or Q6_K matrix.
