@@ -209,7 +209,10 @@
 // core leaves the rest to the other); a Stacked matrix of packed K parts (a Q4_K_M layer's Q/K in
 // Q4_K, V in Q6_K) runs as one such job over all its parts. Every output
 // is one kernel call's on its own group, whichever thread claims it: the
-// same bits at any thread count.
+// same bits at any thread count. HugePages (hugepage.go, Linux) backs a
+// matrix's buffers with transparent huge pages (MADV_HUGEPAGE, then
+// MADV_COLLAPSE), the bytes unchanged; the model calls it on every matmul
+// weight after packing, as decode streams them all once per token.
 //
 // # KV cache formats
 //
