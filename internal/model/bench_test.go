@@ -40,9 +40,6 @@ var benchModels = []struct {
 	{"tinyllama-1.1b-q8_0", &benchModel{make: dummyMaker("tinyllama-1.1b", tensor.Q8_0)}},
 	{"tinyllama-1.1b-q8_0-ggml", &benchModel{make: ggmlMaker("tinyllama-1.1b")}},
 	{"tinyllama-1.1b-q4_0", &benchModel{make: dummyMaker("tinyllama-1.1b", tensor.Q4_0)}},
-	// llama-quantize's Q4_K_M mix (Q4_K; Q6_K for the output head and half
-	// the layers' attn_v and ffn_down), quantized at build: minutes.
-	{"tinyllama-1.1b-q4_k_m", &benchModel{make: mixMaker("tinyllama-1.1b", "q4_k_m")}},
 	// The architecture families, on their synthetic llama.cpp conformance
 	// files (2 layers, dim 256: per-token overheads weigh more than in
 	// real models).
@@ -91,21 +88,6 @@ func unpackedMaker(shape string, dt tensor.DType, unpack func(*tensor.Mat)) func
 			}
 		}
 		unpack(&m.Output)
-		return m
-	}
-}
-
-// mixMaker makes the dummy model quantized as --quantization names it.
-func mixMaker(shape, quantization string) func(b *testing.B) *Model {
-	return func(b *testing.B) *Model {
-		c, err := DummyConfig(shape)
-		if err != nil {
-			b.Fatal(err)
-		}
-		m, err := NewDummyQuantized(c, quantization, 1)
-		if err != nil {
-			b.Fatal(err)
-		}
 		return m
 	}
 }

@@ -257,13 +257,11 @@ func (L *Layer) matrices() []*tensor.Mat {
 // packWeights repacks the matmul weights into the layouts of the fast
 // kernels (tensor.PackQ4, tensor.PackQ8, tensor.PackF32). Embed keeps its
 // rows or GGML blocks for row lookups; a tied head gets its own packed
-// copy. Then every matmul weight goes to huge pages where the OS gives
-// them (tensor.HugePages: decode streams them all once per token).
+// copy.
 func packWeights(m *Model) {
 	for i := range m.Layers {
 		for _, w := range m.Layers[i].matrices() {
 			packMat(w)
-			tensor.HugePages(w)
 		}
 	}
 	if tied := len(m.Output.F32) > 0 && len(m.Embed.F32) > 0 && &m.Output.F32[0] == &m.Embed.F32[0]; tied {
@@ -271,7 +269,6 @@ func packWeights(m *Model) {
 	} else {
 		packMat(&m.Output)
 	}
-	tensor.HugePages(&m.Output)
 }
 
 // packMat packs one matmul weight (each part of a Stacked one) in place.

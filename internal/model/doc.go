@@ -71,8 +71,7 @@
 // Q4_0 packed where the CPU has the Q4_0 kernels, else expanded exactly to
 // Q8_0; Q3_K..Q6_K packed at avx512; Q4_0 token embeddings stay Q4_0 for
 // the row lookups, unless a tied head expanded to GGML Q8_0 blocks lends
-// them its expansion), then put in transparent huge pages where the OS
-// gives them (tensor.HugePages). LoadOptions.Quantize (and NewDummyQuantized)
+// them its expansion). LoadOptions.Quantize (and NewDummyQuantized)
 // quantizes F32 matrices at load as llama-quantize's file type of that name
 // (QuantizationNames; per-tensor mix rules in quantmix.go, blocks by
 // tensor.Codec.Quantize); q8_0 and q4_0 quantize every matmul weight whose

@@ -42,7 +42,13 @@ func quantizeAct(c *Codec, x []float32, n, cols int) *actRows {
 	switch c.act {
 	case actQ8_K:
 		a.bsum = make([]int32, n*cols/16)
-		quantizeQ8KRows(a.q, a.d, a.bsum, x)
+		quant := quantizeQ8K
+		if impl.quantizeQ8K != nil {
+			quant = impl.quantizeQ8K
+		}
+		for b := range a.d {
+			a.d[b] = quant(a.q[b*256:(b+1)*256], a.bsum[b*16:(b+1)*16], x[b*256:(b+1)*256])
+		}
 	case actQ8_1:
 		a.s = make([]float32, len(a.d))
 		impl.quantize(a.q, a.d, x[:n*cols])
@@ -57,18 +63,6 @@ func quantizeAct(c *Codec, x []float32, n, cols int) *actRows {
 		impl.quantize(a.q, a.d, x[:n*cols])
 	}
 	return a
-}
-
-// quantizeQ8KRows quantizes x[:len(d)·256] to Q8_K blocks: values q,
-// scales d and the sums of each 16, bsum (the level's quantizer).
-func quantizeQ8KRows(q []int8, d []float32, bsum []int32, x []float32) {
-	quant := quantizeQ8K
-	if impl.quantizeQ8K != nil {
-		quant = impl.quantizeQ8K
-	}
-	for b := range d {
-		d[b] = quant(q[b*256:(b+1)*256], bsum[b*16:(b+1)*16], x[b*256:(b+1)*256])
-	}
 }
 
 // quantizeQ8K quantizes 256 values as GGML's quantize_row_q8_K_ref: the
@@ -270,10 +264,6 @@ func stepQ5K(a *dotAcc, u *unpacked, xq []int8, bsum []int32, dx float32) {
 // matMulStacked is MatMul for a Stacked matrix: each part's outputs, in
 // its own format, land in its rows.
 func (p *Pool) matMulStacked(out, x []float32, n int, w *Mat) {
-	if allKPacked(w.Parts) {
-		p.matMulKStacked(out, x, n, w)
-		return
-	}
 	r0 := 0
 	for k := range w.Parts {
 		pt := &w.Parts[k]

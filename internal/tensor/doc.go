@@ -204,18 +204,7 @@
 // TestBlockMatMulLevels), 10–45 GFLOP/cpu-s at one row; at the go level
 // the Go code. A
 // Stacked matrix holds parts of different formats (fused Q/K/V of a mixed
-// file) and multiplies each part on its own. A packed K-format product
-// (kpjob.go) quantizes its activations to Q8_K once, into the pool's
-// scratch, and its 16-row groups are claimed by the pool's threads from an
-// atomic counter in guided chunks (a 1/(2·threads) share of what is left,
-// down to two groups; not one fixed half each: a thread that loses its
-// core leaves the rest to the other); a Stacked matrix of packed K parts (a Q4_K_M layer's Q/K in
-// Q4_K, V in Q6_K) runs as one such job over all its parts. Every output
-// is one kernel call's on its own group, whichever thread claims it: the
-// same bits at any thread count. HugePages (hugepage.go, Linux) backs a
-// matrix's buffers with transparent huge pages (MADV_HUGEPAGE, then
-// MADV_COLLAPSE), the bytes unchanged; the model calls it on every matmul
-// weight after packing, as decode streams them all once per token.
+// file) and multiplies each part on its own.
 //
 // # KV cache formats
 //

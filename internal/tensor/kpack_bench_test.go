@@ -13,8 +13,7 @@ import (
 // the FFN's gate and up; 2048×5632, its down) to fill 384 MB, more than
 // any L3. GB/s counts the packed weight bytes read per second of wall clock;
 // compare it with scripts/stream-read.c's read bandwidth at the same thread
-// count. pages=4k is the Go heap's pages; pages=2m the same copies after
-// HugePages (skipped where the OS gives none).
+// count.
 // Run: go test -run '^$' -bench MatMulKCold ./internal/tensor
 func BenchmarkMatMulKCold(b *testing.B) {
 	const total = 384 << 20
@@ -29,35 +28,24 @@ func BenchmarkMatMulKCold(b *testing.B) {
 			ws := coldCopies(w, total)
 			x := randVec(rng, s.cols)
 			out := make([]float32, s.rows)
-			for _, pages := range []string{"4k", "2m"} {
-				if pages == "2m" {
-					huge := 0
-					for _, w := range ws {
-						huge += HugePages(w)
+			for _, threads := range []int{1, 2} {
+				b.Run(fmt.Sprintf("%s/%dx%d/t=%d", c.Name, s.rows, s.cols, threads), func(b *testing.B) {
+					p := NewPool(threads)
+					defer p.Close()
+					i := 0
+					cpu0 := cputime.Process()
+					for b.Loop() {
+						p.MatMul(out, x, 1, ws[i])
+						i = (i + 1) % len(ws)
 					}
-					if huge == 0 {
-						continue // the OS gives no huge pages
+					bytes := float64(len(w.P)) * float64(b.N)
+					b.ReportMetric(bytes/b.Elapsed().Seconds()/1e9, "GB/s")
+					if cpu := cputime.Process() - cpu0; cpu > 0 {
+						// Steadier on a shared machine (with t=2 it
+						// includes the workers' spinning).
+						b.ReportMetric(bytes/cpu.Seconds()/1e9, "GB/cpu-s")
 					}
-				}
-				for _, threads := range []int{1, 2} {
-					b.Run(fmt.Sprintf("%s/%dx%d/t=%d/pages=%s", c.Name, s.rows, s.cols, threads, pages), func(b *testing.B) {
-						p := NewPool(threads)
-						defer p.Close()
-						i := 0
-						cpu0 := cputime.Process()
-						for b.Loop() {
-							p.MatMul(out, x, 1, ws[i])
-							i = (i + 1) % len(ws)
-						}
-						bytes := float64(len(w.P)) * float64(b.N)
-						b.ReportMetric(bytes/b.Elapsed().Seconds()/1e9, "GB/s")
-						if cpu := cputime.Process() - cpu0; cpu > 0 {
-							// Steadier on a shared machine (with t=2 it
-							// includes the workers' spinning).
-							b.ReportMetric(bytes/cpu.Seconds()/1e9, "GB/cpu-s")
-						}
-					})
-				}
+				})
 			}
 		}
 	}

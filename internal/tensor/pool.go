@@ -60,10 +60,6 @@ type Pool struct {
 	// Packed Q4_0 tiles: one buffer of unpacked weights per thread.
 	q4w [][]byte
 
-	// Packed K-format MatMul job (kpjob.go), its work bound once.
-	kp   kpJob
-	kpFn func(lo, hi int)
-
 	// MatMul's current job and its methods as func values, bound once.
 	mm                           mmJob
 	f32Fn, packFn, quantFn, q8Fn func(lo, hi int)
@@ -117,7 +113,6 @@ func newPool(n, nice int) *Pool {
 	p.cond = sync.NewCond(&p.mu)
 	p.f32Fn, p.packFn, p.quantFn, p.q8Fn = p.mm.f32Panels, p.mm.packTiles, p.mm.quantRows, p.mm.q8Panels
 	p.f32pFn, p.f32pPackFn = p.mm.fp.panels, p.mm.fp.packTiles
-	p.kpFn = p.kp.work
 	for w := 1; w < p.n; w++ {
 		p.wg.Add(1)
 		go p.worker(w)

@@ -1,5 +1,7 @@
 package tensor
 
+import "fmt"
+
 // Packed Q4_K layout (Mat.P of a Q4_K matrix, made by PackQ4K at a level
 // with Q4_K kernels).
 //
@@ -108,6 +110,44 @@ func packQ4K(q []byte, rows, cols int) []byte {
 // kpRecord is the packed record size per group and super-block of the
 // K formats PackBlocks packs.
 var kpRecord = map[DType]int{Q3_K: q3kRecord, Q4_K: q4kRecord, Q5_K: q5kRecord, Q6_K: q6kRecord}
+
+// matMulKPacked is MatMul for a packed Q3_K, Q4_K, Q5_K or Q6_K matrix:
+// the activations quantized to Q8_K with the kernel's aux (Q4_K, Q5_K: the
+// sums of each 32; Q3_K, Q6_K: per four values −4·Σ, −32·Σ), the groups
+// split over the pool's threads.
+func (p *Pool) matMulKPacked(out, x []float32, n int, w *Mat) {
+	nb := w.Cols / 256
+	if w.Cols%256 != 0 || len(w.P) < (w.Rows+q8Group-1)/q8Group*nb*kpRecord[w.Type] {
+		panic(fmt.Sprintf("tensor: MatMul: packed %s weights of %d bytes do not fit %d×%d", CodecOf(w.Type).Name, len(w.P), w.Rows, w.Cols))
+	}
+	a := quantizeAct(CodecOf(w.Type), x, n, w.Cols)
+	var aux []int32
+	f := impl.q4k
+	switch w.Type {
+	case Q3_K, Q6_K: // per four values −4·Σ (Q3_K) or −32·Σ (Q6_K)
+		mul := int32(-4)
+		f = impl.q3k
+		if w.Type == Q6_K {
+			f, mul = impl.q6k, -32
+		}
+		aux = make([]int32, n*w.Cols/4)
+		for k := range aux {
+			q := a.q[4*k : 4*k+4 : 4*k+4]
+			aux[k] = mul * (int32(q[0]) + int32(q[1]) + int32(q[2]) + int32(q[3]))
+		}
+	default:
+		if w.Type == Q5_K {
+			f = impl.q5k
+		}
+		aux = make([]int32, len(a.bsum)/2)
+		for k := range aux {
+			aux[k] = a.bsum[2*k] + a.bsum[2*k+1]
+		}
+	}
+	args := &kpArgs{out: out, ldo: w.Rows, xq: a.q, xd: a.d, aux: aux, n: n, rows: w.Rows, nb: nb, w: w.P}
+	fn := func(lo, hi int) { f(args, lo, hi) }
+	p.run(n*w.Rows*w.Cols, (w.Rows+q8Group-1)/q8Group, fn, fn)
+}
 
 // groupMask returns the valid-row bits of group g.
 func (a *kpArgs) groupMask(g int) uint64 {
