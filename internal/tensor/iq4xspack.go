@@ -37,31 +37,19 @@ type xsArgs struct {
 	w        []byte
 }
 
-func iq4xsPackedBytes(rows, cols int) int {
-	return (rows + q8Group - 1) / q8Group * (cols / 256) * iq4xsRecord
-}
-
 // packIQ4XS returns the packed form of the GGML IQ4_XS rows q.
 func packIQ4XS(q []byte, rows, cols int) []byte {
-	nb := cols / 256
-	p := alignedBytes(iq4xsPackedBytes(rows, cols), 64)
-	for row := 0; row < rows; row++ {
-		g, r := row/q8Group, row%q8Group
-		for b := 0; b < nb; b++ {
-			blk := q[(row*nb+b)*136 : (row*nb+b+1)*136]
-			rec := p[(g*nb+b)*iq4xsRecord : (g*nb+b+1)*iq4xsRecord]
-			var u unpacked
-			unpackIQ4XS(&u, blk)
-			for ib := 0; ib < 8; ib++ {
-				for k4 := 0; k4 < 4; k4++ {
-					copy(rec[256*ib+64*k4+4*r:256*ib+64*k4+4*r+4], blk[8+16*ib+4*k4:])
-				}
-				rec[2048+16*ib+r] = byte(int8(u.sc[2*ib]))
+	return packRecords(q, rows, cols, 136, iq4xsRecord, func(rec, blk []byte, r int) {
+		var u unpacked
+		unpackIQ4XS(&u, blk)
+		for ib := 0; ib < 8; ib++ {
+			for k4 := 0; k4 < 4; k4++ {
+				copy(rec[256*ib+64*k4+4*r:256*ib+64*k4+4*r+4], blk[8+16*ib+4*k4:])
 			}
-			copy(rec[2176+2*r:2176+2*r+2], blk[0:2])
+			rec[2048+16*ib+r] = byte(int8(u.sc[2*ib]))
 		}
-	}
-	return p
+		copy(rec[2176+2*r:2176+2*r+2], blk[0:2])
+	})
 }
 
 // unpackIQ4XSP returns the GGML IQ4_XS rows of a packed matrix (the
@@ -95,7 +83,7 @@ func unpackIQ4XSP(p []byte, rows, cols int) []byte {
 // pool's threads.
 func (p *Pool) matMulIQ4XSP(out, x []float32, n int, w *Mat) {
 	nb, ng := w.Cols/256, (w.Rows+q8Group-1)/q8Group
-	if w.Cols%256 != 0 || len(w.P) < iq4xsPackedBytes(w.Rows, w.Cols) {
+	if w.Cols%256 != 0 || len(w.P) < kpPackedBytes(w.Rows, w.Cols, iq4xsRecord) {
 		panic(fmt.Sprintf("tensor: MatMul: packed IQ4_XS weights of %d bytes do not fit %d×%d", len(w.P), w.Rows, w.Cols))
 	}
 	if impl.iq4xs == nil { // packed at another level: the GGML blocks again

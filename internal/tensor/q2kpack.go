@@ -42,33 +42,21 @@ type q2kArgs struct {
 	w        []byte
 }
 
-func q2kPackedBytes(rows, cols int) int {
-	return (rows + q8Group - 1) / q8Group * (cols / 256) * q2kRecord
-}
-
 // packQ2K returns the packed form of the GGML Q2_K rows q.
 func packQ2K(q []byte, rows, cols int) []byte {
-	nb := cols / 256
-	p := alignedBytes(q2kPackedBytes(rows, cols), 64)
-	for row := 0; row < rows; row++ {
-		g, r := row/q8Group, row%q8Group
-		for b := 0; b < nb; b++ {
-			blk := q[(row*nb+b)*84 : (row*nb+b+1)*84]
-			rec := p[(g*nb+b)*q2kRecord : (g*nb+b+1)*q2kRecord]
-			for n := 0; n < 2; n++ {
-				for s := 0; s < 8; s++ {
-					copy(rec[512*n+64*s+4*r:512*n+64*s+4*r+4], blk[16+32*n+4*s:])
-				}
+	return packRecords(q, rows, cols, 84, q2kRecord, func(rec, blk []byte, r int) {
+		for n := 0; n < 2; n++ {
+			for s := 0; s < 8; s++ {
+				copy(rec[512*n+64*s+4*r:512*n+64*s+4*r+4], blk[16+32*n+4*s:])
 			}
-			for grp := 0; grp < 16; grp++ {
-				rec[1024+16*grp+r] = blk[grp] & 15
-				rec[1280+32*(grp/2)+2*r+grp%2] = blk[grp] >> 4
-			}
-			copy(rec[1536+2*r:1536+2*r+2], blk[80:82])
-			copy(rec[1568+2*r:1568+2*r+2], blk[82:84])
 		}
-	}
-	return p
+		for grp := 0; grp < 16; grp++ {
+			rec[1024+16*grp+r] = blk[grp] & 15
+			rec[1280+32*(grp/2)+2*r+grp%2] = blk[grp] >> 4
+		}
+		copy(rec[1536+2*r:1536+2*r+2], blk[80:82])
+		copy(rec[1568+2*r:1568+2*r+2], blk[82:84])
+	})
 }
 
 // unpackQ2KP returns the GGML Q2_K rows of a packed matrix (the inverse of
@@ -101,7 +89,7 @@ func unpackQ2KP(p []byte, rows, cols int) []byte {
 // pool's threads.
 func (p *Pool) matMulQ2KP(out, x []float32, n int, w *Mat) {
 	nb, ng := w.Cols/256, (w.Rows+q8Group-1)/q8Group
-	if w.Cols%256 != 0 || len(w.P) < q2kPackedBytes(w.Rows, w.Cols) {
+	if w.Cols%256 != 0 || len(w.P) < kpPackedBytes(w.Rows, w.Cols, q2kRecord) {
 		panic(fmt.Sprintf("tensor: MatMul: packed Q2_K weights of %d bytes do not fit %d×%d", len(w.P), w.Rows, w.Cols))
 	}
 	if impl.q2k == nil { // packed at another level: the GGML blocks again

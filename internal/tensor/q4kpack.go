@@ -39,9 +39,11 @@ type kpArgs struct {
 	w        []byte
 }
 
-// q4kPackedBytes is the size of the packed form of a rows×cols Q4_K matrix.
-func q4kPackedBytes(rows, cols int) int {
-	return (rows + q8Group - 1) / q8Group * (cols / 256) * q4kRecord
+// kpPackedBytes is the size of the packed form of a rows×cols matrix in
+// groups of 16 rows with a record of rec bytes per group and super-block
+// (packRecords' layout).
+func kpPackedBytes(rows, cols, rec int) int {
+	return (rows + q8Group - 1) / q8Group * (cols / 256) * rec
 }
 
 // PackBlocks repacks a matrix of a block format in place for its level's
@@ -79,7 +81,7 @@ func PackBlocks(w *Mat) {
 // record.
 func packRecords(q []byte, rows, cols, bb, rec int, fill func(rec, blk []byte, r int)) []byte {
 	nb := cols / 256
-	p := alignedBytes((rows+q8Group-1)/q8Group*nb*rec, 64)
+	p := alignedBytes(kpPackedBytes(rows, cols, rec), 64)
 	for row := 0; row < rows; row++ {
 		g := row / q8Group
 		for b := 0; b < nb; b++ {
@@ -117,7 +119,7 @@ var kpRecord = map[DType]int{Q3_K: q3kRecord, Q4_K: q4kRecord, Q5_K: q5kRecord, 
 // split over the pool's threads.
 func (p *Pool) matMulKPacked(out, x []float32, n int, w *Mat) {
 	nb := w.Cols / 256
-	if w.Cols%256 != 0 || len(w.P) < (w.Rows+q8Group-1)/q8Group*nb*kpRecord[w.Type] {
+	if w.Cols%256 != 0 || len(w.P) < kpPackedBytes(w.Rows, w.Cols, kpRecord[w.Type]) {
 		panic(fmt.Sprintf("tensor: MatMul: packed %s weights of %d bytes do not fit %d×%d", CodecOf(w.Type).Name, len(w.P), w.Rows, w.Cols))
 	}
 	a := quantizeAct(CodecOf(w.Type), x, n, w.Cols)

@@ -67,7 +67,7 @@ func TestQ4kGemvGuarded(t *testing.T) {
 	for _, s := range []struct{ rows, cols int }{{17, 256}, {20, 512}, {32, 256}} {
 		q := randBlocks(rng, c, s.rows*s.cols/256)
 		nb := s.cols / 256
-		p, free := guardedBytes(t, q4kPackedBytes(s.rows, s.cols))
+		p, free := guardedBytes(t, kpPackedBytes(s.rows, s.cols, q4kRecord))
 		defer free()
 		copy(p, packQ4K(q, s.rows, s.cols))
 		x := randVec(rng, s.cols)
