@@ -40,6 +40,7 @@ var benchModels = []struct {
 	{"tinyllama-1.1b-q8_0", &benchModel{make: dummyMaker("tinyllama-1.1b", tensor.Q8_0)}},
 	{"tinyllama-1.1b-q8_0-ggml", &benchModel{make: ggmlMaker("tinyllama-1.1b")}},
 	{"tinyllama-1.1b-q4_0", &benchModel{make: dummyMaker("tinyllama-1.1b", tensor.Q4_0)}},
+	{"tinyllama-1.1b-q4_k_m", &benchModel{make: dummyMixMaker("tinyllama-1.1b", "q4_k_m")}},
 	// The architecture families, on their synthetic llama.cpp conformance
 	// files (2 layers, dim 256: per-token overheads weigh more than in
 	// real models).
@@ -99,6 +100,22 @@ func dummyMaker(shape string, dt tensor.DType) func(b *testing.B) *Model {
 			b.Fatal(err)
 		}
 		return NewDummy(c, dt, 1)
+	}
+}
+
+// dummyMixMaker makes the dummy model quantized as --quantization names
+// it (the tensor-by-tensor formats of llama-quantize's file type).
+func dummyMixMaker(shape, quantization string) func(b *testing.B) *Model {
+	return func(b *testing.B) *Model {
+		c, err := DummyConfig(shape)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m, err := NewDummyQuantized(c, quantization, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return m
 	}
 }
 

@@ -18,6 +18,7 @@ var stepBenchModels = []struct {
 	{"tinyllama-1.1b-f32", namedBenchModel("tinyllama-1.1b-f32", "tinyllama-1.1b", tensor.F32)},
 	{"tinyllama-1.1b-q8_0", namedBenchModel("tinyllama-1.1b-q8_0", "tinyllama-1.1b", tensor.Q8_0)},
 	{"stories110m-f32-rows", namedBenchModel("stories110m-f32-rows", "stories110m", tensor.F32)},
+	{"tinyllama-1.1b-q4_k_m", namedBenchModel("tinyllama-1.1b-q4_k_m", "tinyllama-1.1b", tensor.F32)},
 }
 
 // namedBenchModel returns benchModels' entry of that name (so that a model
@@ -80,8 +81,9 @@ func (d *decodeStep) matmuls(pool *tensor.Pool) {
 	pool.MatMul(d.logits, ws.lx[:n*dim], n, &m.Output)
 }
 
-// BenchmarkDecodeStep: one decode step of 64 sequences at context 64 (a
-// served 64-stream decode step). "forward" is Model.Forward; "matmuls" only
+// BenchmarkDecodeStep: one decode step of 1 sequence (1 and 2 threads) and
+// of 64 sequences (2 threads) at context 64 (a served single-stream and
+// 64-stream decode step). "forward" is Model.Forward; "matmuls" only
 // its weight matrix products, so forward − matmuls is everything else
 // (attention, RoPE, norms, SwiGLU, embedding, pool hand-offs). "served" is
 // Model.Forward on the pool `govllm serve` runs (its default --engine-nice
@@ -89,39 +91,46 @@ func (d *decodeStep) matmuls(pool *tensor.Pool) {
 // processor than threads), so served − forward is what those cost.
 // tok/cpu-s is the figure to compare on a shared machine.
 func BenchmarkDecodeStep(b *testing.B) {
-	const seqs, ctx = 64, 64
+	const ctx = 64
 	for _, bmod := range stepBenchModels {
-		for _, part := range []string{"forward", "matmuls", "served"} {
-			b.Run(fmt.Sprintf("%s/seqs=%d/%s", bmod.name, seqs, part), func(b *testing.B) {
-				m := bmod.bm.get(b)
-				pool := tensor.NewPool(2)
-				if part == "served" {
-					pool.Close()
-					var err error
-					if pool, err = tensor.NewPoolWith(2, tensor.PoolOptions{Nice: 10}); err != nil {
-						b.Skip(err) // the system refuses lower thread priorities
-					}
-					defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
-				}
-				defer pool.Close()
-				d := newDecodeStep(m, seqs, ctx)
-				if err := m.Forward(d.ws, pool, d.batch, d.kv, d.logits); err != nil {
-					b.Fatal(err) // also sizes the workspace
-				}
-				b.ReportAllocs()
-				b.ResetTimer()
-				cpu0 := cputime.Process()
-				for range b.N {
-					if part == "matmuls" {
-						d.matmuls(pool)
-					} else if err := m.Forward(d.ws, pool, d.batch, d.kv, d.logits); err != nil {
-						b.Fatal(err)
-					}
-				}
-				reportSpeed(b, seqs*b.N, cputime.Process()-cpu0)
-			})
+		for _, st := range []struct{ seqs, threads int }{{1, 1}, {1, 2}, {64, 2}} {
+			for _, part := range []string{"forward", "matmuls", "served"} {
+				benchDecodeStep(b, bmod.name, bmod.bm, st.seqs, st.threads, ctx, part)
+			}
 		}
 	}
+}
+
+// benchDecodeStep is one case of BenchmarkDecodeStep on a pool of threads.
+func benchDecodeStep(b *testing.B, name string, bm *benchModel, seqs, threads, ctx int, part string) {
+	b.Run(fmt.Sprintf("%s/seqs=%d/threads=%d/%s", name, seqs, threads, part), func(b *testing.B) {
+		m := bm.get(b)
+		pool := tensor.NewPool(threads)
+		if part == "served" {
+			pool.Close()
+			var err error
+			if pool, err = tensor.NewPoolWith(threads, tensor.PoolOptions{Nice: 10}); err != nil {
+				b.Skip(err) // the system refuses lower thread priorities
+			}
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(threads + 1))
+		}
+		defer pool.Close()
+		d := newDecodeStep(m, seqs, ctx)
+		if err := m.Forward(d.ws, pool, d.batch, d.kv, d.logits); err != nil {
+			b.Fatal(err) // also sizes the workspace
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		cpu0 := cputime.Process()
+		for range b.N {
+			if part == "matmuls" {
+				d.matmuls(pool)
+			} else if err := m.Forward(d.ws, pool, d.batch, d.kv, d.logits); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportSpeed(b, seqs*b.N, cputime.Process()-cpu0)
+	})
 }
 
 // BenchmarkAttention: one layer's attention of a decode step, 64 rows at
