@@ -29,18 +29,22 @@
 #define Q4KEVEN(wo, xlo, xhi) Q4KSTEP(wo, xlo, xhi, Z8, Z9, Z10, Z11)
 #define Q4KODD(wo, xlo, xhi) Q4KSTEP(wo, xlo, xhi, Z12, Z13, Z14, Z15)
 
-// Q4KPF prefetches the 512 bytes PF bytes past a pair's nibbles of both
-// groups (each stream's record bytes [0, 2048) PF ahead; the loop head
-// prefetches the rest, [2048, 2368)).
+// Q4KPF prefetches the 512 bytes of this pair of sub-blocks Q4KPFR
+// records ahead in both weight streams: from R13 (group 0: R8, or, in the
+// last Q4KPFR super-blocks, R8 + 2·nb·q4kRecord, the next pair of groups'
+// second group) and from R9 (group 1: past its end, the next pair's first
+// group follows). So the prefetches run on into the next call's groups,
+// whose first records would otherwise be demand misses. The loop head
+// prefetches the rest of each record, [2048, 2368).
 #define Q4KPF \
-	PREFETCHT0 Q4KPFD(R8) \
-	PREFETCHT0 Q4KPFD+64(R8) \
-	PREFETCHT0 Q4KPFD+128(R8) \
-	PREFETCHT0 Q4KPFD+192(R8) \
-	PREFETCHT0 Q4KPFD+256(R8) \
-	PREFETCHT0 Q4KPFD+320(R8) \
-	PREFETCHT0 Q4KPFD+384(R8) \
-	PREFETCHT0 Q4KPFD+448(R8) \
+	PREFETCHT0 Q4KPFD(R13) \
+	PREFETCHT0 Q4KPFD+64(R13) \
+	PREFETCHT0 Q4KPFD+128(R13) \
+	PREFETCHT0 Q4KPFD+192(R13) \
+	PREFETCHT0 Q4KPFD+256(R13) \
+	PREFETCHT0 Q4KPFD+320(R13) \
+	PREFETCHT0 Q4KPFD+384(R13) \
+	PREFETCHT0 Q4KPFD+448(R13) \
 	PREFETCHT0 Q4KPFD(R9) \
 	PREFETCHT0 Q4KPFD+64(R9) \
 	PREFETCHT0 Q4KPFD+128(R9) \
@@ -50,8 +54,10 @@
 	PREFETCHT0 Q4KPFD+384(R9) \
 	PREFETCHT0 Q4KPFD+448(R9)
 
-// Q4KPFD is the prefetch distance in bytes (per weight stream).
-#define Q4KPFD 3072
+// Q4KPFR is the prefetch distance in records (super-blocks), Q4KPFD in
+// bytes.
+#define Q4KPFR 1
+#define Q4KPFD (Q4KPFR*2368)
 
 // Q4KPAIR ends a sub-block pair for both groups: I = sc·D (the scales
 // at 0(R10), 16(R10) and 0(R11), 16(R11)), M = mn·bs (the mins 128 bytes
@@ -97,7 +103,8 @@
 // at xd and eight sums of 32 at bs) and the packed groups g < 2 at w0, w1,
 // over nb ≥ 1 super-blocks; only the outputs whose bit 16·g+r of mask is
 // set are written. R10, R11 point at the pair's scales, R12 counts the
-// pairs. Registers: Z0, Z1 (group 0) and Z2, Z3 (group 1) the s
+// pairs, R13 is group 0's prefetch base and DI its offset to the next
+// pair's group 1 (Q4KPF). Registers: Z0, Z1 (group 0) and Z2, Z3 (group 1) the s
 // and m sums, Z8..Z15 int32 sums (two chains), Z16..Z23 temporaries, Z24..Z27 the d·dx
 // and dmin·dx of both groups, Z31 the nibble mask.
 TEXT ·q4kGemv2x1(SB), NOSPLIT, $0-64
@@ -113,13 +120,21 @@ TEXT ·q4kGemv2x1(SB), NOSPLIT, $0-64
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	MOVQ   CX, DI
+	IMULQ  $(2*2368), DI // 2·nb·q4kRecord: from group 0 to the next pair's group 1
 
 q4kloop:
-	PREFETCHT0  Q4KPFD+2048(R8)
-	PREFETCHT0  Q4KPFD+2112(R8)
-	PREFETCHT0  Q4KPFD+2176(R8)
-	PREFETCHT0  Q4KPFD+2240(R8)
-	PREFETCHT0  Q4KPFD+2304(R8)
+	MOVQ        R8, R13
+	CMPQ        CX, $Q4KPFR
+	JGT         q4kpfbase
+	ADDQ        DI, R13
+
+q4kpfbase:
+	PREFETCHT0  Q4KPFD+2048(R13)
+	PREFETCHT0  Q4KPFD+2112(R13)
+	PREFETCHT0  Q4KPFD+2176(R13)
+	PREFETCHT0  Q4KPFD+2240(R13)
+	PREFETCHT0  Q4KPFD+2304(R13)
 	PREFETCHT0  Q4KPFD+2048(R9)
 	PREFETCHT0  Q4KPFD+2112(R9)
 	PREFETCHT0  Q4KPFD+2176(R9)
@@ -158,6 +173,7 @@ q4kpair:
 	Q4KPAIR
 	ADDQ $512, R8
 	ADDQ $512, R9
+	ADDQ $512, R13
 	ADDQ $32, R10
 	ADDQ $32, R11
 	ADDQ $64, SI
