@@ -1,13 +1,15 @@
 // Package gguf reads (and, for tests and tools, writes) GGUF v2/v3 files:
 // the metadata key/value section (every value type, arrays included), the
 // tensor infos (name, dims, ggml type, offset) and, on request, the tensor
-// data, read into memory with ordinary reads (no mmap).
+// data, with ordinary reads (no mmap): one tensor at a time, or the whole
+// data section into memory.
 //
 //	f, err := gguf.ReadFile("model.gguf")      // header, metadata, tensor infos
 //	arch, err := f.String("general.architecture")
 //	toks, err := f.Strings("tokenizer.ggml.tokens")
-//	err = f.ReadTensorData()                   // the data section, into memory
-//	b, err := f.TensorData(f.Tensor("token_embd.weight"))
+//	b, err := f.ReadTensor(f.Tensor("token_embd.weight")) // that tensor, read from the file
+//	err = f.ReadTensorData()                   // or the data section, into memory
+//	b, err = f.TensorData(f.Tensor("token_embd.weight"))   // then a slice of it
 //
 // Missing keys give an error wrapping ErrKeyNotFound (so optional keys are
 // `errors.Is(err, gguf.ErrKeyNotFound)`); a key of the wrong type gives a

@@ -323,17 +323,43 @@ func (f *File) Tensor(name string) *TensorInfo {
 	return &f.Tensors[i]
 }
 
-// TensorData returns the bytes of t (which must come from f) once
-// ReadTensorData has run (or the file came from Parse).
+// TensorData returns the bytes of t (which must come from f): a slice of
+// the data section once ReadTensorData has run (or the file came from
+// Parse), else the tensor alone, read from the file into a new slice (so
+// a loader holds at most the tensors it keeps, never the whole file).
 func (f *File) TensorData(t *TensorInfo) ([]byte, error) {
 	if t == nil {
 		return nil, ErrTensorNotFound
 	}
 	if f.data == nil {
-		return nil, fmt.Errorf("gguf: %s: tensor data not read (call ReadTensorData)", f.Path)
+		return readRange(f.Path, f.DataOffset+int64(t.Offset), int64(t.Size))
 	}
 	// parse checked Offset+Size ≤ DataSize.
 	return f.data[t.Offset : t.Offset+t.Size : t.Offset+t.Size], nil
+}
+
+// ReadTensor returns the bytes of t in a slice of their own: read from
+// the file, or copied when the data section is held.
+func (f *File) ReadTensor(t *TensorInfo) ([]byte, error) {
+	b, err := f.TensorData(t)
+	if err == nil && f.data != nil {
+		b = bytes.Clone(b)
+	}
+	return b, err
+}
+
+// readRange reads n bytes at off of the file at path.
+func readRange(path string, off, n int64) ([]byte, error) {
+	fd, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("gguf: %w", err)
+	}
+	defer fd.Close()
+	b := make([]byte, n)
+	if _, err := fd.ReadAt(b, off); err != nil {
+		return nil, fmt.Errorf("gguf: %s: reading tensor data at byte %d: %w", path, off, err)
+	}
+	return b, nil
 }
 
 // decoder reads little-endian values from r, never past size bytes.

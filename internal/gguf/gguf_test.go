@@ -64,11 +64,21 @@ func TestRoundTrip(t *testing.T) {
 	if f.Alignment != 64 || f.DataOffset%64 != 0 || f.Version != 3 {
 		t.Fatalf("alignment %d data offset %d version %d", f.Alignment, f.DataOffset, f.Version)
 	}
-	if _, err := f.TensorData(f.Tensor("a")); err == nil {
-		t.Fatal("TensorData before ReadTensorData: want error")
+	// Before ReadTensorData a tensor is read from the file on its own.
+	lazy, err := f.TensorData(f.Tensor("a"))
+	if err != nil {
+		t.Fatal(err)
 	}
 	if err := f.ReadTensorData(); err != nil {
 		t.Fatal(err)
+	}
+	held, err := f.TensorData(f.Tensor("a"))
+	if err != nil || !bytes.Equal(lazy, held) || len(held) == 0 {
+		t.Fatalf("tensor a read alone %x, from the data section %x (%v)", lazy, held, err)
+	}
+	own, err := f.ReadTensor(f.Tensor("a"))
+	if err != nil || !bytes.Equal(own, held) || &own[0] == &held[0] {
+		t.Fatalf("ReadTensor after ReadTensorData: %x (%v), want a copy of %x", own, err, held)
 	}
 	tests := []struct {
 		name string

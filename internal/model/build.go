@@ -117,14 +117,7 @@ func build(source string, r *rawModel, quantize string) (*Model, error) {
 		}
 		mix.quantizeHead(m, r.output == nil)
 	}
-	tiedQ4 := r.output == nil && m.Output.Type == tensor.Q4_0
-	packWeights(m)
-	if tiedQ4 && m.Output.Type == tensor.Q8_0 && m.Output.P == nil {
-		// PackQ4 expanded the tied head and PackQ8 left it in GGML blocks
-		// (avx2): the row lookups read that exact expansion too, rather
-		// than keep the Q4_0 blocks beside it.
-		m.Embed = m.Output
-	}
+	packWeights(m, r.output == nil)
 	m.initRope()
 	return m, nil
 }
@@ -257,8 +250,24 @@ func (L *Layer) matrices() []*tensor.Mat {
 // packWeights repacks the matmul weights into the layouts of the fast
 // kernels (tensor.PackQ4, tensor.PackQ8, tensor.PackF32). Embed keeps its
 // rows or GGML blocks for row lookups; a tied head gets its own packed
-// copy.
-func packWeights(m *Model) {
+// copy, unless the row lookups can read the packed head (Q8_0, Q6_K:
+// tensor.RowReadable), which Embed then shares.
+func packWeights(m *Model, tied bool) {
+	tiedQ4 := tied && m.Output.Type == tensor.Q4_0
+	packMatrices(m)
+	switch {
+	case tiedQ4 && m.Output.Type == tensor.Q8_0 && m.Output.P == nil:
+		// PackQ4 expanded the tied head and PackQ8 left it in GGML blocks
+		// (avx2): the row lookups read that exact expansion too, rather
+		// than keep the Q4_0 blocks beside it.
+		m.Embed = m.Output
+	case tied && m.Output.P != nil && tensor.RowReadable(&m.Output):
+		m.Embed = m.Output
+	}
+}
+
+// packMatrices packs every matmul weight (packWeights).
+func packMatrices(m *Model) {
 	for i := range m.Layers {
 		for _, w := range m.Layers[i].matrices() {
 			packMat(w)

@@ -77,6 +77,8 @@ func NewDummyQuantized(cfg Config, quantization string, seed uint64) (*Model, er
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	beginLoad()
+	defer endLoad()
 	mix, err := lookupMix(quantization)
 	if err != nil {
 		return nil, err
@@ -117,7 +119,7 @@ func NewDummyQuantized(cfg Config, quantization string, seed uint64) (*Model, er
 	if mix != nil {
 		mix.quantizeHead(m, c.TiedEmbeddings)
 	}
-	packWeights(m)
+	packWeights(m, c.TiedEmbeddings)
 	m.initRope()
 	return m, nil
 }

@@ -469,11 +469,5 @@ func (ws *Workspace) ropeRows(r0, r1, ch int) {
 
 // embedRow writes the embedding of tok to dst.
 func (m *Model) embedRow(dst []float32, tok int32) {
-	d := m.Config.Dim
-	if c := tensor.CodecOf(m.Embed.Type); c != nil {
-		rb := c.RowBytes(d)
-		c.Dequantize(dst[:d], m.Embed.Q[int(tok)*rb:(int(tok)+1)*rb])
-		return
-	}
-	copy(dst, m.Embed.F32[int(tok)*d:(int(tok)+1)*d])
+	tensor.DequantizeRow(dst[:m.Config.Dim], &m.Embed, int(tok))
 }

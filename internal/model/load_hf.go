@@ -252,11 +252,8 @@ func readHF(dir string) (*rawModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	set, err := safetensors.OpenDir(dir)
+	set, err := safetensors.OpenDir(dir) // tensors are read one at a time (TensorData)
 	if err != nil {
-		return nil, err
-	}
-	if err := set.ReadData(); err != nil {
 		return nil, err
 	}
 	bad := func(format string, a ...any) error {

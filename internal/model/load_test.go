@@ -542,10 +542,10 @@ func TestLoadGGUFQ4_0(t *testing.T) {
 				t.Fatalf("types: wqkv %v w2 %v", typ, m4.Layers[0].W2.Type)
 			}
 			// Q4_0 embeddings stay Q4_0 (half the bytes of their
-			// expansion), but for a tied head's Q8_0 expansion in GGML
-			// blocks, which they share (below).
+			// expansion), but for a tied head's Q8_0 expansion (where
+			// PackQ4 expands), which they share (below).
 			if o := m4.Output; tc.embed && m4.Embed.Type != tensor.Q4_0 &&
-				!(len(tc.drop) > 0 && o.Type == tensor.Q8_0 && o.P == nil) {
+				!(len(tc.drop) > 0 && o.Type == tensor.Q8_0) {
 				t.Fatalf("Q4_0 embeddings held as %v", m4.Embed.Type)
 			}
 			// A Q4_0 matrix is held packed only: its GGML blocks are let go.
@@ -554,10 +554,11 @@ func TestLoadGGUFQ4_0(t *testing.T) {
 					t.Fatalf("matrix %d: Q4_0 held packed %v, GGML blocks %v", i, w.P != nil, w.Q != nil)
 				}
 			}
-			// Where PackQ4 expands (no Q4_0 kernels) and PackQ8 does not
-			// pack (no packed Q8_0 kernels), a tied head is the embeddings'
-			// expansion: one copy, not two.
-			if o := m4.Output; len(tc.drop) > 0 && o.Type == tensor.Q8_0 && o.P == nil && &o.Q[0] != &m4.Embed.Q[0] {
+			// Where PackQ4 expands (no Q4_0 kernels), a tied head is the
+			// embeddings' expansion, in GGML blocks or packed: one copy,
+			// not two.
+			if o := m4.Output; len(tc.drop) > 0 && o.Type == tensor.Q8_0 &&
+				(o.P == nil && &o.Q[0] != &m4.Embed.Q[0] || o.P != nil && &o.P[0] != &m4.Embed.P[0]) {
 				t.Fatal("the tied head holds its own copy of the embeddings' Q8_0 expansion")
 			}
 			// The same weights: the same logits but for the last bits

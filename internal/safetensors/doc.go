@@ -1,13 +1,12 @@
 // Package safetensors reads Hugging Face safetensors files: the 8-byte
 // little-endian header length, the JSON header (dtype, shape, data_offsets
-// per tensor, optional "__metadata__" of strings), and the tensor data, read
-// into memory with ordinary reads (no mmap). OpenDir reads a model directory,
+// per tensor, optional "__metadata__" of strings), and the tensor data, with
+// ordinary reads (no mmap): a tensor at a time, or all of it into memory. OpenDir reads a model directory,
 // sharded through model.safetensors.index.json or not.
 //
 //	f, err := safetensors.ReadFile("model.safetensors") // header only
-//	err = f.ReadData()
 //	t := f.Tensor("model.embed_tokens.weight")
-//	b, err := f.TensorData(t)
+//	b, err := f.TensorData(t) // read from the file (or, after f.ReadData(), a slice of the data held)
 //
 // Malformed, truncated or unsupported input gives an error naming the file
 // and the problem (wrapping ErrFormat), never a panic: the header length is

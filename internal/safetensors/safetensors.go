@@ -237,13 +237,24 @@ func (f *File) ReadData() error {
 	return nil
 }
 
-// TensorData returns t's bytes once ReadData has run (or after Parse).
+// TensorData returns t's bytes: a slice of the data held once ReadData
+// has run (or after Parse), else t's bytes alone, read from the file into a
+// new slice (so a loader never holds the whole file).
 func (f *File) TensorData(t *TensorInfo) ([]byte, error) {
 	if t == nil {
 		return nil, fmt.Errorf("safetensors: %s: nil tensor", f.Path)
 	}
 	if f.data == nil {
-		return nil, fmt.Errorf("safetensors: %s: data not read (call ReadData)", f.Path)
+		fd, err := os.Open(f.Path)
+		if err != nil {
+			return nil, fmt.Errorf("safetensors: %w", err)
+		}
+		defer fd.Close()
+		b := make([]byte, t.End-t.Begin)
+		if _, err := fd.ReadAt(b, f.DataOffset+t.Begin); err != nil {
+			return nil, fmt.Errorf("safetensors: %s: reading tensor %q: %w", f.Path, t.Name, err)
+		}
+		return b, nil
 	}
 	return f.data[t.Begin:t.End:t.End], nil
 }

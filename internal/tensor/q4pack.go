@@ -67,6 +67,10 @@ func PackQ4(w *Mat) {
 	w.Q = nil
 }
 
+// KeepsQ4 reports whether PackQ4 keeps Q4_0 matrices 4-bit at this level
+// (else they become their Q8_0 expansion, 1.7 times the bytes).
+func KeepsQ4() bool { return impl.q4p }
+
 // UnpackQ4 converts a packed Q4_0 matrix back to GGML blocks in place
 // (w.Q gets them, w.P is released); it does nothing to other matrices.
 func UnpackQ4(w *Mat) {

@@ -106,23 +106,29 @@ func packQ8(q []byte, rows, cols int) []byte {
 // unpackQ8 returns the GGML Q8_0 rows of a packed matrix (the inverse of
 // packQ8).
 func unpackQ8(p []byte, rows, cols int) []byte {
-	nb := cols / Q8BlockSize
-	ng := (rows + q8Group - 1) / q8Group
-	scales := p[ng*nb*q8GroupBlock:]
 	rb := Q8RowBytes(cols)
 	q := make([]byte, rows*rb)
 	for row := 0; row < rows; row++ {
-		g, r := row/q8Group, row%q8Group
-		for b := 0; b < nb; b++ {
-			src := p[(g*nb+b)*q8GroupBlock:]
-			blk := q[row*rb+b*Q8BlockBytes : row*rb+(b+1)*Q8BlockBytes]
-			blk[0], blk[1] = scales[(g*nb+b)*q8GroupScale+2*r], scales[(g*nb+b)*q8GroupScale+2*r+1]
-			for k := 0; k < Q8BlockSize; k++ {
-				blk[2+k] = src[k/4*64+4*r+k%4] ^ 0x80
-			}
-		}
+		unpackQ8Row(q[row*rb:(row+1)*rb], p, rows, cols, row)
 	}
 	return q
+}
+
+// unpackQ8Row writes the GGML Q8_0 blocks of one row of a packed matrix
+// into dst.
+func unpackQ8Row(dst, p []byte, rows, cols, row int) {
+	nb := cols / Q8BlockSize
+	ng := (rows + q8Group - 1) / q8Group
+	scales := p[ng*nb*q8GroupBlock:]
+	g, r := row/q8Group, row%q8Group
+	for b := 0; b < nb; b++ {
+		src := p[(g*nb+b)*q8GroupBlock:]
+		blk := dst[b*Q8BlockBytes : (b+1)*Q8BlockBytes]
+		blk[0], blk[1] = scales[(g*nb+b)*q8GroupScale+2*r], scales[(g*nb+b)*q8GroupScale+2*r+1]
+		for k := 0; k < Q8BlockSize; k++ {
+			blk[2+k] = src[k/4*64+4*r+k%4] ^ 0x80
+		}
+	}
 }
 
 // alignedBytes returns n zeroed bytes whose first one is align-aligned.
