@@ -77,8 +77,6 @@ func NewDummyQuantized(cfg Config, quantization string, seed uint64) (*Model, er
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	beginLoad()
-	defer endLoad()
 	mix, err := lookupMix(quantization)
 	if err != nil {
 		return nil, err

@@ -7,9 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
-	"sync"
 
 	"govllm/internal/gguf"
 	"govllm/internal/tensor"
@@ -71,8 +69,6 @@ func Load(path string, opts LoadOptions) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	beginLoad()
-	defer endLoad()
 	var r *rawModel
 	switch f {
 	case FormatGGUF:
@@ -86,40 +82,6 @@ func Load(path string, opts LoadOptions) (*Model, error) {
 		return nil, err
 	}
 	return build(path, r, opts.Quantize)
-}
-
-// Memory at load. Tensors are read one at a time (each into its own
-// slice, never the whole file), and a matrix's GGML blocks are dropped as
-// soon as they are packed or quantized. While any load runs, the garbage
-// collector runs at loadGCPercent (its next cycle once the heap has grown
-// by that percent of the live bytes, instead of GOGC's 100), so that this
-// garbage does not pile up; when the last load ends, the freed memory goes
-// back to the operating system at once. Before, a TinyLlama-shape Q4_K_M
-// file of 668 MB left `govllm serve` at 2.29 GB resident after loading
-// (peak 2.29 GB); see docs/performance.md, "Memory at load".
-const loadGCPercent = 10
-
-var loads struct {
-	sync.Mutex
-	n, gcPercent int
-}
-
-// beginLoad and endLoad bracket a load (they nest across goroutines).
-func beginLoad() {
-	loads.Lock()
-	defer loads.Unlock()
-	if loads.n++; loads.n == 1 {
-		loads.gcPercent = debug.SetGCPercent(loadGCPercent)
-	}
-}
-
-func endLoad() {
-	loads.Lock()
-	defer loads.Unlock()
-	if loads.n--; loads.n == 0 {
-		debug.SetGCPercent(loads.gcPercent)
-		debug.FreeOSMemory()
-	}
 }
 
 // ---- GGUF ----
