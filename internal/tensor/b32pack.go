@@ -186,7 +186,7 @@ func (p *Pool) matMulB32P(out, x []float32, n int, w *Mat) {
 		}
 		return
 	}
-	a := quantizeAct(c, x, n, w.Cols)
+	a := p.quantizeAct(c, x, n, w.Cols)
 	xa := make([]uint32, 2*len(a.d))
 	for b, d := range a.d {
 		xa[2*b] = math.Float32bits(d)

@@ -32,16 +32,44 @@ type actRows struct {
 	bsum []int32   // Q8_K: per 16 values
 }
 
-// quantizeAct quantizes n rows of x (cols each) for codec c.
+// quantizeAct quantizes n rows of x (cols each) for codec c, into new
+// memory.
 func quantizeAct(c *Codec, x []float32, n, cols int) *actRows {
+	a := new(actRows)
+	a.quantize(c, x, n, cols)
+	return a
+}
+
+// quantizeAct is quantizeAct into the Pool's scratch, reused by every
+// MatMul (a nil Pool allocates): a forward pass makes no garbage here.
+func (p *Pool) quantizeAct(c *Codec, x []float32, n, cols int) *actRows {
+	if p == nil {
+		return quantizeAct(c, x, n, cols)
+	}
+	p.act.quantize(c, x, n, cols)
+	return &p.act
+}
+
+// scratch32 returns n int32 of the Pool's scratch for a product's
+// activation corrections (new memory for a nil Pool).
+func (p *Pool) scratch32(n int) []int32 {
+	if p == nil {
+		return make([]int32, n)
+	}
+	return grow(&p.xaux, n)
+}
+
+// quantize quantizes n rows of x (cols each) for codec c into a's
+// buffers, grown as needed.
+func (a *actRows) quantize(c *Codec, x []float32, n, cols int) {
 	bs := Q8BlockSize
 	if c.act == actQ8_K {
 		bs = 256
 	}
-	a := &actRows{q: make([]int8, n*cols), d: make([]float32, n*cols/bs)}
+	a.q, a.d = grow(&a.q, n*cols), grow(&a.d, n*cols/bs)
 	switch c.act {
 	case actQ8_K:
-		a.bsum = make([]int32, n*cols/16)
+		a.bsum = grow(&a.bsum, n*cols/16)
 		quant := quantizeQ8K
 		if impl.quantizeQ8K != nil {
 			quant = impl.quantizeQ8K
@@ -50,7 +78,7 @@ func quantizeAct(c *Codec, x []float32, n, cols int) *actRows {
 			a.d[b] = quant(a.q[b*256:(b+1)*256], a.bsum[b*16:(b+1)*16], x[b*256:(b+1)*256])
 		}
 	case actQ8_1:
-		a.s = make([]float32, len(a.d))
+		a.s = grow(&a.s, len(a.d))
 		impl.quantize(a.q, a.d, x[:n*cols])
 		for b := range a.d {
 			var sum int32
@@ -62,7 +90,6 @@ func quantizeAct(c *Codec, x []float32, n, cols int) *actRows {
 	default:
 		impl.quantize(a.q, a.d, x[:n*cols])
 	}
-	return a
 }
 
 // quantizeQ8K quantizes 256 values as GGML's quantize_row_q8_K_ref: the
@@ -110,7 +137,7 @@ func (p *Pool) matMulBlocks(out, x []float32, n int, w *Mat, c *Codec) {
 	if err := c.Check(w.Q[:min(len(w.Q), w.Rows*c.RowBytes(w.Cols))], w.Rows, w.Cols); err != nil {
 		panic("tensor: MatMul: " + err.Error())
 	}
-	a := quantizeAct(c, x, n, w.Cols)
+	a := p.quantizeAct(c, x, n, w.Cols)
 	fn := func(lo, hi int) { blockRows(out, a, n, w, c, lo, hi) }
 	p.run(n*w.Rows*w.Cols, w.Rows, fn, fn)
 }
@@ -270,7 +297,12 @@ func (p *Pool) matMulStacked(out, x []float32, n int, w *Mat) {
 		if pt.Cols != w.Cols {
 			panic(fmt.Sprintf("tensor: MatMul: stacked part of %d columns in a matrix of %d", pt.Cols, w.Cols))
 		}
-		tmp := make([]float32, n*pt.Rows)
+		var tmp []float32
+		if p == nil {
+			tmp = make([]float32, n*pt.Rows)
+		} else {
+			tmp = grow(&p.stk, n*pt.Rows) // parts' products use other scratch
+		}
 		p.MatMul(tmp, x, n, pt)
 		for i := 0; i < n; i++ {
 			copy(out[i*w.Rows+r0:i*w.Rows+r0+pt.Rows], tmp[i*pt.Rows:(i+1)*pt.Rows])

@@ -91,8 +91,8 @@ func (p *Pool) matMulIQ4XSP(out, x []float32, n int, w *Mat) {
 		p.matMulBlocks(out, x, n, u, CodecOf(IQ4_XS))
 		return
 	}
-	a := quantizeAct(CodecOf(IQ4_XS), x, n, w.Cols)
-	xc := make([]int32, n*w.Cols/4)
+	a := p.quantizeAct(CodecOf(IQ4_XS), x, n, w.Cols)
+	xc := p.scratch32(n * w.Cols / 4)
 	q8lCorr(xc, a.q)
 	args := &xsArgs{out: out, ldo: w.Rows, xq: a.q, xd: a.d, xc: xc, n: n, rows: w.Rows, nb: nb, w: w.P}
 	fn := func(lo, hi int) { impl.iq4xs(args, lo, hi) }

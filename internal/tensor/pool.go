@@ -59,6 +59,11 @@ type Pool struct {
 	accs [][]float32
 	// Packed Q4_0 tiles: one buffer of unpacked weights per thread.
 	q4w [][]byte
+	// Block and K formats: the activations quantized (quantizeAct), their
+	// corrections (scratch32), a Stacked matrix's part outputs.
+	act  actRows
+	xaux []int32
+	stk  []float32
 
 	// MatMul's current job and its methods as func values, bound once.
 	mm                           mmJob

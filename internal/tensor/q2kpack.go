@@ -97,7 +97,7 @@ func (p *Pool) matMulQ2KP(out, x []float32, n int, w *Mat) {
 		p.matMulBlocks(out, x, n, u, CodecOf(Q2_K))
 		return
 	}
-	a := quantizeAct(CodecOf(Q2_K), x, n, w.Cols)
+	a := p.quantizeAct(CodecOf(Q2_K), x, n, w.Cols)
 	bs := make([]uint32, len(a.bsum)/2)
 	for k := range bs { // |Σ of 16 int8| ≤ 2032: a word each
 		bs[k] = uint32(uint16(a.bsum[2*k])) | uint32(uint16(a.bsum[2*k+1]))<<16

@@ -122,7 +122,7 @@ func (p *Pool) matMulKPacked(out, x []float32, n int, w *Mat) {
 	if w.Cols%256 != 0 || len(w.P) < kpPackedBytes(w.Rows, w.Cols, kpRecord[w.Type]) {
 		panic(fmt.Sprintf("tensor: MatMul: packed %s weights of %d bytes do not fit %d×%d", CodecOf(w.Type).Name, len(w.P), w.Rows, w.Cols))
 	}
-	a := quantizeAct(CodecOf(w.Type), x, n, w.Cols)
+	a := p.quantizeAct(CodecOf(w.Type), x, n, w.Cols)
 	var aux []int32
 	f := impl.q4k
 	switch w.Type {
@@ -132,7 +132,7 @@ func (p *Pool) matMulKPacked(out, x []float32, n int, w *Mat) {
 		if w.Type == Q6_K {
 			f, mul = impl.q6k, -32
 		}
-		aux = make([]int32, n*w.Cols/4)
+		aux = p.scratch32(n * w.Cols / 4)
 		for k := range aux {
 			q := a.q[4*k : 4*k+4 : 4*k+4]
 			aux[k] = mul * (int32(q[0]) + int32(q[1]) + int32(q[2]) + int32(q[3]))
@@ -141,7 +141,7 @@ func (p *Pool) matMulKPacked(out, x []float32, n int, w *Mat) {
 		if w.Type == Q5_K {
 			f = impl.q5k
 		}
-		aux = make([]int32, len(a.bsum)/2)
+		aux = p.scratch32(len(a.bsum) / 2)
 		for k := range aux {
 			aux[k] = a.bsum[2*k] + a.bsum[2*k+1]
 		}
