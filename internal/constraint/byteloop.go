@@ -108,7 +108,7 @@ func (a *automaton) rootByteLoop(m *Matcher, tr *trie, s, root int32, loops bool
 // path, the tokens of n's subtree made of the loop's bytes (from t they
 // keep t), and returns the loop's precomputation (nil otherwise). A text
 // loop is left to the text shortcuts.
-func (a *automaton) nodeByteLoop(m *Matcher, t int32, path []byte, n *trieNode, dst []uint64) *byteLoop {
+func (a *automaton) nodeByteLoop(m *Matcher, t int32, path []byte, n int32, dst []uint64) *byteLoop {
 	if a.isTextLoop(t) {
 		return nil
 	}
@@ -122,8 +122,6 @@ func (a *automaton) nodeByteLoop(m *Matcher, t int32, path []byte, n *trieNode, 
 		}
 	}
 	bl := m.byteLoopOf(c)
-	for _, id := range m.full.toks[n.subLo:n.subHi] {
-		dst[id>>6] |= bl.only[id>>6] & (1 << (id & 63))
-	}
+	m.orSubtree(&m.full, n, bl.only, dst)
 	return bl
 }

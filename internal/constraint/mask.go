@@ -124,9 +124,7 @@ func (a *automaton) walk(m *Matcher, tr *trie, s, root int32, dst []uint64, loop
 				i = n.end
 				continue
 			}
-			for _, id := range tr.toks[n.subLo:n.subHi] {
-				dst[id>>6] |= m.text[id>>6] & (1 << (id & 63))
-			}
+			m.orSubtree(tr, i, m.text, dst)
 			covered = n.end
 			if !n.impure {
 				i = n.end
@@ -135,7 +133,7 @@ func (a *automaton) walk(m *Matcher, tr *trie, s, root int32, dst []uint64, loop
 		}
 		path[d-1] = n.b
 		if inner == nil && bl == nil && root == 0 && loops && !hole && n.subHi-n.subLo >= minByteLoopSubtree {
-			if inner = a.nodeByteLoop(m, t, path[:d], n, dst); inner != nil {
+			if inner = a.nodeByteLoop(m, t, path[:d], i, dst); inner != nil {
 				innerEnd = n.end
 			}
 		}
