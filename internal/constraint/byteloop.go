@@ -112,6 +112,11 @@ func (a *automaton) nodeByteLoop(m *Matcher, t int32, path []byte, n int32, dst 
 	if a.isTextLoop(t) {
 		return nil
 	}
+	for _, b := range path { // before stepping every byte class of t
+		if a.step(t, b) != t {
+			return nil
+		}
+	}
 	c, ok := a.byteLoopSet(t)
 	if !ok {
 		return nil

@@ -110,7 +110,7 @@ func (a *automaton) walk(m *Matcher, tr *trie, s, root int32, dst []uint64, loop
 			i = n.end
 			continue
 		}
-		hole := esc != nil && a.sets[t].hole // only abstract walks meet holes
+		hole := esc != nil && a.holeAt[t] // only abstract walks meet holes
 		if hole {
 			*esc = append(*esc, escape{tr: tr, node: i})
 			if len(a.sets[t].frames) == 1 {

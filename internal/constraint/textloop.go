@@ -29,7 +29,14 @@ var utf8Leads = []utf8Lead{
 
 // isTextLoop reports whether every string-text character leads from set s
 // back to s (so every string-text token is allowed and keeps s).
-func (a *automaton) isTextLoop(s int32) bool { return a.textTarget(s) == s }
+// A set whose space does not lead back to it is not one: that is checked
+// first, without computing its text target.
+func (a *automaton) isTextLoop(s int32) bool {
+	if a.sets[s].text == textUnknown && a.step(s, ' ') != s {
+		return false
+	}
+	return a.textTarget(s) == s
+}
 
 // textTarget returns the set every string-text character leads to from set
 // s (deadSet when none may follow), or nonUniform. A target holding a hole
