@@ -203,9 +203,12 @@ type keyConts struct{ end, tail, wide *expr }
 
 // keyContinuations returns an additional key's continuations. They are
 // rules called in tail position, so every way of leaving the trie of
-// names reaches the same parse stack (wide: every node without a
-// non-ASCII name character leaves by the same rule, so the sets inside a
-// multi-byte character after any key prefix are the same); and objects
+// names reaches the same parse stack. Every node without a non-ASCII name
+// character leaves by wide on such a character, and tail (an ASCII
+// character then tail, or wide, or end) does too, so inside a multi-byte
+// character the set after any key prefix is the one after key text that
+// left the names: walk takes those subtrees from the text loop's mask
+// (see loopLead). Objects
 // whose additional members have one same value rule share them, so the
 // key text's masks (a text loop's, see loopMask) serve all those objects.
 func (c *schemaCompiler) keyContinuations(v, after *expr, path string) keyConts {
@@ -213,8 +216,10 @@ func (c *schemaCompiler) keyContinuations(v, after *expr, path string) keyConts 
 		return keyConts{ref(ids[0]), ref(ids[1]), ref(ids[2])}
 	}
 	end := c.rule(path+"/additionalKeyEnd", seq(lit(`"`), after))
-	tail := c.rule(path+"/additionalKeyTail", seq(star(jsonChars([]runeRange{{0, utf8.MaxRune}})), end))
+	tailID := c.g.newRule(path + "/additionalKeyTail")
+	tail := ref(tailID)
 	wide := c.rule(path+"/additionalKeyWide", seq(jsonChars([]runeRange{{0x80, utf8.MaxRune}}), tail))
+	c.g.setRule(tailID, alt(end, seq(jsonChars([]runeRange{{0, 0x7F}}), tail), wide))
 	if v.kind == eRef && end.kind == eRef && tail.kind == eRef && wide.kind == eRef {
 		c.keyRules[v.rule] = [3]int32{end.rule, tail.rule, wide.rule}
 	}
