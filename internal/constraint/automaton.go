@@ -41,6 +41,7 @@ type automaton struct {
 	depth   []int32
 	onHole  []bool // by frame id: a hole frame is the frame or below it
 	sets    []dset
+	holeAt  []bool    // by set: dset.hole, packed for walk
 	trans   [][]int32 // transitions, pageSets sets a page: see transAt
 	setIx   map[string]int32
 	mark    []uint32
@@ -208,6 +209,7 @@ func (a *automaton) intern(accept bool) int32 {
 		return deadSet
 	}
 	a.sets = append(a.sets, dset{frames: slices.Clone(fs), accept: accept, text: textUnknown, hole: a.holds(fs), abs: len(fs) > 0 && a.onHole[fs[0]]})
+	a.holeAt = append(a.holeAt, a.sets[len(a.sets)-1].hole)
 	id := int32(len(a.sets) - 1)
 	if id%pageSets == 0 {
 		a.trans = append(a.trans, make([]int32, pageSets<<8))

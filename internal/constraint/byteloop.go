@@ -108,9 +108,14 @@ func (a *automaton) rootByteLoop(m *Matcher, tr *trie, s, root int32, loops bool
 // path, the tokens of n's subtree made of the loop's bytes (from t they
 // keep t), and returns the loop's precomputation (nil otherwise). A text
 // loop is left to the text shortcuts.
-func (a *automaton) nodeByteLoop(m *Matcher, t int32, path []byte, n *trieNode, dst []uint64) *byteLoop {
+func (a *automaton) nodeByteLoop(m *Matcher, t int32, path []byte, n int32, dst []uint64) *byteLoop {
 	if a.isTextLoop(t) {
 		return nil
+	}
+	for _, b := range path { // before stepping every byte class of t
+		if a.step(t, b) != t {
+			return nil
+		}
 	}
 	c, ok := a.byteLoopSet(t)
 	if !ok {
@@ -122,8 +127,6 @@ func (a *automaton) nodeByteLoop(m *Matcher, t int32, path []byte, n *trieNode, 
 		}
 	}
 	bl := m.byteLoopOf(c)
-	for _, id := range m.full.toks[n.subLo:n.subHi] {
-		dst[id>>6] |= bl.only[id>>6] & (1 << (id & 63))
-	}
+	m.orSubtree(&m.full, n, bl.only, dst)
 	return bl
 }

@@ -190,10 +190,8 @@ func (a *automaton) rewalk(m *Matcher, ctx int32, e escape, dst []uint64) {
 // to esc (a real loop has none).
 func (a *automaton) fromLoop(m *Matcher, t, i int32, dst []uint64, esc *[]escape) {
 	bits, lesc := a.loopMask(m, t)
+	m.orSubtree(&m.full, i, bits, dst)
 	n := &m.full.nodes[i]
-	for _, id := range m.full.toks[n.subLo:n.subHi] {
-		dst[id>>6] |= bits[id>>6] & (1 << (id & 63))
-	}
 	lo, _ := slices.BinarySearchFunc(lesc, i, func(e escape, i int32) int { return cmp.Compare(e.node, i) })
 	for _, e := range lesc[lo:] {
 		if e.node >= n.end {

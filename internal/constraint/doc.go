@@ -48,7 +48,14 @@
 // a string under a format or pattern: byteloop.go) takes the tokens made
 // of those bytes from a bitset built once per Matcher and byte set.
 // Closures take a frame's epsilon moves at once (lists per program
-// state).
+// state). A real set's text target comes from its frame groups' abstract
+// sets when each group's is uniform (textparts.go): a counted string's
+// position costs one new set instead of stepping every UTF-8 class. An
+// additional key takes non-ASCII characters through one shared rule, so
+// after any key prefix the set inside a multi-byte character is the key
+// text loop's own, and walk decides those subtrees from the loop's mask.
+// Subtrees of 4,096 tokens or more have their tokens as a bitset (built
+// once per Matcher) for the shortcuts that OR a mask over a subtree.
 //
 // JSON Schema. The schema is first checked with
 // github.com/santhosh-tekuri/jsonschema (ErrInvalidSchema). A feature that

@@ -84,8 +84,9 @@ func (a *automaton) walk(m *Matcher, tr *trie, s, root int32, dst []uint64, loop
 	stack[0], rows[0] = s, a.row(s)
 	nodes := tr.nodes
 	base := nodes[root].depth
-	covered := int32(0) // nodes below this index, in a covered subtree, are done
-	var path [256]byte  // path[d-1]: the byte of the current node at depth d
+	covered := int32(0)  // nodes below this index, in a covered subtree, are done
+	var path [256]byte   // path[d-1]: the byte of the current node at depth d
+	var textAt [256]bool // textAt[d-1]: the current node at depth d has string-text bytes
 	bl := a.rootByteLoop(m, tr, s, root, loops, dst)
 	var inner *byteLoop // a byte loop's nodes below innerEnd: their tokens' subtrees are done
 	innerEnd := int32(0)
@@ -110,7 +111,7 @@ func (a *automaton) walk(m *Matcher, tr *trie, s, root int32, dst []uint64, loop
 			i = n.end
 			continue
 		}
-		hole := esc != nil && a.sets[t].hole // only abstract walks meet holes
+		hole := esc != nil && a.holeAt[t] // only abstract walks meet holes
 		if hole {
 			*esc = append(*esc, escape{tr: tr, node: i})
 			if len(a.sets[t].frames) == 1 {
@@ -124,18 +125,21 @@ func (a *automaton) walk(m *Matcher, tr *trie, s, root int32, dst []uint64, loop
 				i = n.end
 				continue
 			}
-			for _, id := range tr.toks[n.subLo:n.subHi] {
-				dst[id>>6] |= m.text[id>>6] & (1 << (id & 63))
-			}
+			m.orSubtree(tr, i, m.text, dst)
 			covered = n.end
 			if !n.impure {
 				i = n.end
 				continue
 			}
 		}
-		path[d-1] = n.b
+		if loops && !hole && i >= covered && n.subHi-n.subLo >= minLoopSubtree && tr == &m.full && n.b >= 0xC2 && n.b <= 0xF4 &&
+			(d == 1 && (root == 0 || nodes[root].textPath) || d > 1 && textAt[d-2]) && a.loopLead(m, stack[d-1], t, i, dst, esc) {
+			i = n.end
+			continue
+		}
+		path[d-1], textAt[d-1] = n.b, n.textPath
 		if inner == nil && bl == nil && root == 0 && loops && !hole && n.subHi-n.subLo >= minByteLoopSubtree {
-			if inner = a.nodeByteLoop(m, t, path[:d], n, dst); inner != nil {
+			if inner = a.nodeByteLoop(m, t, path[:d], i, dst); inner != nil {
 				innerEnd = n.end
 			}
 		}
@@ -145,4 +149,21 @@ func (a *automaton) walk(m *Matcher, tr *trie, s, root int32, dst []uint64, loop
 		stack[d], rows[d] = t, a.row(t)
 		i++
 	}
+}
+
+// loopLead decides the subtree of node i of the whole trie, a UTF-8 lead
+// byte after string text, reached with set t from set u (the set at its
+// parent node), when the text loop L that u reaches by a space steps by
+// that lead byte to t too: from the trie's root L reaches L by the text
+// before the lead byte, then t, so a token of the subtree follows from
+// the walk's start exactly as it follows from L (see fromLoop). Inside an
+// additional key this holds at every key prefix (keyContinuations). It
+// reports whether it decided the subtree.
+func (a *automaton) loopLead(m *Matcher, u, t, i int32, dst []uint64, esc *[]escape) bool {
+	l := a.step(u, ' ')
+	if l < 0 || l == t || a.step(l, m.full.nodes[i].b) != t || !a.isTextLoop(l) {
+		return false
+	}
+	a.fromLoop(m, l, i, dst, esc)
+	return true
 }

@@ -193,26 +193,37 @@ func (c *schemaCompiler) additional(o *object, named map[string]bool, path strin
 	if len(named) == 0 {
 		return seq(anyJSONString(), after), nil
 	}
-	end, tail := c.keyContinuations(v, after, path)
-	return c.rule(path+"/additionalKey", seq(lit(`"`), keyNotIn(named, end, tail))), nil
+	return c.rule(path+"/additionalKey", seq(lit(`"`), keyNotIn(named, c.keyContinuations(v, after, path)))), nil
 }
 
-// keyContinuations are an additional key's continuations after the trie of
-// names: end (the closing quote, then the member's rest) and tail (more key
-// text, then end). They are rules called in tail position, so every way of
-// leaving the trie of names reaches the same parse stack; and objects
+// keyConts are an additional key's continuations after the trie of
+// names: end (the closing quote, then the member's rest), tail (more key
+// text, then end) and wide (a non-ASCII character, then tail).
+type keyConts struct{ end, tail, wide *expr }
+
+// keyContinuations returns an additional key's continuations. They are
+// rules called in tail position, so every way of leaving the trie of
+// names reaches the same parse stack. Every node without a non-ASCII name
+// character leaves by wide on such a character, and tail (an ASCII
+// character then tail, or wide, or end) does too, so inside a multi-byte
+// character the set after any key prefix is the one after key text that
+// left the names: walk takes those subtrees from the text loop's mask
+// (see loopLead). Objects
 // whose additional members have one same value rule share them, so the
 // key text's masks (a text loop's, see loopMask) serve all those objects.
-func (c *schemaCompiler) keyContinuations(v, after *expr, path string) (end, tail *expr) {
+func (c *schemaCompiler) keyContinuations(v, after *expr, path string) keyConts {
 	if ids, ok := c.keyRules[v.rule]; ok && v.kind == eRef {
-		return ref(ids[0]), ref(ids[1])
+		return keyConts{ref(ids[0]), ref(ids[1]), ref(ids[2])}
 	}
-	end = c.rule(path+"/additionalKeyEnd", seq(lit(`"`), after))
-	tail = c.rule(path+"/additionalKeyTail", seq(star(jsonChars([]runeRange{{0, utf8.MaxRune}})), end))
-	if v.kind == eRef && end.kind == eRef && tail.kind == eRef {
-		c.keyRules[v.rule] = [2]int32{end.rule, tail.rule}
+	end := c.rule(path+"/additionalKeyEnd", seq(lit(`"`), after))
+	tailID := c.g.newRule(path + "/additionalKeyTail")
+	tail := ref(tailID)
+	wide := c.rule(path+"/additionalKeyWide", seq(jsonChars([]runeRange{{0x80, utf8.MaxRune}}), tail))
+	c.g.setRule(tailID, alt(end, seq(jsonChars([]runeRange{{0, 0x7F}}), tail), wide))
+	if v.kind == eRef && end.kind == eRef && tail.kind == eRef && wide.kind == eRef {
+		c.keyRules[v.rule] = [3]int32{end.rule, tail.rule, wide.rule}
 	}
-	return end, tail
+	return keyConts{end, tail, wide}
 }
 
 // patternMembers is one member whose key matches a patternProperties
@@ -281,14 +292,14 @@ type runeTrie struct {
 }
 
 // keyNotIn is every JSON string body (canonical form) whose value is not
-// one of names, followed by end (after the body) or tail (after a
+// one of names, followed by k.end (after the body) or k.tail (after a
 // character that leaves the trie of names): it leaves the trie of names at
 // some character or stops at a node where no name ends.
-func keyNotIn(names map[string]bool, end, tail *expr) *expr {
+func keyNotIn(names map[string]bool, k keyConts) *expr {
 	root := &runeTrie{kids: map[rune]*runeTrie{}}
-	for k := range names {
+	for name := range names {
 		n := root
-		for _, r := range k {
+		for _, r := range name {
 			if n.kids[r] == nil {
 				n.kids[r] = &runeTrie{kids: map[rune]*runeTrie{}}
 			}
@@ -296,10 +307,13 @@ func keyNotIn(names map[string]bool, end, tail *expr) *expr {
 		}
 		n.end = true
 	}
-	return root.notIn(end, tail)
+	return root.notIn(k)
 }
 
-func (n *runeTrie) notIn(end, tail *expr) *expr {
+// notIn is keyNotIn from trie node n. The characters leaving the trie
+// continue with k.tail; when no name continues with a non-ASCII
+// character here, those characters are taken by the shared rule k.wide.
+func (n *runeTrie) notIn(k keyConts) *expr {
 	keys := make([]rune, 0, len(n.kids))
 	for r := range n.kids {
 		keys = append(keys, r)
@@ -314,12 +328,22 @@ func (n *runeTrie) notIn(end, tail *expr) *expr {
 		next = r + 1
 	}
 	others = append(others, runeRange{next, utf8.MaxRune})
-	alts := []*expr{seq(jsonChars(others), tail)}
+	var alts []*expr
+	if last := others[len(others)-1]; last.lo <= 0x80 {
+		others[len(others)-1].hi = 0x7F // last.hi is utf8.MaxRune
+		if last.lo == 0x80 {
+			others = others[:len(others)-1]
+		}
+		alts = append(alts, k.wide)
+	}
+	if len(others) > 0 {
+		alts = append(alts, seq(jsonChars(others), k.tail))
+	}
 	if !n.end {
-		alts = append(alts, end)
+		alts = append(alts, k.end)
 	}
 	for _, r := range keys {
-		alts = append(alts, seq(jsonChars([]runeRange{{r, r}}), n.kids[r].notIn(end, tail)))
+		alts = append(alts, seq(jsonChars([]runeRange{{r, r}}), n.kids[r].notIn(k)))
 	}
 	return alt(alts...)
 }

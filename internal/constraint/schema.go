@@ -38,7 +38,7 @@ type schemaCompiler struct {
 	root      any
 	rules     map[*object]int32
 	canon     map[string]*object   // the first subschema of each JSON text (see canonical)
-	keyRules  map[int32][2]int32   // additional keys' end and tail rules by value rule (see keyContinuations)
+	keyRules  map[int32][3]int32   // additional keys' end, tail and wide rules by value rule (see keyContinuations)
 	forbidden map[*object][]string // properties a "not required" excludes
 	ordered   bool                 // Options.OrderedProperties
 	// refOverrides: the schema's draft (3 to 7) ignores keywords beside $ref.
@@ -58,7 +58,7 @@ func JSONSchema(schema []byte, o Options) (*Constraint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("constraint: JSON Schema: %w", err)
 	}
-	c := &schemaCompiler{jsonGrammar: newJSONGrammar(o), root: root, rules: map[*object]int32{}, canon: map[string]*object{}, keyRules: map[int32][2]int32{}, empty: map[*object]bool{},
+	c := &schemaCompiler{jsonGrammar: newJSONGrammar(o), root: root, rules: map[*object]int32{}, canon: map[string]*object{}, keyRules: map[int32][3]int32{}, empty: map[*object]bool{},
 		forbidden: map[*object][]string{}, ordered: o.OrderedProperties}
 	if ro, ok := root.(*object); ok {
 		d, _ := ro.vals["$schema"].(string)

@@ -42,6 +42,8 @@ func TestMaskAgreesWithAllowed(t *testing.T) {
 			`{"a":{"n":1,"other key":2,"k":[]},"b":{"m":"x","k2":{},"n":0},"c":[{"id":1,"name":"q"},{}],"extra":null}`},
 		{"byte loops: a pattern's class, a URI", `{"type":"object","properties":{"p":{"type":"string","pattern":"^[a-z0-9_-]*$"},"u":{"type":"string","format":"uri"},"q":{"type":"array","items":{"type":"string","pattern":"^[a-z0-9_-]*$"}}},"required":["p","u"]}`,
 			`{"p":"abc-def_12","u":"https://www.example.com/a/b?x=1","q":["x-y","","zz"]}`},
+		{"non-ASCII key names and additional keys", `{"type":"object","properties":{"größe":{"type":"integer"},"名前":{"type":"string","maxLength":4},"a":{"type":"object","properties":{"é":{"type":"boolean"}}}},"required":["名前"]}`,
+			`{"größe":1,"grün":2,"名前":"値","名":[],"a":{"é":true,"éa":0,"日本":null}}`},
 		{"recursive", `{"$ref":"#/$defs/node","$defs":{"node":{"type":"object","properties":{"name":{"type":"string"},"size":{"type":"integer"},"kids":{"type":"array","items":{"$ref":"#/$defs/node"}}},"required":["name","size"]}}}`,
 			`{"name":"r","size":0,"kids":[{"name":"a","size":1,"kids":[{"size":0,"name":"b"}]},{"kids":[],"name":"c","size":2}]}`},
 	}

@@ -29,20 +29,47 @@ var utf8Leads = []utf8Lead{
 
 // isTextLoop reports whether every string-text character leads from set s
 // back to s (so every string-text token is allowed and keeps s).
-func (a *automaton) isTextLoop(s int32) bool { return a.textTarget(s) == s }
+// A set whose space does not lead back to it is not one: that is checked
+// first, without computing its text target.
+func (a *automaton) isTextLoop(s int32) bool {
+	if a.sets[s].text == textUnknown && a.step(s, ' ') != s {
+		return false
+	}
+	return a.textTarget(s) == s
+}
 
 // textTarget returns the set every string-text character leads to from set
-// s (deadSet when none may follow), or nonUniform. It is computed once per
-// set.
+// s (deadSet when none may follow), or nonUniform. A target holding a hole
+// frame (an abstract stack returned to its context, see context.go) is
+// nonUniform too: the text tokens through it depend on the context.
 func (a *automaton) textTarget(s int32) int32 {
+	if t := a.rawTextTarget(s); t < 0 || !a.sets[t].hole {
+		return t
+	}
+	return nonUniform
+}
+
+// rawTextTarget is textTarget keeping a target that holds a hole frame (a
+// group of frames returning to its context after one character: see
+// textparts.go). It is computed once per set: for a real set from the
+// text targets of its frame groups when each group's is uniform, else by
+// stepping every class of string-text characters.
+func (a *automaton) rawTextTarget(s int32) int32 {
 	if t := a.sets[s].text; t != textUnknown {
 		return t
 	}
-	t := a.computeTextTarget(s)
+	t, ok := a.textTargetByParts(s)
+	if !ok {
+		t = a.computeTextTarget(s)
+	}
 	a.sets[s].text = t
 	return t
 }
 
+// computeTextTarget steps every class of string-text characters from s. A
+// character whose first bytes lead to a set holding a hole frame (a
+// stack returned to its context inside the character) makes s
+// nonUniform; the target itself may hold one.
 func (a *automaton) computeTextTarget(s int32) int32 {
 	target := a.step(s, ' ')
 	for _, r := range [][2]byte{{0x20, 0x21}, {0x23, 0x5B}, {0x5D, 0x7F}} {
@@ -56,7 +83,7 @@ func (a *automaton) computeTextTarget(s int32) int32 {
 			if t < 0 {
 				return target == deadSet
 			}
-			return a.rangeLeadsTo(t, l.lo2, l.hi2, l.n-2, target, seen)
+			return !a.sets[t].hole && a.rangeLeadsTo(t, l.lo2, l.hi2, l.n-2, target, seen)
 		})
 		if !ok {
 			return nonUniform
@@ -73,6 +100,9 @@ func (a *automaton) rangeLeadsTo(s int32, lo, hi byte, left byte, target int32, 
 		if left == 0 || t < 0 {
 			return t == target
 		}
+		if a.sets[t].hole {
+			return false // returned to the context inside a character
+		}
 		key := [2]int32{t, int32(left)}
 		if seen[key] {
 			return true
@@ -87,9 +117,7 @@ func (a *automaton) rangeLeadsTo(s int32, lo, hi byte, left byte, target int32, 
 
 // eachClass calls f with the set reached from s by each byte in [lo, hi],
 // once per class of bytes s cannot tell apart (no byte edge of its frames
-// starts or ends inside a class), and reports whether f held for all. A
-// set holding a hole frame (an abstract stack returned to its context,
-// see context.go) fails: its text tokens depend on the context.
+// starts or ends inside a class), and reports whether f held for all.
 func (a *automaton) eachClass(s int32, lo, hi byte, f func(t int32) bool) bool {
 	var cut [257]bool // cut[b]: a class starts at byte b
 	for _, id := range a.sets[s].frames {
@@ -100,7 +128,7 @@ func (a *automaton) eachClass(s int32, lo, hi byte, f func(t int32) bool) bool {
 	}
 	for c := int(lo); c <= int(hi); c++ {
 		if c == int(lo) || cut[c] {
-			if t := a.step(s, byte(c)); t >= 0 && a.sets[t].hole || !f(t) {
+			if !f(a.step(s, byte(c))) {
 				return false
 			}
 		}

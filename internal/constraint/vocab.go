@@ -48,6 +48,9 @@ type Matcher struct {
 	long     trie // the string-text tokens of more than textChainMax characters
 	eos      []int32
 	tokens   [][]byte // by id; nil for special or empty tokens
+	// bigSub holds, for each node of full with at least bigSubtree
+	// tokens below it, the bitset of those tokens (see orSubtree).
+	bigSub map[int32][]uint64
 
 	loopMu    sync.Mutex
 	byteLoops map[[4]uint64]*byteLoop // built on first use (see byteLoopOf)
@@ -107,7 +110,43 @@ func NewMatcher(v Vocabulary) (*Matcher, error) {
 	slices.SortFunc(long, func(a, b int32) int { return slices.Compare(m.tokens[a], m.tokens[b]) })
 	m.long.build(m.tokens, long)
 	m.long.mapTo(&m.full)
+	m.buildBigSub()
 	return m, nil
+}
+
+// bigSubtree is the least number of tokens under a node of the whole trie
+// for which orSubtree uses a bitset (one word per 64 ids) rather than
+// the node's token list.
+const bigSubtree = 4096
+
+// buildBigSub fills bigSub.
+func (m *Matcher) buildBigSub() {
+	m.bigSub = map[int32][]uint64{}
+	for i, n := range m.full.nodes[1:] {
+		if n.subHi-n.subLo < bigSubtree {
+			continue
+		}
+		bits := make([]uint64, m.MaskWords())
+		for _, id := range m.full.toks[n.subLo:n.subHi] {
+			bits[id>>6] |= 1 << (id & 63)
+		}
+		m.bigSub[int32(i+1)] = bits
+	}
+}
+
+// orSubtree sets in dst the bits of src of the tokens under node i of tr
+// (its own included).
+func (m *Matcher) orSubtree(tr *trie, i int32, src, dst []uint64) {
+	if sub := m.bigSub[i]; sub != nil && tr == &m.full {
+		for w := range dst {
+			dst[w] |= src[w] & sub[w]
+		}
+		return
+	}
+	n := &tr.nodes[i]
+	for _, id := range tr.toks[n.subLo:n.subHi] {
+		dst[id>>6] |= src[id>>6] & (1 << (id & 63))
+	}
 }
 
 // mapTo fills t.full: for each node of t (a trie of some of full's

@@ -82,3 +82,33 @@ func TestTrieCoversEveryToken(t *testing.T) {
 		t.Fatalf("trie holds %d tokens, want %d", len(seen), len(smallVocab.toks))
 	}
 }
+
+// TestBigSubtreeBitsets checks orSubtree's bitsets against the tokens
+// whose bytes start with each large subtree's node bytes (found by
+// prefix, not through the trie's token lists).
+func TestBigSubtreeBitsets(t *testing.T) {
+	_, m := llama3Matcher(t)
+	if len(m.bigSub) == 0 {
+		t.Fatal("no subtree of the Llama-3 trie has a bitset")
+	}
+	var path []byte
+	for i := int32(1); i < int32(len(m.full.nodes)); i++ {
+		n := &m.full.nodes[i]
+		path = append(path[:n.depth-1], n.b)
+		if m.bigSub[i] == nil {
+			continue
+		}
+		all := make([]uint64, m.MaskWords())
+		for w := range all {
+			all[w] = ^uint64(0)
+		}
+		got := make([]uint64, m.MaskWords())
+		m.orSubtree(&m.full, i, all, got)
+		for id, b := range m.tokens {
+			want := len(b) >= len(path) && string(b[:len(path)]) == string(path)
+			if in := got[id>>6]&(1<<(id&63)) != 0; in != want {
+				t.Fatalf("node %q: token %d %q: bitset says %v", path, id, b, in)
+			}
+		}
+	}
+}
