@@ -34,8 +34,8 @@ func DequantizeRow(dst []float32, w *Mat, r int) {
 	case w.Type == F32 && w.F32 != nil:
 		copy(dst[:d], w.F32[r*d:(r+1)*d])
 	case w.Q != nil && CodecOf(w.Type) != nil:
-		rb := CodecOf(w.Type).RowBytes(d)
-		CodecOf(w.Type).Dequantize(dst[:d], w.Q[r*rb:(r+1)*rb])
+		c := CodecOf(w.Type)
+		c.Dequantize(dst[:d], w.Q[r*c.RowBytes(d):(r+1)*c.RowBytes(d)])
 	case w.P != nil && w.Type == Q8_0:
 		blk := make([]byte, Q8RowBytes(d))
 		unpackQ8Row(blk, w.P, w.Rows, d, r)
@@ -69,7 +69,7 @@ func recordRow(dst, p []byte, cols, rec, bb int, pos *[q8Group][]int, r int) {
 // block in a record, found by packing marker blocks (its placement is a
 // permutation of bytes).
 var q6kPositions = sync.OnceValue(func() *[q8Group][]int {
-	return recordPositions(210, q6kRecord, func(q []byte, rows, cols int) []byte { return packQ6K(q, rows, cols) })
+	return recordPositions(210, q6kRecord, packQ6K)
 })
 
 // recordPositions inverts a byte-permuting record packer: it packs one
